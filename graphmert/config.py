@@ -1,0 +1,481 @@
+"""Typed configuration: one dataclass per concern, every default defined exactly once.
+
+A run's configuration is built in three layers, each overriding the one before:
+
+1. the dataclass defaults below (the paper's values where the paper has one);
+2. a YAML file (``configs/*.yaml``) that only *overrides* — read with ``yaml.safe_load``;
+3. dotted command-line overrides in OmegaConf dotlist syntax (``model.hidden_size=256``,
+   ``corpus.paths=[a.txt,b.txt]``).
+
+Validation happens in one place (:func:`build`): an unknown key, a value of the wrong type, or a value
+outside its allowed range/choices raises :class:`ConfigError` naming the dotted key and what is allowed.
+Range and choice constraints are declared next to the default with :func:`opt`.
+
+Names of swappable parts that live in registries (backbones, kernels, readers, scorers) are validated
+where the registry is consulted (:mod:`graphmert.registry`), so this module imports nothing from the
+rest of the library.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import yaml
+
+__all__ = [
+    "ConfigError",
+    "CorpusConfig",
+    "TokenizerConfig",
+    "KGConfig",
+    "GraphConfig",
+    "ModelConfig",
+    "TrainConfig",
+    "ExtractConfig",
+    "ExportConfig",
+    "PipelineConfig",
+    "Config",
+    "opt",
+    "build",
+    "load_config",
+    "to_dict",
+    "save_config",
+    "section_hash",
+]
+
+
+class ConfigError(ValueError):
+    """A configuration value is unknown, mistyped or out of range. The message names the key."""
+
+
+def opt(default: Any = dataclasses.MISSING, *, factory: Any = None, min: float | None = None,
+        max: float | None = None, min_exclusive: bool = False, choices: tuple | None = None,
+        help: str = "") -> Any:
+    """A dataclass field with validation metadata (range, choices) and a help text."""
+    meta = {"min": min, "max": max, "min_exclusive": min_exclusive, "choices": choices, "help": help}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+# --------------------------------------------------------------------------------------------------
+# Sections
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CorpusConfig:
+    """Ingestion and chunking of the text corpus."""
+
+    paths: list[str] = opt(factory=list, help="corpus files or folders (a folder of .txt files is one input)")
+    format: str = opt("auto", help="reader name, or 'auto' to choose by file suffix")
+    skip_bad_records: bool = opt(False, help="count and log bad records instead of failing")
+    shard_size: int = opt(1000, min=1, help="documents per Parquet shard")
+    sentences: bool = opt(True, help="record sentence boundaries (spaCy blank 'en' + scispaCy tokenizer)")
+    abbreviations: bool = opt(True, help="run scispaCy's abbreviation detector")
+    chunk_mode: str = opt("document", choices=("document", "concatenate"),
+                          help="'document': chunks never cross documents; 'concatenate': the paper's")
+    chunk_overlap: int = opt(32, min=0, help="tokens shared by consecutive windows of a long document")
+
+
+@dataclass
+class TokenizerConfig:
+    """WordPiece tokenizer: trained on the ingested corpus, or loaded from a path."""
+
+    path: Optional[str] = opt(None, help="existing tokenizer.json or vocab.txt; None trains one")
+    vocab_size: int = opt(30522, min=16, help="vocabulary size when training")
+    min_frequency: int = opt(2, min=1)
+    lowercase: bool = opt(True)
+
+
+@dataclass
+class KGConfig:
+    """Seed knowledge graph and the injection algorithm (DESIGN §7)."""
+
+    nodes: list[str] = opt(factory=list, help="node tables (KGX TSV, .gz allowed) or RDF files")
+    edges: list[str] = opt(factory=list, help="edge tables (KGX TSV, .gz allowed) or RDF files")
+    path: Optional[str] = opt(None, help="a seed-KG folder in a named layout "
+                              "(e.g. format 'hetionet_disgenet_mesh'); used instead of nodes/edges")
+    format: str = opt("auto", help="seed-KG reader name ('kgx_tsv', 'rdf', 'hetionet_disgenet_mesh'), "
+                      "or 'auto' by suffix / folder layout")
+    include_isa: bool = opt(False, help="hetionet_disgenet_mesh: also load the MeSH 'isa' edges")
+    prefix_map: dict[str, str] = opt(factory=dict, help="extra CURIE prefix → IRI base used to "
+                                     "compact RDF IRIs (added to the built-in map)")
+    relation_schema: dict[str, list[list[str]]] = opt(
+        factory=dict, help="relation → allowed [subject category, object category] pairs; "
+        "relations not listed are learned from the KG")
+    skip_bad_records: bool = opt(False, help="count and skip bad KG rows instead of failing")
+    scorer: str = opt("tfidf", help="triple-to-chunk similarity scorer (registry name)")
+    alpha: float = opt(0.55, min=0.0, max=1.0, help="keep candidate injections scoring above alpha")
+    min_relation_count: int = opt(100, min=0, help="drop relations with fewer kept triples")
+    score_band: float = opt(0.01, min=0.0, max=1.0, min_exclusive=True,
+                            help="band width for 'best score first, rarer relation first'")
+    lexicon_matching: bool = opt(True, help="link unannotated text to KG nodes by name")
+    lexicon_min_chars: int = opt(3, min=1, help="ignore KG names/synonyms shorter than this "
+                                 "when matching text (all-uppercase names match case-sensitively)")
+    max_unknown_tail_fraction: float = opt(
+        0.5, min=0.0, max=1.0, help="fail when more than this share of candidate tail names "
+        "tokenise entirely to [UNK] (tokenizer/KG mismatch); below it such tails are skipped")
+
+
+@dataclass
+class GraphConfig:
+    """Leafy chain graph layout (DESIGN §4)."""
+
+    num_roots: int = opt(128, min=4, help="R: root tokens per chunk including [CLS] and [SEP]")
+    num_leaves: int = opt(7, min=1, help="K: leaf slots per root")
+    layout: str = opt("packed", choices=("dense", "packed"), help="batch layout")
+    shard_size: int = opt(1000, min=1, help="graphs per Parquet shard")
+
+
+@dataclass
+class ModelConfig:
+    """The GraphMERT network (DESIGN §5). Defaults are the paper's 80M-parameter encoder.
+
+    Registry names (``backbone``, ``attention_kernel``, ``decay_mode``) are checked where the model is
+    built (:func:`graphmert.model.build_model`); :meth:`validate` re-checks ranges and the constraints
+    between model keys for configs constructed in code.
+    """
+
+    backbone: str = opt("roberta", help="backbone registry name (roberta, ...)")
+    hidden_size: int = opt(512, min=1)
+    num_layers: int = opt(12, min=1)
+    num_heads: int = opt(8, min=1)
+    intermediate_size: int = opt(2048, min=1)
+    dropout: float = opt(0.1, min=0.0, max=1.0)
+    attention_dropout: float = opt(0.1, min=0.0, max=1.0)
+    layer_norm_eps: float = opt(1e-12, min=0.0, min_exclusive=True)
+    attention_kernel: str = opt("sdpa", help="attention kernel registry name: eager, sdpa")
+    decay_mode: str = opt("logit_scale", help="attention decay registry name: logit_scale, log_bias, none")
+    decay_lambda: float = opt(0.6, min=0.0, max=1.0, min_exclusive=True, help="λ in f(d)=λ^GELU(√d−p)")
+    decay_p_init: float = opt(1.0, help="initial p of the decay, one per head")
+    position_embedding: str = opt("none", choices=("none", "learned", "rotary"),
+                                  help="positions over the root index; leaves share their root's")
+    max_position_embeddings: int = opt(514, min=1, help="rows of the learned position table (> roots)")
+    rope_theta: float = opt(10000.0, min=0.0, min_exclusive=True, help="rotary base frequency")
+    leaf_slot_embedding: bool = opt(False, help="add a learned embedding of the leaf slot (roots: row 0)")
+    max_leaf_slots: int = opt(16, min=1, help="leaf-slot embedding rows for leaves (>= graph.num_leaves)")
+    hgat: bool = opt(True, help="fuse relation embeddings into leaves with H-GAT")
+    relation_dropout: float = opt(0.3, min=0.0, max=1.0, help="dropout on W_r and a_r")
+    sbo_head: bool = opt(True, help="SpanBERT span-boundary objective head (training only)")
+    sbo_max_span_length: int = opt(10, min=1, help="relative-position rows of the SBO head")
+    initializer_range: float = opt(0.02, min=0.0)
+    backbone_options: dict[str, Any] = opt(factory=dict, help="backbone-specific settings")
+
+    def validate(self, prefix: str = "model") -> "ModelConfig":
+        """Check types, ranges and the constraints between model keys; return self.
+
+        Raises :class:`ConfigError` naming the dotted key. :func:`build` runs the same checks on
+        loaded configs; this method is for configs constructed directly in code.
+        """
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            key = f"{prefix}.{f.name}"
+            value = _coerce(key, getattr(self, f.name), hints[f.name])
+            _check_range(key, value, dict(f.metadata))
+        if self.hidden_size % self.num_heads:
+            raise ConfigError(f"{prefix}.hidden_size: {self.hidden_size} is not divisible by "
+                              f"{prefix}.num_heads ({self.num_heads})")
+        if self.position_embedding == "rotary" and (self.hidden_size // self.num_heads) % 2:
+            raise ConfigError(f"{prefix}.position_embedding: rotary needs an even head size, got "
+                              f"hidden_size/num_heads = {self.hidden_size // self.num_heads}")
+        return self
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation (DESIGN §6)."""
+
+    seed: int = opt(0)
+    lr: float = opt(4e-4, min=0.0, min_exclusive=True)
+    min_lr: float = opt(1e-5, min=0.0)
+    warmup_steps: int = opt(500, min=0)
+    weight_decay: float = opt(0.01, min=0.0)
+    grad_clip: float = opt(1.0, min=0.0)
+    batch_size: int = opt(32, min=1, help="sequences per device per micro-batch")
+    effective_batch_size: int = opt(256, min=1)
+    epochs: float = opt(25.0, min=0.0, min_exclusive=True)
+    max_steps: Optional[int] = opt(None, min=1)
+    mlm_probability: float = opt(0.15, min=0.0, max=1.0)
+    mnm_probability: float = opt(0.15, min=0.0, max=1.0)
+    span_geometric_p: float = opt(0.2, min=0.0, max=1.0, min_exclusive=True)
+    loss: str = opt("paper", choices=("paper", "separate"))
+    mnm_weight: float = opt(1.0, min=0.0, help="μ in L_MLM + μ·L_MNM (separate loss)")
+    eval_fraction: float = opt(0.05, min=0.0, max=0.5)
+    eval_every: int = opt(200, min=1)
+    checkpoint_every: int = opt(500, min=1)
+    device: str = opt("auto", choices=("auto", "cpu", "cuda"))
+    nproc: int = opt(1, min=1)
+
+
+@dataclass
+class ExtractConfig:
+    """Triple extraction (DESIGN §8)."""
+
+    top_k: int = opt(20, min=1)
+    batch_size: int = opt(64, min=1)
+    tail_mode: str = opt("candidates", choices=("candidates", "paper"))
+    min_confidence: float = opt(0.0, min=0.0, max=1.0)
+    beta: float = opt(0.67, min=0.0, max=1.0, help="triple-to-chunk similarity threshold")
+    require_tail_in_document: bool = opt(False)
+    relations: list[str] = opt(factory=list, help="restrict to these relations (empty: all)")
+
+
+@dataclass
+class ExportConfig:
+    """RDF / KGX export."""
+
+    formats: list[str] = opt(factory=lambda: ["ttl", "nt", "jsonld", "kgx"])
+    namespace: str = opt("https://w3id.org/graphmert/")
+    predicate_map: dict[str, str] = opt(factory=dict, help="seed-KG relation → Biolink predicate")
+    prefix_map: dict[str, str] = opt(factory=dict, help="extra CURIE prefix → IRI base")
+
+
+@dataclass
+class PipelineConfig:
+    """Orchestration: scheduler and workers (used by pipelines/, never by the library)."""
+
+    scheduler: str = opt("local", help="'local', 'synchronous', or a tcp:// address")
+    workers: int = opt(0, min=0, help="LocalCluster workers; 0 = one per core")
+    retries: int = opt(2, min=0)
+
+
+@dataclass
+class Config:
+    corpus: CorpusConfig = field(default_factory=CorpusConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    kg: KGConfig = field(default_factory=KGConfig)
+    graph: GraphConfig = field(default_factory=GraphConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    export: ExportConfig = field(default_factory=ExportConfig)
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
+
+
+# --------------------------------------------------------------------------------------------------
+# Building and validating
+# --------------------------------------------------------------------------------------------------
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _coerce(key: str, value: Any, tp: Any) -> Any:
+    """Check ``value`` against the annotation ``tp``; allow int→float. Raise ConfigError naming key."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _coerce(key, value, a)
+            except ConfigError as e:
+                errors.append(str(e))
+        raise ConfigError(f"{key}: expected {' or '.join(_type_name(a) for a in args)}, got {value!r}")
+    if tp is Any:
+        return value
+    if origin is list:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key}: expected a list, got {type(value).__name__} {value!r}")
+        return [_coerce(f"{key}[{i}]", v, args[0] if args else Any) for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a mapping, got {type(value).__name__} {value!r}")
+        vt = args[1] if len(args) == 2 else Any
+        return {str(k): _coerce(f"{key}.{k}", v, vt) for k, v in value.items()}
+    if origin is Literal:
+        if value not in args:
+            raise ConfigError(f"{key}: {value!r} is not allowed; choose from {list(args)}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true/false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key}: expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+        return value
+    raise ConfigError(f"{key}: unsupported type {tp!r}")  # pragma: no cover - programming error
+
+
+def _check_range(key: str, value: Any, meta: dict) -> None:
+    if value is None:
+        return
+    choices = meta.get("choices")
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{key}: {value!r} is not allowed; choose from {list(choices)}")
+    lo, hi = meta.get("min"), meta.get("max")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if lo is not None and (value < lo or (meta.get("min_exclusive") and value == lo)):
+            op = ">" if meta.get("min_exclusive") else ">="
+            raise ConfigError(f"{key}: {value!r} is out of range; must be {op} {lo}"
+                              + (f" and <= {hi}" if hi is not None else ""))
+        if hi is not None and value > hi:
+            raise ConfigError(f"{key}: {value!r} is out of range; must be <= {hi}")
+
+
+def _build_section(cls: type, data: dict, prefix: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix}: expected a mapping of keys, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for k in data:
+        if k not in fields:
+            raise ConfigError(f"{prefix}.{k}: unknown key; allowed keys of '{prefix}': {sorted(fields)}")
+    kwargs = {}
+    for name, f in fields.items():
+        key = f"{prefix}.{name}"
+        if name in data:
+            value = _coerce(key, data[name], hints[name])
+        elif f.default is not dataclasses.MISSING:
+            value = f.default
+        else:
+            value = f.default_factory()  # type: ignore[misc]
+        _check_range(key, value, dict(f.metadata))
+        kwargs[name] = value
+    return cls(**kwargs)
+
+
+def _check_cross(cfg: Config) -> None:
+    """Constraints between keys, in one place."""
+    m = cfg.model
+    m.validate()
+    if m.position_embedding == "learned" and cfg.graph.num_roots > m.max_position_embeddings:
+        raise ConfigError(f"model.max_position_embeddings: {m.max_position_embeddings} is smaller than "
+                          f"graph.num_roots ({cfg.graph.num_roots}) with learned positions")
+    if m.leaf_slot_embedding and cfg.graph.num_leaves > m.max_leaf_slots:
+        raise ConfigError(f"model.max_leaf_slots: {m.max_leaf_slots} is smaller than graph.num_leaves "
+                          f"({cfg.graph.num_leaves}) with the leaf-slot embedding on")
+    if cfg.corpus.chunk_overlap >= cfg.graph.num_roots - 2:
+        raise ConfigError(f"corpus.chunk_overlap: {cfg.corpus.chunk_overlap} must be smaller than "
+                          f"graph.num_roots - 2 ({cfg.graph.num_roots - 2})")
+    if cfg.train.min_lr > cfg.train.lr:
+        raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def parse_overrides(overrides: list[str] | tuple[str, ...]) -> dict:
+    """Dotlist overrides (``a.b=1``, ``a.c=[x,y]``) → nested dict, via OmegaConf's parser."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    for o in overrides:
+        if "=" not in o:
+            raise ConfigError(f"override {o!r}: expected KEY=VALUE, e.g. model.hidden_size=256")
+    try:
+        conf = OmegaConf.from_dotlist(list(overrides))
+        return OmegaConf.to_container(conf, resolve=True)  # type: ignore[return-value]
+    except OmegaConfBaseException as e:
+        raise ConfigError(f"override could not be parsed: {e}") from None
+
+
+def build(data: dict | None = None) -> Config:
+    """Validate a nested mapping of overrides and return the resolved :class:`Config`."""
+    data = data or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"top level: expected a mapping of sections, got {type(data).__name__}")
+    sections = {f.name: f for f in dataclasses.fields(Config)}
+    for k in data:
+        if k not in sections:
+            raise ConfigError(f"{k}: unknown section; allowed sections: {sorted(sections)}")
+    kwargs = {}
+    for name, f in sections.items():
+        kwargs[name] = _build_section(f.default_factory, data.get(name) or {}, name)  # type: ignore[arg-type]
+    cfg = Config(**kwargs)
+    _check_cross(cfg)
+    return cfg
+
+
+def read_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: invalid YAML: {e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections at the top level")
+    return data
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """Defaults ← YAML file ← dotted overrides, validated. Errors name the file and the key."""
+    data: dict = {}
+    if path is not None:
+        data = read_yaml(path)
+        try:
+            build(data)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+    if overrides:
+        data = _merge(data, parse_overrides(overrides))
+    return build(data)
+
+
+def to_dict(cfg: Any) -> dict:
+    return dataclasses.asdict(cfg)
+
+
+def from_dict(data: dict) -> Config:
+    """Rebuild a Config from :func:`to_dict` output (e.g. a saved ``config.yaml`` / ``config.json``)."""
+    return build(data)
+
+
+def save_config(cfg: Config, path: str | Path) -> Path:
+    """Write the resolved config as YAML, atomically."""
+    from graphmert.io import atomic_write_text
+
+    return atomic_write_text(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
+
+
+def section_hash(*sections: Any) -> str:
+    """A stable content hash of one or more config sections (dataclasses or plain data)."""
+    payload = [to_dict(s) if dataclasses.is_dataclass(s) else s for s in sections]
+    blob = json.dumps(payload, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def describe(cls: type = Config) -> list[tuple[str, str, Any, str]]:
+    """(dotted key, type, default, help) for every key — used by ``graphmert info --keys``."""
+    rows = []
+    for sec in dataclasses.fields(cls):
+        hints = typing.get_type_hints(sec.default_factory)  # type: ignore[arg-type]
+        inst = sec.default_factory()  # type: ignore[misc]
+        for f in dataclasses.fields(inst):
+            rows.append((f"{sec.name}.{f.name}", _type_name(hints[f.name]), getattr(inst, f.name),
+                         f.metadata.get("help", "")))
+    return rows

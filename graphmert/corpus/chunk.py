@@ -1,0 +1,98 @@
+"""A chunk: one leafy chain graph's worth of root tokens, with provenance back to its document.
+
+Layout of ``input_ids`` (length ≤ R): ``[CLS] t_1 … t_n [SEP]`` with n ≤ R − 2. Position i of
+``input_ids`` is root i of the leafy chain graph. ``offsets[i]`` is the (start, end) character span of
+token i in the source document's text (``(-1, -1)`` for ``[CLS]``/``[SEP]``); ``word_ids[i]`` numbers
+the whole words of the chunk (``-1`` for specials) so span masking can mask whole words.
+
+A :class:`ChunkMention` maps a document mention onto root token positions ``[token_start, token_end)``.
+In ``concatenate`` mode a chunk may span documents: ``doc_ids[i]`` then says which document root i
+came from (in ``document`` mode it is ``doc_id`` everywhere and is not stored).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphmert.io import atomic_path
+
+__all__ = ["ChunkMention", "Chunk", "write_chunks", "read_chunks"]
+
+
+@dataclass
+class ChunkMention:
+    token_start: int                # first root position covered (≥ 1: after [CLS])
+    token_end: int                  # exclusive
+    char_start: int                 # offsets into the source document's text
+    char_end: int
+    text: str
+    type: str
+    ids: list[str] = field(default_factory=list)
+    doc_id: str = ""                # the document this mention belongs to
+
+
+@dataclass
+class Chunk:
+    id: str                         # "<doc_id>#<window>" in document mode, "concat#<n>" otherwise
+    doc_id: str                     # the (first) source document
+    input_ids: list[int]            # [n_roots] root token ids incl. [CLS] and [SEP]
+    offsets: list[tuple[int, int]]  # [n_roots] char spans in the source document, (-1,-1) for specials
+    word_ids: list[int]             # [n_roots] whole-word index, -1 for specials
+    mentions: list[ChunkMention] = field(default_factory=list)
+    doc_ids: list[str] = field(default_factory=list)  # [n_roots] only in concatenate mode
+    text: str = ""                  # the source text the chunk covers (for scoring and provenance)
+    char_start: int = 0             # where that text starts in the document
+
+    @property
+    def num_roots(self) -> int:
+        return len(self.input_ids)
+
+
+_CMENTION = pa.struct([("token_start", pa.int32()), ("token_end", pa.int32()),
+                       ("char_start", pa.int32()), ("char_end", pa.int32()), ("text", pa.string()),
+                       ("type", pa.string()), ("ids", pa.list_(pa.string())), ("doc_id", pa.string())])
+SCHEMA = pa.schema([
+    ("id", pa.string()),
+    ("doc_id", pa.string()),
+    ("input_ids", pa.list_(pa.int32())),
+    ("offsets", pa.list_(pa.list_(pa.int32(), 2))),
+    ("word_ids", pa.list_(pa.int32())),
+    ("mentions", pa.list_(_CMENTION)),
+    ("doc_ids", pa.list_(pa.string())),
+    ("text", pa.string()),
+    ("char_start", pa.int32()),
+])
+
+
+def write_chunks(chunks: Iterable[Chunk], path: str | Path) -> int:
+    """Write one Parquet shard of chunks atomically. Returns the number written."""
+    rows = []
+    for c in chunks:
+        row = asdict(c)
+        row["offsets"] = [list(o) for o in c.offsets]
+        rows.append(row)
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return len(rows)
+
+
+def read_chunks(paths: str | Path | Iterable[str | Path]) -> Iterator[Chunk]:
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    for p in paths:
+        for batch in pq.ParquetFile(p).iter_batches(batch_size=512):
+            for row in batch.to_pylist():
+                row["offsets"] = [(int(a), int(b)) for a, b in row["offsets"]]
+                row["mentions"] = [ChunkMention(**m) for m in row["mentions"]]
+                yield Chunk(**row)
+
+
+def chunk_summary(chunk: Chunk) -> str:  # pragma: no cover - debugging helper
+    return json.dumps({"id": chunk.id, "roots": chunk.num_roots, "mentions": len(chunk.mentions)})

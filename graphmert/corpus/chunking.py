@@ -1,0 +1,163 @@
+"""Documents → chunks of R root tokens (``[CLS]`` + up to R−2 tokens + ``[SEP]``).
+
+Two modes (``corpus.chunk_mode``):
+
+* ``document`` (default): no chunk crosses a document, so provenance points to one document. A
+  document longer than R−2 tokens becomes overlapping windows: window w covers tokens
+  [w·s, w·s + R−2) with stride s = R−2−overlap; the last window is aligned to the document's end.
+* ``concatenate`` (the paper's): all documents' tokens joined in order and cut every R−2 tokens.
+
+Each chunk keeps its source document id, per-token character offsets into that document's text,
+whole-word ids, and every mention mapped to the root positions it covers. A mention is kept in a
+window only if the window contains all of its tokens (overlapping windows make sure most mentions
+that straddle a cut are complete in the neighbouring window).
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Iterable, Iterator
+
+from tokenizers import Tokenizer
+
+from graphmert.config import CorpusConfig, GraphConfig
+from graphmert.corpus.chunk import Chunk, ChunkMention
+from graphmert.corpus.document import Document
+from graphmert.corpus.tokenizer import special_ids
+
+__all__ = ["TokenizedDocument", "tokenize_document", "chunk_documents", "window_starts"]
+
+
+class TokenizedDocument:
+    """A document's WordPiece tokens (no specials) with char offsets and word ids."""
+
+    __slots__ = ("doc", "ids", "offsets", "word_ids", "_starts")
+
+    def __init__(self, doc: Document, ids: list[int], offsets: list[tuple[int, int]],
+                 word_ids: list[int]) -> None:
+        self.doc = doc
+        self.ids = ids
+        self.offsets = offsets
+        self.word_ids = word_ids
+        self._starts = [o[0] for o in offsets]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def token_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """Tokens overlapping the char span [start, end) as [first, last+1), or None if none do."""
+        i = bisect.bisect_right(self._starts, start) - 1
+        if i < 0 or self.offsets[i][1] <= start:
+            i += 1
+        j = bisect.bisect_left(self._starts, end)
+        if i >= j or i >= len(self.ids):
+            return None
+        return i, j
+
+
+def tokenize_document(doc: Document, tokenizer: Tokenizer) -> TokenizedDocument:
+    enc = tokenizer.encode(doc.text, add_special_tokens=False)
+    word_ids = [-1 if w is None else w for w in enc.word_ids]
+    return TokenizedDocument(doc, list(enc.ids), [tuple(o) for o in enc.offsets], word_ids)
+
+
+def window_starts(n_tokens: int, width: int, overlap: int) -> list[int]:
+    """Start token of each window; the last window ends exactly at ``n_tokens``."""
+    if n_tokens <= width:
+        return [0]
+    stride = width - overlap
+    starts = list(range(0, n_tokens - width, stride))
+    starts.append(n_tokens - width)
+    return starts
+
+
+def _renumber_words(word_ids: list[int]) -> list[int]:
+    out, mapping = [], {}
+    for w in word_ids:
+        out.append(-1 if w < 0 else mapping.setdefault(w, len(mapping)))
+    return out
+
+
+def _window(td: TokenizedDocument, lo: int, hi: int, cls: int, sep: int, chunk_id: str) -> Chunk:
+    doc = td.doc
+    ids = [cls] + td.ids[lo:hi] + [sep]
+    offsets = [(-1, -1)] + td.offsets[lo:hi] + [(-1, -1)]
+    words = [-1] + _renumber_words(td.word_ids[lo:hi]) + [-1]
+    mentions = []
+    for m in doc.mentions:
+        span = td.token_span(m.start, m.end)
+        if span is None or span[0] < lo or span[1] > hi:
+            continue
+        mentions.append(ChunkMention(token_start=span[0] - lo + 1, token_end=span[1] - lo + 1,
+                                     char_start=m.start, char_end=m.end, text=m.text, type=m.type,
+                                     ids=list(m.ids), doc_id=doc.id))
+    c0, c1 = td.offsets[lo][0], td.offsets[hi - 1][1]
+    return Chunk(id=chunk_id, doc_id=doc.id, input_ids=ids, offsets=offsets, word_ids=words,
+                 mentions=mentions, text=doc.text[c0:c1], char_start=c0)
+
+
+def _document_mode(tds: Iterable[TokenizedDocument], width: int, overlap: int, cls: int,
+                   sep: int) -> Iterator[Chunk]:
+    for td in tds:
+        if len(td) == 0:
+            continue
+        for w, lo in enumerate(window_starts(len(td), width, overlap)):
+            yield _window(td, lo, min(lo + width, len(td)), cls, sep, f"{td.doc.id}#{w}")
+
+
+def _concatenate_mode(tds: Iterable[TokenizedDocument], width: int, cls: int,
+                      sep: int) -> Iterator[Chunk]:
+    # A stream of (tokenized doc, token index); cut every `width` tokens.
+    buf: list[tuple[TokenizedDocument, int]] = []
+    n = 0
+
+    def emit(items: list[tuple[TokenizedDocument, int]], k: int) -> Chunk:
+        ids = [cls] + [td.ids[i] for td, i in items] + [sep]
+        offsets = [(-1, -1)] + [td.offsets[i] for td, i in items] + [(-1, -1)]
+        doc_ids = [""] + [td.doc.id for td, _ in items] + [""]
+        raw_words = [-1] + [(id(td), td.word_ids[i]) for td, i in items] + [-1]
+        mapping: dict = {}
+        words = [-1 if w == -1 else mapping.setdefault(w, len(mapping)) for w in raw_words]
+        mentions = []
+        # Mentions fully inside this chunk, per contributing document.
+        by_doc: dict[int, tuple[TokenizedDocument, int, int, int]] = {}
+        for pos, (td, i) in enumerate(items, start=1):
+            t = by_doc.get(id(td))
+            by_doc[id(td)] = (td, i if t is None else t[1], i + 1, pos if t is None else t[3])
+        texts = []
+        for td, lo, hi, first_pos in by_doc.values():
+            texts.append(td.doc.text[td.offsets[lo][0]:td.offsets[hi - 1][1]])
+            for m in td.doc.mentions:
+                span = td.token_span(m.start, m.end)
+                if span is None or span[0] < lo or span[1] > hi:
+                    continue
+                mentions.append(ChunkMention(token_start=first_pos + span[0] - lo,
+                                             token_end=first_pos + span[1] - lo,
+                                             char_start=m.start, char_end=m.end, text=m.text,
+                                             type=m.type, ids=list(m.ids), doc_id=td.doc.id))
+        return Chunk(id=f"concat#{k}", doc_id=items[0][0].doc.id, input_ids=ids, offsets=offsets,
+                     word_ids=words, mentions=mentions, doc_ids=doc_ids, text=" ".join(texts),
+                     char_start=items[0][0].offsets[items[0][1]][0])
+
+    k = 0
+    for td in tds:
+        for i in range(len(td)):
+            buf.append((td, i))
+            n += 1
+            if n == width:
+                yield emit(buf, k)
+                k += 1
+                buf, n = [], 0
+    if buf:
+        yield emit(buf, k)
+
+
+def chunk_documents(docs: Iterable[Document], tokenizer: Tokenizer, corpus_cfg: CorpusConfig,
+                    graph_cfg: GraphConfig) -> Iterator[Chunk]:
+    """Tokenise documents and cut them into chunks of at most ``graph.num_roots`` root tokens."""
+    sp = special_ids(tokenizer)
+    width = graph_cfg.num_roots - 2
+    tds = (tokenize_document(d, tokenizer) for d in docs)
+    if corpus_cfg.chunk_mode == "document":
+        return _document_mode(tds, width, corpus_cfg.chunk_overlap, sp["cls"], sp["sep"])
+    return _concatenate_mode(tds, width, sp["cls"], sp["sep"])

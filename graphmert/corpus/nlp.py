@@ -1,0 +1,79 @@
+"""Sentence boundaries and abbreviations, with no model download.
+
+spaCy's blank English pipeline with scispaCy's biomedical tokenizer (``combined_rule_tokenizer``),
+a rule-based ``sentencizer``, and scispaCy's ``AbbreviationDetector`` (Schwartz & Hearst), which links
+each short form ("T2DM") to its long form ("type 2 diabetes mellitus").
+
+    analyzer = TextAnalyzer(sentences=True, abbreviations=True)
+    docs = list(analyzer.annotate(docs))       # fills Document.sentences / .abbreviations
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Iterable, Iterator
+
+from graphmert.corpus.document import Abbreviation, Document
+
+__all__ = ["TextAnalyzer", "blank_biomedical_nlp"]
+
+
+def blank_biomedical_nlp():
+    """``spacy.blank("en")`` with scispaCy's tokenizer (no trained components)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)   # scispaCy's tokenizer regexes
+        import spacy
+        from scispacy.custom_tokenizer import combined_rule_tokenizer
+
+        nlp = spacy.blank("en")
+        nlp.tokenizer = combined_rule_tokenizer(nlp)
+    return nlp
+
+
+class TextAnalyzer:
+    """Fills ``Document.sentences`` and ``Document.abbreviations``."""
+
+    def __init__(self, sentences: bool = True, abbreviations: bool = True, batch_size: int = 64) -> None:
+        self.sentences = sentences
+        self.abbreviations = abbreviations
+        self.batch_size = batch_size
+        self._nlp = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.sentences or self.abbreviations
+
+    def _pipeline(self):
+        if self._nlp is None:
+            nlp = blank_biomedical_nlp()
+            nlp.add_pipe("sentencizer")
+            if self.abbreviations:
+                import scispacy.abbreviation  # noqa: F401  (registers "abbreviation_detector")
+
+                nlp.add_pipe("abbreviation_detector")
+            self._nlp = nlp
+        return self._nlp
+
+    def annotate(self, docs: Iterable[Document]) -> Iterator[Document]:
+        """Yield the documents with sentence spans and abbreviations filled in (in order)."""
+        if not self.enabled:
+            yield from docs
+            return
+        nlp = self._pipeline()
+        pairs = ((d.text, d) for d in docs)
+        for sdoc, doc in nlp.pipe(pairs, as_tuples=True, batch_size=self.batch_size):
+            if self.sentences:
+                doc.sentences = [(s.start_char, s.end_char) for s in sdoc.sents]
+            if self.abbreviations:
+                seen = set()
+                out = []
+                for short in sdoc._.abbreviations:
+                    long = short._.long_form
+                    key = (short.start_char, short.end_char)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    out.append(Abbreviation(short.start_char, short.end_char,
+                                            long.start_char, long.end_char))
+                doc.abbreviations = sorted(out, key=lambda a: (a.short_start, a.short_end))
+            yield doc

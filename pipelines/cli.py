@@ -1,0 +1,144 @@
+"""The ``graphmert`` command line. Thin: it parses arguments and calls pipeline/library functions.
+
+Every stage command has the same shape (DESIGN §10)::
+
+    graphmert <stage> --config configs/X.yaml --run-dir RUN [section.key=value ...] [--quiet]
+    graphmert run     --config configs/X.yaml --run-dir RUN [--from STAGE] [--to STAGE] [--force STAGE]
+    graphmert info    --config configs/X.yaml [section.key=value ...]
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from graphmert import __version__
+from graphmert.config import ConfigError, load_config, to_dict
+from pipelines.stage import StageError, run_stage, setup_logging
+from pipelines.stages import STAGES
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="GraphMERT: distil a knowledge graph from biomedical abstracts and a seed KG.")
+
+CONFIG = typer.Option(None, "--config", "-c", help="YAML file that overrides the defaults.",
+                      exists=False, dir_okay=False)
+RUN_DIR = typer.Option(..., "--run-dir", "-r", help="Run directory: stages read and write here.",
+                       file_okay=False)
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars; only warnings on the console.")
+OVERRIDES = typer.Argument(None, help="Dotted overrides, e.g. model.hidden_size=256 "
+                                      "corpus.paths=[a.txt,b.txt]", show_default=False)
+
+
+def _fail(msg: str) -> None:
+    typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _load(config: Optional[Path], overrides: Optional[list[str]]):
+    try:
+        return load_config(config, overrides or [])
+    except ConfigError as e:
+        _fail(str(e))
+
+
+def _summary(manifest: dict) -> str:
+    counts = {k: v for k, v in manifest.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return ", ".join(f"{k}={v}" for k, v in counts.items())
+
+
+def _run_stages(names: list[str], config: Optional[Path], run_dir: Path, overrides, quiet: bool,
+                force: set[str] = frozenset()) -> list[dict]:
+    cfg = _load(config, overrides)
+    setup_logging(run_dir, quiet)
+    out = []
+    for name in names:
+        try:
+            m = run_stage(STAGES[name], cfg, run_dir, quiet=quiet, force=name in force)
+        except (ConfigError, StageError, ValueError, OSError) as e:
+            _fail(f"{name}: {e}")
+        out.append(m)
+        typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {run_dir / name}")
+    return out
+
+
+def _stage_command(name: str) -> None:
+    stage = STAGES[name]
+
+    def command(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
+                run_dir: Path = RUN_DIR, quiet: bool = QUIET,
+                force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
+        _run_stages([name], config, run_dir, overrides, quiet, {name} if force else set())
+
+    command.__doc__ = f"{stage.help}\n\nWrites RUN/{name}/manifest.json."
+    app.command(name=name, help=command.__doc__)(command)
+
+
+for _name in STAGES:
+    _stage_command(_name)
+
+
+@app.command()
+def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
+        run_dir: Path = RUN_DIR, quiet: bool = QUIET,
+        from_: Optional[str] = typer.Option(None, "--from", help="First stage to run."),
+        to: Optional[str] = typer.Option(None, "--to", help="Last stage to run."),
+        force: list[str] = typer.Option([], "--force", help="Rerun this stage even if up to date "
+                                        "(repeatable; 'all' for every stage).")) -> None:
+    """Run the pipeline stages in order; stages that are up to date are skipped."""
+    names = list(STAGES)
+    for opt_name, value in (("--from", from_), ("--to", to), *(("--force", f) for f in force)):
+        if value is not None and value != "all" and value not in STAGES:
+            _fail(f"{opt_name}: unknown stage {value!r}; choose from {names}")
+    lo = names.index(from_) if from_ else 0
+    hi = names.index(to) + 1 if to else len(names)
+    forced = set(names) if "all" in force else set(force)
+    if from_:
+        forced |= {from_}
+    _run_stages(names[lo:hi], config, run_dir, overrides, quiet, forced)
+    typer.echo(f"run directory: {run_dir.resolve()}")
+
+
+@app.command()
+def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
+         as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Print the resolved config, software versions and the compute device."""
+    import yaml
+
+    cfg = _load(config, overrides)
+    versions = {"graphmert": __version__, "python": platform.python_version()}
+    for mod in ("torch", "torch_geometric", "tokenizers", "spacy", "scispacy", "rdflib", "dask",
+                "numpy", "pyarrow"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception:  # pragma: no cover - optional at info time
+            versions[mod] = "not installed"
+    import torch
+
+    device = {"cuda_available": torch.cuda.is_available(),
+              "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+              "threads": torch.get_num_threads()}
+    report = {"config": to_dict(cfg), "versions": versions, "device": device}
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, default=str))
+        return
+    typer.echo("# resolved config")
+    typer.echo(yaml.safe_dump(report["config"], sort_keys=False).rstrip())
+    typer.echo("# versions")
+    for k, v in versions.items():
+        typer.echo(f"{k}: {v}")
+    typer.echo("# device")
+    for k, v in device.items():
+        typer.echo(f"{k}: {v}")
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    app(args=argv, prog_name="graphmert")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Corpus stages: ingest → tokenizer → chunks."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from graphmert.config import Config
+from graphmert.corpus.chunk import write_chunks
+from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.document import read_documents, write_documents
+from graphmert.corpus.nlp import TextAnalyzer
+from graphmert.corpus.readers import list_input_files, read_corpus
+from graphmert.corpus.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
+from graphmert.config import ConfigError
+from pipelines.stage import Stage, StageContext
+
+log = logging.getLogger("graphmert.pipeline")
+
+
+def _shard_writer(out: Path, prefix: str, size: int, write):
+    """Collect items; write every ``size`` items to ``out/<prefix>-NNNNN.parquet``."""
+    shards: list[str] = []
+    buf: list = []
+
+    def flush():
+        if buf:
+            name = f"{prefix}-{len(shards):05d}.parquet"
+            write(buf, out / name)
+            shards.append(name)
+            buf.clear()
+
+    def add(item):
+        buf.append(item)
+        if len(buf) >= size:
+            flush()
+
+    return add, flush, shards
+
+
+def document_shards(ctx: StageContext) -> list[Path]:
+    d = ctx.stage_dir("ingest")
+    return [d / s for s in ctx.upstream["ingest"]["shards"]]
+
+
+def _ingest(ctx: StageContext) -> dict:
+    c = ctx.cfg.corpus
+    if not c.paths:
+        raise ConfigError("corpus.paths: no input given; set it in the config or as an override, "
+                          "e.g. corpus.paths=[data/demo/corpus.jsonl]")
+    reader = read_corpus(c.paths, format=c.format, skip_bad_records=c.skip_bad_records)
+    analyzer = TextAnalyzer(sentences=c.sentences, abbreviations=c.abbreviations)
+    add, flush, shards = _shard_writer(ctx.out, "documents", c.shard_size, write_documents)
+    n_sent = n_abbr = 0
+    for doc in ctx.progress(analyzer.annotate(reader), desc="ingest", unit="doc"):
+        n_sent += len(doc.sentences)
+        n_abbr += len(doc.abbreviations)
+        add(doc)
+    flush()
+    st = reader.stats
+    if st.skipped:
+        log.warning("ingest: skipped %d bad records (see log for each)", len(st.skipped))
+    return {
+        "documents": st.documents, "mentions": st.mentions, "relations": st.relations,
+        "sentences": n_sent, "abbreviations": n_abbr, "offset_mismatches": st.offset_mismatches,
+        "skipped_records": len(st.skipped),
+        "skipped": [{"location": s.location, "reason": s.reason} for s in st.skipped][:1000],
+        "source_files": st.source_files_summary(), "shards": shards,
+    }
+
+
+def _tokenizer(ctx: StageContext) -> dict:
+    t = ctx.cfg.tokenizer
+    if t.path:
+        tok = load_tokenizer(t.path, lowercase=t.lowercase)
+        origin = str(t.path)
+    else:
+        texts = (d.text for d in read_documents(document_shards(ctx)))
+        tok = train_tokenizer(texts, t)
+        origin = "trained"
+    save_tokenizer(tok, ctx.out / "tokenizer.json")
+    return {"vocab_size": tok.get_vocab_size(), "origin": origin}
+
+
+def _chunks(ctx: StageContext) -> dict:
+    cfg = ctx.cfg
+    tok = load_tokenizer(ctx.stage_dir("tokenizer") / "tokenizer.json")
+    docs = read_documents(document_shards(ctx))
+    add, flush, shards = _shard_writer(ctx.out, "chunks", 4 * cfg.corpus.shard_size, write_chunks)
+    n = tokens = mentions = 0
+    docs_with_chunks: set[str] = set()
+    for ch in ctx.progress(chunk_documents(docs, tok, cfg.corpus, cfg.graph), desc="chunks",
+                           unit="chunk"):
+        n += 1
+        tokens += ch.num_roots
+        mentions += len(ch.mentions)
+        docs_with_chunks.add(ch.doc_id)
+        add(ch)
+    flush()
+    return {"chunks": n, "documents": len(docs_with_chunks), "root_tokens": tokens,
+            "chunk_mentions": mentions, "shards": shards}
+
+
+def _source_files(cfg: Config) -> list[Path]:
+    return list_input_files(cfg.corpus.paths)
+
+
+INGEST = Stage("ingest", sections=("corpus.paths", "corpus.format", "corpus.skip_bad_records",
+                                   "corpus.shard_size", "corpus.sentences", "corpus.abbreviations"), upstream=(), run=_ingest, source_files=_source_files,
+               help="Read the corpus into Parquet document shards (sentences, abbreviations).")
+TOKENIZER = Stage("tokenizer", sections=("tokenizer",), upstream=("ingest",), run=_tokenizer,
+                  help="Train a WordPiece tokenizer on the ingested corpus, or load one.")
+CHUNKS = Stage("chunks", sections=("corpus.chunk_mode", "corpus.chunk_overlap", "corpus.shard_size",
+                                   "graph.num_roots"), upstream=("ingest", "tokenizer"), run=_chunks,
+               help="Cut documents into chunks of graph.num_roots root tokens.")

@@ -1,0 +1,109 @@
+"""Config system: defaults once, YAML overrides, dotted overrides, validation errors that name keys."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from graphmert.config import (Config, ConfigError, build, describe, load_config, save_config,
+                              section_hash, to_dict)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_defaults_are_the_papers():
+    cfg = build()
+    assert (cfg.graph.num_roots, cfg.graph.num_leaves) == (128, 7)
+    assert (cfg.model.num_layers, cfg.model.hidden_size, cfg.model.num_heads,
+            cfg.model.intermediate_size) == (12, 512, 8, 2048)
+    assert cfg.model.decay_lambda == 0.6 and cfg.kg.alpha == 0.55 and cfg.extract.beta == 0.67
+    assert cfg.train.lr == 4e-4 and cfg.train.min_lr == 1e-5 and cfg.train.warmup_steps == 500
+    assert cfg.tokenizer.vocab_size == 30522
+
+
+def test_yaml_then_dotted_overrides(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("model:\n  hidden_size: 256\n  num_heads: 4\ncorpus:\n  paths: [a.txt]\n")
+    cfg = load_config(p, ["model.hidden_size=128", "corpus.paths=[b.txt,c.txt]", "train.lr=1e-3"])
+    assert cfg.model.hidden_size == 128 and cfg.model.num_heads == 4
+    assert cfg.corpus.paths == ["b.txt", "c.txt"]
+    assert cfg.train.lr == pytest.approx(1e-3)
+    # untouched keys keep their single default
+    assert cfg.model.num_layers == Config().model.num_layers
+
+
+def test_int_is_accepted_for_float():
+    assert build({"train": {"epochs": 3}}).train.epochs == 3.0
+
+
+@pytest.mark.parametrize("data, fragment", [
+    ({"modle": {}}, "modle: unknown section"),
+    ({"model": {"hidden": 3}}, "model.hidden: unknown key"),
+    ({"model": {"hidden_size": "big"}}, "model.hidden_size: expected an integer"),
+    ({"model": {"hgat": "yes"}}, "model.hgat: expected true/false"),
+    ({"model": {"decay_lambda": 1.5}}, "model.decay_lambda: 1.5 is out of range"),
+    ({"model": {"decay_lambda": 0.0}}, "model.decay_lambda: 0.0 is out of range; must be > 0"),
+    ({"graph": {"layout": "sparse"}}, "graph.layout: 'sparse' is not allowed; choose from ['dense', 'packed']"),
+    ({"model": {"hidden_size": 100, "num_heads": 8}}, "model.hidden_size: 100 is not divisible"),
+    ({"corpus": {"paths": "a.txt"}}, "corpus.paths: expected a list"),
+    ({"train": {"batch_size": 0}}, "train.batch_size: 0 is out of range; must be >= 1"),
+])
+def test_errors_name_the_key(data, fragment):
+    with pytest.raises(ConfigError) as e:
+        build(data)
+    assert fragment in str(e.value)
+
+
+def test_unknown_key_lists_allowed_keys():
+    with pytest.raises(ConfigError, match=r"allowed keys of 'graph': \['layout', 'num_leaves', 'num_roots'\]"):
+        build({"graph": {"roots": 3}})
+
+
+def test_yaml_file_errors_name_the_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: {hidden_size: 12, oops: 1}\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: model.oops: unknown key"):
+        load_config(bad)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("model: [unclosed\n")
+    with pytest.raises(ConfigError, match="broken.yaml: invalid YAML"):
+        load_config(broken)
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
+        load_config(None, ["model.hidden_size"])
+
+
+def test_yaml_is_read_safely(tmp_path):
+    p = tmp_path / "evil.yaml"
+    p.write_text("model: !!python/object/apply:os.system ['echo hacked']\n")
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        load_config(p)
+
+
+def test_saved_config_round_trips(tmp_path):
+    cfg = load_config(None, ["model.hidden_size=64", "model.num_heads=4", "corpus.paths=[x]"])
+    path = save_config(cfg, tmp_path / "run" / "config.yaml")
+    again = load_config(path)
+    assert to_dict(again) == to_dict(cfg)
+    assert section_hash(again.model) == section_hash(cfg.model)
+    assert section_hash(again.model) != section_hash(build().model)
+
+
+def test_every_shipped_config_is_valid():
+    files = sorted((ROOT / "configs").rglob("*.yaml"))
+    assert files, "configs/ has no YAML files"
+    for f in files:
+        load_config(f)  # every key a config sets must exist and validate
+        assert yaml.safe_load(f.read_text()), f"{f} overrides nothing"
+
+
+def test_describe_lists_every_key_once():
+    rows = describe()
+    keys = [r[0] for r in rows]
+    assert len(keys) == len(set(keys))
+    n_fields = sum(len(dataclasses.fields(f.default_factory())) for f in dataclasses.fields(Config))
+    assert len(keys) == n_fields
