@@ -96,15 +96,25 @@ def normalize_id(raw: str, entity_type: str = "") -> str | None:
     """Raw source id → CURIE, or ``None`` for "unlinked" markers (``-1``, ``-``, empty).
 
     Numeric ids are interpreted by entity type: genes → ``NCBIGene:``, species → ``NCBITaxon:``.
-    Ids that already carry a prefix are kept (with ``MeSH:``/``mesh:`` spelled ``MESH:``).
+    Ids that already carry a prefix are kept (with ``MeSH:``/``mesh:`` spelled ``MESH:``, PubTator's
+    ``CVCL:0594`` spelled ``Cellosaurus:CVCL_0594``). A composite of MeSH/OMIM/numeric ids joined by
+    ``|`` or ``+`` (BioRED's ``D017180|D014693``, one entity in its relations) becomes the ``|``-joined
+    normalised ids; only other ``|``-containing ids are tmVar variant keys.
     """
     s = raw.strip()
     if s in ("", "-", "-1", "None", "null"):
         return None
+    pieces = re.split(r"[|+]", s)
+    if len(pieces) > 1 and all(_ID_PIECE.match(p.strip()) or p.strip() == "-1" for p in pieces):
+        # a composite of MeSH/OMIM/numeric ids (BioRED "D017180|D014693"), not a tmVar variant key
+        ids = [normalize_id(p, entity_type) for p in pieces]
+        return "|".join(i for i in ids if i) or None
     if ":" in s and not s.startswith(("c|", "p|", "g|", "r|")):
         prefix, _, local = s.partition(":")
         if prefix.upper() == "MESH":
             return f"MESH:{local}"
+        if prefix.upper() == "CVCL":                    # PubTator's "CVCL:0594" = "CVCL_0594"
+            return f"Cellosaurus:CVCL_{local}"
         if prefix.upper() in ("NCBIGENE", "GENE"):
             return f"NCBIGene:{local}"
         if prefix.upper() in ("NCBITAXON", "TAXON"):

@@ -50,6 +50,9 @@ class TextAnalyzer:
             if self.abbreviations:
                 import scispacy.abbreviation  # noqa: F401  (registers "abbreviation_detector")
 
+                # the detector builds a matcher it never fills: spaCy warns W036 on every document
+                warnings.filterwarnings("ignore", message=r".*\[W036\]")
+
                 nlp.add_pipe("abbreviation_detector")
             self._nlp = nlp
         return self._nlp

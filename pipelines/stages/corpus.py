@@ -10,7 +10,8 @@ from graphmert.corpus.chunk import write_chunks
 from graphmert.corpus.chunking import chunk_documents
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
-from graphmert.corpus.readers import list_input_files, read_corpus
+from graphmert.corpus.readers import read_corpus
+from graphmert.corpus.readers.text import text_files
 from graphmert.corpus.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
 from graphmert.config import ConfigError
 from pipelines.stage import Stage, StageContext
@@ -57,16 +58,13 @@ def _ingest(ctx: StageContext) -> dict:
         n_abbr += len(doc.abbreviations)
         add(doc)
     flush()
-    st = reader.stats
-    if st.skipped:
-        log.warning("ingest: skipped %d bad records (see log for each)", len(st.skipped))
-    return {
-        "documents": st.documents, "mentions": st.mentions, "relations": st.relations,
-        "sentences": n_sent, "abbreviations": n_abbr, "offset_mismatches": st.offset_mismatches,
-        "skipped_records": len(st.skipped),
-        "skipped": [{"location": s.location, "reason": s.reason} for s in st.skipped][:1000],
-        "source_files": st.source_files_summary(), "shards": shards,
-    }
+    st = reader.stats.to_dict()
+    if st["skipped_records"]:
+        log.warning("ingest: skipped %d bad records (each is in the log and the manifest)",
+                    st["skipped_records"])
+    files = st.pop("files")
+    return {**st, "sentences": n_sent, "abbreviations": n_abbr,
+            "source_files": [{"path": k, **v} for k, v in files.items()], "shards": shards}
 
 
 def _tokenizer(ctx: StageContext) -> dict:
@@ -102,7 +100,12 @@ def _chunks(ctx: StageContext) -> dict:
 
 
 def _source_files(cfg: Config) -> list[Path]:
-    return list_input_files(cfg.corpus.paths)
+    """Every file ingest reads (a folder input contributes its .txt files)."""
+    out: list[Path] = []
+    for raw in cfg.corpus.paths:
+        p = Path(raw)
+        out.extend(text_files(p) if p.is_dir() else [p])
+    return out
 
 
 INGEST = Stage("ingest", sections=("corpus.paths", "corpus.format", "corpus.skip_bad_records",

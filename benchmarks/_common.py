@@ -1,0 +1,50 @@
+"""Shared helpers for benchmark scripts: where the shared data is, and table/JSON output."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def require_shared(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        raise SystemExit(f"benchmark needs {path} (the shared datasets folder beside the repo)")
+    return path
+
+
+def print_table(rows: list[dict[str, Any]], title: str) -> None:
+    if not rows:
+        return
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    fmt = {c: max(len(c), *(len(_fmt(r.get(c, ""))) for r in rows)) for c in cols}
+    print(f"\n{title}")
+    print("  ".join(c.ljust(fmt[c]) for c in cols))
+    print("  ".join("-" * fmt[c] for c in cols))
+    for r in rows:
+        print("  ".join(_fmt(r.get(c, "")).ljust(fmt[c]) for c in cols))
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.0f}"
+    return str(v)
+
+
+def write_json(name: str, rows: list[dict[str, Any]], out: Path | None = None, **meta: Any) -> Path:
+    from graphmert.io import atomic_write_json
+
+    path = out or RESULTS / f"{name}.json"
+    atomic_write_json(path, {"benchmark": name, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                             "machine": {"python": platform.python_version(),
+                                         "processor": platform.processor() or platform.machine()},
+                             **meta, "rows": rows})
+    print(f"\nwrote {path}")
+    return path

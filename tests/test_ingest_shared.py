@@ -1,0 +1,58 @@
+"""`graphmert ingest` on every data file of the shared corpora: counts match their READMEs.
+
+Skips with a reason when ../shared/datasets is absent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+
+pytestmark = [pytest.mark.shared,
+              pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")]
+
+# file → (documents, mentions, relations, offset mismatches), from each folder's README
+EXPECTED = {
+    "biored/Train.PubTator": (400, 13351, 4178, 0),
+    "biored/Train.BioC.XML.gz": (400, 13351, 4178, 0),
+    "biored/Dev.PubTator": (100, 3533, 1162, 0),
+    "biored/Dev.BioC.XML.gz": (100, 3533, 1162, 0),
+    "biored/Dev.BioC.JSON.gz": (100, 3533, 1162, 0),
+    "bc5cdr/CDR_TrainingSet.PubTator.txt": (490, 9137, 1022, 0),
+    "bc5cdr/CDR_DevelopmentSet.PubTator.txt": (489, 9334, 992, 0),
+    "bc5cdr/CDR_TestSet.PubTator.txt": (487, 9498, 1036, 0),
+    "biomed_abstracts_corpus/abstracts.jsonl.gz": (3165, None, 0, 1),
+}
+
+
+def test_every_data_file_is_covered():
+    data_files = {str(p.relative_to(SHARED)) for d in ("biored", "bc5cdr", "biomed_abstracts_corpus")
+                  for p in (SHARED / d).iterdir() if p.name != "README.md"}
+    assert data_files == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_ingest_counts(tmp_path, name):
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(app, ["ingest", "--config", str(ROOT / "configs" / "demo.yaml"),
+                                      "--run-dir", str(run_dir), f"corpus.paths=[{SHARED / name}]",
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    m = json.loads((run_dir / "ingest" / "manifest.json").read_text())
+    docs, mentions, relations, mismatches = EXPECTED[name]
+    assert m["documents"] == docs
+    if mentions is not None:
+        assert m["mentions"] == mentions
+    assert m["relations"] == relations
+    assert m["offset_mismatches"] == mismatches
+    assert m["skipped_records"] == 0
+    assert m["sentences"] >= docs and m["status"] == "ran"
+    assert m["source_files"][0]["documents"] == docs
