@@ -43,6 +43,7 @@ __all__ = [
     "Config",
     "opt",
     "build",
+    "build_section",
     "load_config",
     "to_dict",
     "save_config",
@@ -334,7 +335,11 @@ def _check_range(key: str, value: Any, meta: dict) -> None:
             raise ConfigError(f"{key}: {value!r} is out of range; must be <= {hi}")
 
 
-def _build_section(cls: type, data: dict, prefix: str) -> Any:
+def build_section(cls: type, data: dict, prefix: str) -> Any:
+    """Validate ``data`` against the dataclass ``cls`` (keys named ``prefix.key`` in errors).
+
+    Used for the top-level sections and for nested typed option blocks (e.g. a backbone's options).
+    """
     if not isinstance(data, dict):
         raise ConfigError(f"{prefix}: expected a mapping of keys, got {data!r}")
     hints = typing.get_type_hints(cls)
@@ -409,7 +414,7 @@ def build(data: dict | None = None) -> Config:
             raise ConfigError(f"{k}: unknown section; allowed sections: {sorted(sections)}")
     kwargs = {}
     for name, f in sections.items():
-        kwargs[name] = _build_section(f.default_factory, data.get(name) or {}, name)  # type: ignore[arg-type]
+        kwargs[name] = build_section(f.default_factory, data.get(name) or {}, name)  # type: ignore[arg-type]
     cfg = Config(**kwargs)
     _check_cross(cfg)
     return cfg

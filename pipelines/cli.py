@@ -30,6 +30,9 @@ CONFIG = typer.Option(None, "--config", "-c", help="YAML file that overrides the
 RUN_DIR = typer.Option(..., "--run-dir", "-r", help="Run directory: stages read and write here.",
                        file_okay=False)
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars; only warnings on the console.")
+SKIP_BAD = typer.Option(False, "--skip-bad-records",
+                        help="Count and log bad input records (corpus and seed KG) instead of "
+                             "stopping; same as corpus.skip_bad_records=true kg.skip_bad_records=true.")
 OVERRIDES = typer.Argument(None, help="Dotted overrides, e.g. model.hidden_size=256 "
                                       "corpus.paths=[a.txt,b.txt]", show_default=False)
 
@@ -52,7 +55,10 @@ def _summary(manifest: dict) -> str:
 
 
 def _run_stages(names: list[str], config: Optional[Path], run_dir: Path, overrides, quiet: bool,
-                force: set[str] = frozenset()) -> list[dict]:
+                force: set[str] = frozenset(), skip_bad: bool = False) -> list[dict]:
+    overrides = list(overrides or [])
+    if skip_bad:
+        overrides += ["corpus.skip_bad_records=true", "kg.skip_bad_records=true"]
     cfg = _load(config, overrides)
     setup_logging(run_dir, quiet)
     out = []
@@ -70,9 +76,9 @@ def _stage_command(name: str) -> None:
     stage = STAGES[name]
 
     def command(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
-                run_dir: Path = RUN_DIR, quiet: bool = QUIET,
+                run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
                 force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
-        _run_stages([name], config, run_dir, overrides, quiet, {name} if force else set())
+        _run_stages([name], config, run_dir, overrides, quiet, {name} if force else set(), skip_bad)
 
     command.__doc__ = f"{stage.help}\n\nWrites RUN/{name}/manifest.json."
     app.command(name=name, help=command.__doc__)(command)
@@ -84,7 +90,7 @@ for _name in STAGES:
 
 @app.command()
 def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
-        run_dir: Path = RUN_DIR, quiet: bool = QUIET,
+        run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
         from_: Optional[str] = typer.Option(None, "--from", help="First stage to run."),
         to: Optional[str] = typer.Option(None, "--to", help="Last stage to run."),
         force: list[str] = typer.Option([], "--force", help="Rerun this stage even if up to date "
@@ -99,7 +105,7 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     forced = set(names) if "all" in force else set(force)
     if from_:
         forced |= {from_}
-    _run_stages(names[lo:hi], config, run_dir, overrides, quiet, forced)
+    _run_stages(names[lo:hi], config, run_dir, overrides, quiet, forced, skip_bad)
     typer.echo(f"run directory: {run_dir.resolve()}")
 
 

@@ -96,8 +96,7 @@ def test_bad_input_leaves_no_stage_folder(tmp_path):
     assert "bad.jsonl" in r.output and "line 2" in r.output
     assert not (run_dir / "ingest").exists()
     assert not [p for p in run_dir.iterdir() if p.name.startswith(".ingest")]
-    r = _invoke("ingest", "--run-dir", run_dir, f"corpus.paths=[{bad}]", "corpus.skip_bad_records=true",
-                "--quiet")
+    r = _invoke("ingest", "--run-dir", run_dir, f"corpus.paths=[{bad}]", "--skip-bad-records", "--quiet")
     assert r.exit_code == 0, r.output
     m = json.loads((run_dir / "ingest" / "manifest.json").read_text())
     assert m["documents"] == 1 and m["skipped_records"] == 1
