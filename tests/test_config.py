@@ -58,8 +58,10 @@ def test_errors_name_the_key(data, fragment):
 
 
 def test_unknown_key_lists_allowed_keys():
-    with pytest.raises(ConfigError, match=r"allowed keys of 'graph': \['layout', 'num_leaves', 'num_roots'\]"):
+    allowed = sorted(f.name for f in dataclasses.fields(Config().graph))
+    with pytest.raises(ConfigError) as e:
         build({"graph": {"roots": 3}})
+    assert str(e.value) == f"graph.roots: unknown key; allowed keys of 'graph': {allowed}"
 
 
 def test_yaml_file_errors_name_the_file(tmp_path):
