@@ -12,9 +12,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-__all__ = ["atomic_path", "atomic_write_text", "atomic_write_json", "file_sha256", "read_json"]
+T = TypeVar("T")
+
+__all__ = ["atomic_path", "atomic_write_text", "atomic_write_json", "file_sha256", "read_json",
+           "write_shards"]
 
 
 @contextlib.contextmanager
@@ -54,3 +57,26 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def write_shards(items: Iterable[T], folder: str | Path, prefix: str, shard_size: int,
+                 write: Callable[[list[T], Path], Any]) -> list[Path]:
+    """Write ``folder/{prefix}-00000.parquet``, … with ``shard_size`` items each (``write`` writes
+    one shard atomically); always at least one shard. Returns the shard paths in order."""
+    folder = Path(folder)
+    paths: list[Path] = []
+    buf: list[T] = []
+
+    def flush() -> None:
+        path = folder / f"{prefix}-{len(paths):05d}.parquet"
+        write(buf, path)
+        paths.append(path)
+        buf.clear()
+
+    for item in items:
+        buf.append(item)
+        if len(buf) == shard_size:
+            flush()
+    if buf or not paths:
+        flush()
+    return paths

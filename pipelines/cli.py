@@ -81,7 +81,7 @@ def _stage_command(name: str) -> None:
         _run_stages([name], config, run_dir, overrides, quiet, {name} if force else set(), skip_bad)
 
     command.__doc__ = f"{stage.help}\n\nWrites RUN/{name}/manifest.json."
-    app.command(name=name, help=command.__doc__)(command)
+    app.command(name=stage.cli_name, help=command.__doc__)(command)
 
 
 for _name in STAGES:
@@ -97,9 +97,17 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
                                         "(repeatable; 'all' for every stage).")) -> None:
     """Run the pipeline stages in order; stages that are up to date are skipped."""
     names = list(STAGES)
-    for opt_name, value in (("--from", from_), ("--to", to), *(("--force", f) for f in force)):
-        if value is not None and value != "all" and value not in STAGES:
+    aliases = {s.cli_name: s.name for s in STAGES.values()} | {n: n for n in names}
+
+    def stage_name(opt_name: str, value: Optional[str]) -> Optional[str]:
+        if value is None or value == "all":
+            return value
+        if value not in aliases:
             _fail(f"{opt_name}: unknown stage {value!r}; choose from {names}")
+        return aliases[value]
+
+    from_, to = stage_name("--from", from_), stage_name("--to", to)
+    force = [stage_name("--force", f) for f in force]
     lo = names.index(from_) if from_ else 0
     hi = names.index(to) + 1 if to else len(names)
     forced = set(names) if "all" in force else set(force)

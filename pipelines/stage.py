@@ -60,8 +60,13 @@ class Stage:
     sections: tuple[str, ...]               # config sections or dotted keys the stage depends on
     upstream: tuple[str, ...]               # stages whose outputs it reads
     run: Callable[[StageContext], dict]     # does the work; returns the manifest body (counts…)
-    source_files: Callable[[Config], list[Path]] | None = None   # raw inputs (ingest)
+    source_files: Callable[[Config], list[Path]] | None = None   # raw inputs (ingest, KG files)
     help: str = ""
+    command: str = ""                       # CLI command name when it differs from ``name``
+
+    @property
+    def cli_name(self) -> str:
+        return self.command or self.name
 
 
 def manifest_path(run_dir: Path, stage: str) -> Path:

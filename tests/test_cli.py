@@ -36,7 +36,7 @@ def _invoke(*args):
 
 
 def _args(corpus, run_dir):
-    return ["--run-dir", run_dir, f"corpus.paths=[{corpus}]", "tokenizer.vocab_size=120",
+    return ["--run-dir", run_dir, "--to", "chunks", f"corpus.paths=[{corpus}]", "tokenizer.vocab_size=120",
             "tokenizer.min_frequency=1", "graph.num_roots=16", "corpus.chunk_overlap=2", "--quiet"]
 
 

@@ -56,3 +56,18 @@ def test_ingest_counts(tmp_path, name):
     assert m["skipped_records"] == 0
     assert m["sentences"] >= docs and m["status"] == "ran"
     assert m["source_files"][0]["documents"] == docs
+
+
+def test_build_graphs_on_shared_corpus_and_kg(tmp_path, monkeypatch):
+    """The shared abstracts + the shared seed KG (Hetionet + DisGeNET + MeSH isa), end to end."""
+    run_dir = tmp_path / "run"
+    monkeypatch.chdir(ROOT)  # the config's paths are relative to the repository
+    result = CliRunner().invoke(app, ["run", "--config", "configs/shared-corpus.yaml",
+                                      "--run-dir", str(run_dir), "--quiet"])
+    assert result.exit_code == 0, result.output
+    m = json.loads((run_dir / "graphs" / "manifest.json").read_text())
+    assert m["graphs"] == json.loads((run_dir / "chunks" / "manifest.json").read_text())["chunks"]
+    assert m["chunks_with_leaves"] > 1000 and m["injections"] > 1000
+    assert {"associated_with", "binds", "treats", "isa"} <= set(m["injections_per_relation"])
+    assert m["kg"]["nodes"] > 43000 and m["kg"]["edges"] > 90000
+    assert 0.08 < m["tokens_packed"] / m["tokens_dense"] < 0.2   # ~87% of the dense layout is pad

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pipelines.stage import Stage
 from pipelines.stages.corpus import CHUNKS, INGEST, TOKENIZER
+from pipelines.stages.graphs import GRAPHS
 
-STAGES: dict[str, Stage] = {s.name: s for s in (INGEST, TOKENIZER, CHUNKS)}
+STAGES: dict[str, Stage] = {s.name: s for s in (INGEST, TOKENIZER, CHUNKS, GRAPHS)}
 
 __all__ = ["STAGES"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from graphmert.config import Config
+from graphmert.config import Config, ConfigError
 from graphmert.corpus.chunk import write_chunks
 from graphmert.corpus.chunking import chunk_documents
 from graphmert.corpus.document import read_documents, write_documents
@@ -13,30 +13,10 @@ from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.readers.text import text_files
 from graphmert.corpus.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
-from graphmert.config import ConfigError
+from graphmert.io import write_shards
 from pipelines.stage import Stage, StageContext
 
 log = logging.getLogger("graphmert.pipeline")
-
-
-def _shard_writer(out: Path, prefix: str, size: int, write):
-    """Collect items; write every ``size`` items to ``out/<prefix>-NNNNN.parquet``."""
-    shards: list[str] = []
-    buf: list = []
-
-    def flush():
-        if buf:
-            name = f"{prefix}-{len(shards):05d}.parquet"
-            write(buf, out / name)
-            shards.append(name)
-            buf.clear()
-
-    def add(item):
-        buf.append(item)
-        if len(buf) >= size:
-            flush()
-
-    return add, flush, shards
 
 
 def document_shards(ctx: StageContext) -> list[Path]:
@@ -51,20 +31,25 @@ def _ingest(ctx: StageContext) -> dict:
                           "e.g. corpus.paths=[data/demo/corpus.jsonl]")
     reader = read_corpus(c.paths, format=c.format, skip_bad_records=c.skip_bad_records)
     analyzer = TextAnalyzer(sentences=c.sentences, abbreviations=c.abbreviations)
-    add, flush, shards = _shard_writer(ctx.out, "documents", c.shard_size, write_documents)
     n_sent = n_abbr = 0
-    for doc in ctx.progress(analyzer.annotate(reader), desc="ingest", unit="doc"):
-        n_sent += len(doc.sentences)
-        n_abbr += len(doc.abbreviations)
-        add(doc)
-    flush()
+
+    def counted(docs):
+        nonlocal n_sent, n_abbr
+        for doc in docs:
+            n_sent += len(doc.sentences)
+            n_abbr += len(doc.abbreviations)
+            yield doc
+
+    docs = ctx.progress(counted(analyzer.annotate(reader)), desc="ingest", unit="doc")
+    shards = write_shards(docs, ctx.out, "documents", c.shard_size, write_documents)
     st = reader.stats.to_dict()
     if st["skipped_records"]:
         log.warning("ingest: skipped %d bad records (each is in the log and the manifest)",
                     st["skipped_records"])
     files = st.pop("files")
     return {**st, "sentences": n_sent, "abbreviations": n_abbr,
-            "source_files": [{"path": k, **v} for k, v in files.items()], "shards": shards}
+            "source_files": [{"path": k, **v} for k, v in files.items()],
+            "shards": [p.name for p in shards]}
 
 
 def _tokenizer(ctx: StageContext) -> dict:
@@ -84,19 +69,23 @@ def _chunks(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     tok = load_tokenizer(ctx.stage_dir("tokenizer") / "tokenizer.json")
     docs = read_documents(document_shards(ctx))
-    add, flush, shards = _shard_writer(ctx.out, "chunks", 4 * cfg.corpus.shard_size, write_chunks)
     n = tokens = mentions = 0
     docs_with_chunks: set[str] = set()
-    for ch in ctx.progress(chunk_documents(docs, tok, cfg.corpus, cfg.graph), desc="chunks",
-                           unit="chunk"):
-        n += 1
-        tokens += ch.num_roots
-        mentions += len(ch.mentions)
-        docs_with_chunks.add(ch.doc_id)
-        add(ch)
-    flush()
+
+    def counted(chunks):
+        nonlocal n, tokens, mentions
+        for ch in chunks:
+            n += 1
+            tokens += ch.num_roots
+            mentions += len(ch.mentions)
+            docs_with_chunks.add(ch.doc_id)
+            yield ch
+
+    chunks = ctx.progress(counted(chunk_documents(docs, tok, cfg.corpus, cfg.graph)), desc="chunks",
+                          unit="chunk")
+    shards = write_shards(chunks, ctx.out, "chunks", 4 * cfg.corpus.shard_size, write_chunks)
     return {"chunks": n, "documents": len(docs_with_chunks), "root_tokens": tokens,
-            "chunk_mentions": mentions, "shards": shards}
+            "chunk_mentions": mentions, "shards": [p.name for p in shards]}
 
 
 def _source_files(cfg: Config) -> list[Path]:

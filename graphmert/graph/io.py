@@ -1,0 +1,111 @@
+"""Leafy chain graphs as Parquet shards, written atomically.
+
+One row per graph, stored compactly (only real roots, only filled leaves):
+
+=================  ===========================  =================================================
+``chunk_id``       string
+``doc_id``         string
+``num_roots_max``  int32                        R (root slots)
+``num_leaves``     int32                        K (leaf slots per root)
+``pad_id``         int32
+``root_ids``       list<int32> [n]              real roots ``[CLS] … [SEP]``
+``word_ids``       list<int32> [n]
+``leaf_ids``       list<list<int32>> [n][t_i]   filled leaves of each root
+``relation_ids``   list<int32> [n]              −1 = none
+``head_length``    list<int32> [n]
+``injections``     list<struct>                 root, head_length, subject, predicate, object, score
+=================  ===========================  =================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphmert.graph.layout import Injection, LeafyChainGraph
+from graphmert.io import atomic_path, write_shards
+
+__all__ = ["SCHEMA", "write_graphs", "read_graphs", "write_graph_shards", "graphs_equal"]
+
+_INJ = pa.struct([("root", pa.int32()), ("head_length", pa.int32()), ("subject", pa.string()),
+                  ("predicate", pa.string()), ("object", pa.string()), ("score", pa.float64())])
+SCHEMA = pa.schema([
+    ("chunk_id", pa.string()),
+    ("doc_id", pa.string()),
+    ("num_roots_max", pa.int32()),
+    ("num_leaves", pa.int32()),
+    ("pad_id", pa.int32()),
+    ("root_ids", pa.list_(pa.int32())),
+    ("word_ids", pa.list_(pa.int32())),
+    ("leaf_ids", pa.list_(pa.list_(pa.int32()))),
+    ("relation_ids", pa.list_(pa.int32())),
+    ("head_length", pa.list_(pa.int32())),
+    ("injections", pa.list_(_INJ)),
+])
+
+
+def _row(g: LeafyChainGraph) -> dict:
+    n = g.num_roots
+    return {
+        "chunk_id": g.chunk_id, "doc_id": g.doc_id, "num_roots_max": g.R, "num_leaves": g.K,
+        "pad_id": g.pad_id,
+        "root_ids": g.root_ids[:n].tolist(), "word_ids": g.word_ids[:n].tolist(),
+        "leaf_ids": [g.leaf_ids[i, :g.leaf_length[i]].tolist() for i in range(n)],
+        "relation_ids": g.relation_ids[:n].tolist(), "head_length": g.head_length[:n].tolist(),
+        "injections": [asdict(i) for i in g.injections],
+    }
+
+
+def _graph(row: dict) -> LeafyChainGraph:
+    R, K, pad = row["num_roots_max"], row["num_leaves"], row["pad_id"]
+    g = LeafyChainGraph.from_roots(row["chunk_id"], row["doc_id"], row["root_ids"], row["word_ids"],
+                                   R, K, pad)
+    n = g.num_roots
+    for i, leaves in enumerate(row["leaf_ids"]):
+        g.leaf_ids[i, :len(leaves)] = leaves
+        g.leaf_length[i] = len(leaves)
+    g.relation_ids[:n] = row["relation_ids"]
+    g.head_length[:n] = row["head_length"]
+    g.injections = [Injection(**i) for i in row["injections"]]
+    return g
+
+
+def write_graphs(graphs: Iterable[LeafyChainGraph], path: str | Path) -> int:
+    """Write one Parquet shard atomically. Returns the number of graphs written."""
+    table = pa.Table.from_pylist([_row(g) for g in graphs], schema=SCHEMA)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return table.num_rows
+
+
+def write_graph_shards(graphs: Iterable[LeafyChainGraph], folder: str | Path, shard_size: int,
+                       prefix: str = "graphs") -> list[Path]:
+    """Write ``folder/{prefix}-00000.parquet``, … with ``shard_size`` graphs each; return the paths."""
+    return write_shards(graphs, folder, prefix, shard_size, write_graphs)
+
+
+def read_graphs(paths: str | Path | Iterable[str | Path]) -> Iterator[LeafyChainGraph]:
+    """Graphs of one or more shards, in order."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    for p in paths:
+        f = pq.ParquetFile(p)
+        missing = [n for n in SCHEMA.names if n not in f.schema_arrow.names]
+        if missing:
+            raise ValueError(f"{p}: not a graph shard; missing columns {missing}")
+        for batch in f.iter_batches(batch_size=512):
+            for row in batch.to_pylist():
+                yield _graph(row)
+
+
+def graphs_equal(a: LeafyChainGraph, b: LeafyChainGraph) -> bool:
+    """Field-by-field equality (arrays compared element-wise)."""
+    return (a.chunk_id == b.chunk_id and a.doc_id == b.doc_id and a.num_roots == b.num_roots
+            and a.pad_id == b.pad_id and a.injections == b.injections
+            and all(np.array_equal(getattr(a, k), getattr(b, k)) for k in
+                    ("root_ids", "word_ids", "leaf_ids", "leaf_length", "relation_ids", "head_length")))

@@ -1,0 +1,202 @@
+"""The leafy chain graph of one chunk, and its two position layouts (DESIGN §4).
+
+A :class:`LeafyChainGraph` has R root slots (the chunk's tokens ``[CLS] t_1 … t_n [SEP]`` in roots
+0..num_roots−1, pad after) and K leaf slots per root. An injection at root i puts the tail's tokens
+in leaf slots 0..len−1 of root i, records the relation at root i and the head mention's length m;
+the head tokens are roots i..i+m−1. Per root::
+
+    root_ids      [R]     token id (pad_id past num_roots)
+    word_ids      [R]     whole-word index of the root token (−1 for specials and padding)
+    leaf_ids      [R, K]  tail token ids, pad_id where unfilled
+    leaf_length   [R]     filled leaf slots (0 = no injection); always slots 0..len−1
+    relation_ids  [R]     relation id, −1 where nothing was injected
+    head_length   [R]     head mention length in roots, 0 where nothing was injected
+
+Graph (undirected): root chain i—i+1, each filled leaf to its root, leaves k—k+1 of one root.
+
+Layouts (positions of one graph; :mod:`graphmert.graph.collate` pads them into a batch):
+
+* ``dense``:  L = R + R·K; root i at i, leaf (i, k) at R + K·i + k. Unfilled leaves and roots past
+  num_roots are padding (root_index 0, leaf_slot −1, masked).
+* ``packed``: L = num_roots + Σ leaf_length; roots 0..num_roots−1 then the filled leaves, root by
+  root, slot by slot. No padding inside one graph.
+
+Roots keep index i in both layouts, so head-token positions are the same; only leaf positions differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from graphmert.graph.batch import graph_distance
+
+__all__ = ["Injection", "LeafyChainGraph", "LayoutArrays", "layout_arrays", "distance_matrix",
+           "LAYOUTS"]
+
+LAYOUTS = ("dense", "packed")
+
+
+@dataclass
+class Injection:
+    """Provenance of one injected seed triple."""
+
+    root: int
+    head_length: int
+    subject: str
+    predicate: str
+    object: str
+    score: float
+
+
+@dataclass
+class LeafyChainGraph:
+    chunk_id: str
+    doc_id: str
+    num_roots: int               # real roots incl. [CLS] and [SEP]
+    root_ids: np.ndarray         # [R] int64
+    word_ids: np.ndarray         # [R] int64
+    leaf_ids: np.ndarray         # [R, K] int64
+    leaf_length: np.ndarray      # [R] int64
+    relation_ids: np.ndarray     # [R] int64, −1 = none
+    head_length: np.ndarray      # [R] int64, 0 = none
+    pad_id: int
+    injections: list[Injection] = field(default_factory=list)
+
+    @property
+    def R(self) -> int:
+        return int(self.root_ids.shape[0])
+
+    @property
+    def K(self) -> int:
+        return int(self.leaf_ids.shape[1])
+
+    @property
+    def num_filled_leaves(self) -> int:
+        return int(self.leaf_length.sum())
+
+    @classmethod
+    def from_roots(cls, chunk_id: str, doc_id: str, input_ids: list[int], word_ids: list[int],
+                   R: int, K: int, pad_id: int) -> "LeafyChainGraph":
+        """A graph with the given roots and no leaves."""
+        n = len(input_ids)
+        if n > R:
+            raise ValueError(f"chunk {chunk_id}: {n} root tokens exceed graph.num_roots = {R}")
+        root_ids = np.full(R, pad_id, dtype=np.int64)
+        root_ids[:n] = input_ids
+        words = np.full(R, -1, dtype=np.int64)
+        words[:n] = word_ids if len(word_ids) == n else -1
+        return cls(chunk_id, doc_id, n, root_ids, words, np.full((R, K), pad_id, dtype=np.int64),
+                   np.zeros(R, dtype=np.int64), np.full(R, -1, dtype=np.int64),
+                   np.zeros(R, dtype=np.int64), pad_id)
+
+    def inject(self, root: int, tail_ids: list[int] | np.ndarray, relation_id: int, head_length: int,
+               provenance: Injection | None = None) -> None:
+        """Hang ``tail_ids`` on root ``root`` (one injection per root)."""
+        t = len(tail_ids)
+        if not 1 <= t <= self.K:
+            raise ValueError(f"chunk {self.chunk_id}: tail of {t} tokens does not fit K = {self.K} leaves")
+        if not (0 < root and root + head_length <= self.num_roots - 1 and head_length >= 1):
+            raise ValueError(f"chunk {self.chunk_id}: head roots [{root}, {root + head_length}) are not "
+                             f"inside the chunk's tokens [1, {self.num_roots - 1})")
+        if self.leaf_length[root]:
+            raise ValueError(f"chunk {self.chunk_id}: root {root} already has an injection")
+        self.leaf_ids[root, :t] = tail_ids
+        self.leaf_length[root] = t
+        self.relation_ids[root] = relation_id
+        self.head_length[root] = head_length
+        if provenance is not None:
+            self.injections.append(provenance)
+
+    def hgat_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """H-GAT edges head token → tail token: (source root, target root, target slot, relation), [E] each.
+
+        For the injection at root i with head length m and t leaves: every head root i..i+m−1 to every
+        filled leaf (i, 0..t−1).
+        """
+        src, troot, tslot, rel = [], [], [], []
+        for i in np.flatnonzero(self.leaf_length):
+            m, t = int(self.head_length[i]), int(self.leaf_length[i])
+            heads = np.repeat(np.arange(i, i + m), t)          # [m·t]
+            slots = np.tile(np.arange(t), m)                   # [m·t]
+            src.append(heads)
+            troot.append(np.full(m * t, i))
+            tslot.append(slots)
+            rel.append(np.full(m * t, self.relation_ids[i]))
+        if not src:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z, z, z
+        return tuple(np.concatenate(a).astype(np.int64) for a in (src, troot, tslot, rel))  # type: ignore[return-value]
+
+    def validate(self) -> None:
+        """Check the invariants of the module docstring; raise ValueError naming the chunk."""
+        R, K, n = self.R, self.K, self.num_roots
+        where = f"graph of chunk {self.chunk_id}"
+        if self.leaf_ids.shape != (R, K) or any(a.shape != (R,) for a in (
+                self.word_ids, self.leaf_length, self.relation_ids, self.head_length)):
+            raise ValueError(f"{where}: inconsistent array shapes")
+        if not 2 <= n <= R:
+            raise ValueError(f"{where}: num_roots {n} not in [2, {R}]")
+        if (self.root_ids[n:] != self.pad_id).any():
+            raise ValueError(f"{where}: roots past num_roots must be padding")
+        has = self.leaf_length > 0
+        if ((self.leaf_length < 0) | (self.leaf_length > K)).any():
+            raise ValueError(f"{where}: leaf_length outside [0, {K}]")
+        if (has != (self.relation_ids >= 0)).any() or (has != (self.head_length > 0)).any():
+            raise ValueError(f"{where}: relation_ids/head_length disagree with leaf_length")
+        if has[n:].any() or has[0] or (n and has[n - 1]):
+            raise ValueError(f"{where}: injections only on real, non-special roots")
+        filled = np.arange(K)[None, :] < self.leaf_length[:, None]
+        if (self.leaf_ids[~filled] != self.pad_id).any() or (self.leaf_ids[filled] == self.pad_id).any():
+            raise ValueError(f"{where}: leaves must fill slots 0..leaf_length−1 exactly")
+        idx = np.flatnonzero(has)
+        if (idx + self.head_length[idx] > n - 1).any():
+            raise ValueError(f"{where}: a head span runs past the last token")
+
+
+class LayoutArrays(NamedTuple):
+    input_ids: np.ndarray        # [L] int64
+    attention_mask: np.ndarray   # [L] bool
+    root_index: np.ndarray       # [L] int64
+    leaf_slot: np.ndarray        # [L] int64
+    leaf_position: np.ndarray    # [R, K] int64 position of leaf (i, k), −1 if unfilled
+
+
+def layout_arrays(g: LeafyChainGraph, layout: str) -> LayoutArrays:
+    """Per-position arrays of one graph in ``layout`` (see module docstring)."""
+    R, K, n = g.R, g.K, g.num_roots
+    filled = np.arange(K)[None, :] < g.leaf_length[:, None]            # [R, K]
+    ri, ki = np.nonzero(filled)                                         # root-major, slot-minor
+    if layout == "dense":
+        L = R + R * K
+        leaf_pos = R + K * ri + ki
+    elif layout == "packed":
+        L = n + len(ri)
+        leaf_pos = n + np.arange(len(ri))
+    else:
+        raise ValueError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
+    input_ids = np.full(L, g.pad_id, dtype=np.int64)
+    mask = np.zeros(L, dtype=bool)
+    root_index = np.zeros(L, dtype=np.int64)
+    leaf_slot = np.full(L, -1, dtype=np.int64)
+    input_ids[:n] = g.root_ids[:n]
+    mask[:n] = True
+    root_index[:n] = np.arange(n)
+    input_ids[leaf_pos] = g.leaf_ids[ri, ki]
+    mask[leaf_pos] = True
+    root_index[leaf_pos] = ri
+    leaf_slot[leaf_pos] = ki
+    position = np.full((R, K), -1, dtype=np.int64)
+    position[ri, ki] = leaf_pos
+    return LayoutArrays(input_ids, mask, root_index, leaf_slot, position)
+
+
+def distance_matrix(g: LeafyChainGraph, layout: str = "dense") -> Tensor:
+    """[L, L] shortest-path distances of one graph in ``layout`` (padding rows/columns included;
+    only real positions are meaningful)."""
+    a = layout_arrays(g, layout)
+    return graph_distance(torch.from_numpy(a.root_index), torch.from_numpy(a.leaf_slot))
