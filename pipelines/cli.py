@@ -117,13 +117,48 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     typer.echo(f"run directory: {run_dir.resolve()}")
 
 
+def _parameters(cfg, run_dir: Optional[Path]) -> dict:
+    """Parameter counts of the configured model, built on the meta device (no memory).
+
+    Vocabulary size and relation count come from a run directory when given (its tokenizer and
+    relation map), else from ``tokenizer.vocab_size`` and the configured seed KG (loaded).
+    """
+    import torch
+
+    from graphmert.corpus.tokenizer import load_tokenizer
+    from graphmert.kg.graph import load_relation_map
+    from graphmert.kg.loaders import load_kg
+    from graphmert.model import build_model, parameter_breakdown
+
+    vocab, relations, source = cfg.tokenizer.vocab_size, 0, "no seed KG configured"
+    if run_dir is not None and (run_dir / "tokenizer" / "tokenizer.json").exists():
+        vocab = load_tokenizer(run_dir / "tokenizer" / "tokenizer.json").get_vocab_size()
+    if run_dir is not None and (run_dir / "graphs" / "relation_map.json").exists():
+        relations = len(load_relation_map(run_dir / "graphs" / "relation_map.json"))
+        source = str(run_dir / "graphs" / "relation_map.json")
+    elif cfg.kg.path or cfg.kg.nodes:
+        relations, source = len(load_kg(cfg.kg).relations), "the configured seed KG"
+    with torch.device("meta"):
+        parts = parameter_breakdown(build_model(cfg.model, vocab, relations))
+        per_relation = parameter_breakdown(build_model(cfg.model, vocab, 1))["relations"]
+    return {**parts, "vocab_size": vocab, "num_relations": relations, "relations_from": source,
+            "per_relation": per_relation}
+
+
 @app.command()
 def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
+         run_dir: Optional[Path] = typer.Option(None, "--run-dir", "-r", file_okay=False,
+                                                help="Take vocabulary size and relation count from "
+                                                     "this run's tokenizer and relation map."),
          as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
-    """Print the resolved config, software versions and the compute device."""
+    """Print the resolved config, parameter counts, software versions and the compute device."""
     import yaml
 
     cfg = _load(config, overrides)
+    try:
+        params = _parameters(cfg, run_dir)
+    except (ConfigError, ValueError, OSError) as e:
+        _fail(str(e))
     versions = {"graphmert": __version__, "python": platform.python_version()}
     for mod in ("torch", "torch_geometric", "tokenizers", "spacy", "scispacy", "rdflib", "dask",
                 "numpy", "pyarrow"):
@@ -136,12 +171,17 @@ def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CO
     device = {"cuda_available": torch.cuda.is_available(),
               "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
               "threads": torch.get_num_threads()}
-    report = {"config": to_dict(cfg), "versions": versions, "device": device}
+    report = {"config": to_dict(cfg), "parameters": params, "versions": versions, "device": device}
     if as_json:
         typer.echo(json.dumps(report, indent=2, default=str))
         return
     typer.echo("# resolved config")
     typer.echo(yaml.safe_dump(report["config"], sort_keys=False).rstrip())
+    typer.echo("# parameters")
+    for k in ("embeddings", "encoder", "relations", "heads", "total"):
+        typer.echo(f"{k}: {params[k]:,}")
+    typer.echo(f"(vocabulary {params['vocab_size']:,}; {params['num_relations']} relations from "
+               f"{params['relations_from']}, {params['per_relation']:,} parameters each)")
     typer.echo("# versions")
     for k, v in versions.items():
         typer.echo(f"{k}: {v}")

@@ -107,6 +107,23 @@ def test_info_and_help():
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["config"]["model"]["hidden_size"] == 64 and "torch" in data["versions"]
+    p = data["parameters"]
+    assert p["total"] == p["embeddings"] + p["encoder"] + p["relations"] + p["heads"]
+    assert p["num_relations"] == 0 and p["relations"] == 0 and p["per_relation"] == 64 * 64 + 2 * 64
+
+
+def test_info_parameters_of_the_paper_config(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    r = _invoke("info", "--json", "--config", root / "configs" / "graphmert-80m.yaml",
+                f"kg.nodes=[{root / 'data/demo/kg_nodes.tsv'}]", f"kg.edges=[{root / 'data/demo/kg_edges.tsv'}]")
+    assert r.exit_code == 0, r.output
+    p = json.loads(r.output)["parameters"]
+    assert p["vocab_size"] == 30522 and p["num_relations"] == 8
+    assert p["relations"] == 8 * p["per_relation"] == 8 * (512 * 512 + 2 * 512)
+    # 12 post-LN layers of hidden 512 / FFN 2048 (+ one decay p per head)
+    layer = 4 * (512 * 512 + 512) + 2 * 512 + (512 * 2048 + 2048) + (2048 * 512 + 512) + 2 * 512
+    assert p["encoder"] == 12 * layer + 8
+    assert 55e6 < p["total"] < 60e6
     for cmd in ("ingest", "tokenizer", "chunks", "run", "info"):
         h = _invoke(cmd, "--help")
         assert h.exit_code == 0 and "--config" in h.output

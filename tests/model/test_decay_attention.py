@@ -1,0 +1,131 @@
+"""Decay values, distance-derived attention terms, and the attention kernels against the formulas."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import pytest
+import torch
+
+from graphmert.model.attention import ATTENTION_KERNELS, AttentionSpec, build_attention_spec
+from graphmert.model.decay import build_decay
+from model_testgraphs import collate, random_graphs
+
+
+def gelu(x: float) -> float:
+    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def f(d: float, lam: float, p: float) -> float:
+    """The paper's decay f(d) = λ^GELU(√d − p)."""
+    return lam ** gelu(math.sqrt(d) - p)
+
+
+@pytest.mark.parametrize("lam", [0.6, 0.3, 1.0])
+def test_values_at_init_match_formula(lam):
+    d = torch.arange(128)
+    logit_scale = build_decay("logit_scale", 4, lam, 1.0)
+    log_bias = build_decay("log_bias", 4, lam, 1.0)
+    want_scale = torch.tensor([f(x + 1, lam, 1.0) for x in range(128)], dtype=torch.float64)
+    want_bias = torch.tensor([gelu(math.sqrt(x) - 1.0) * math.log(lam) for x in range(128)],
+                             dtype=torch.float64)
+    got_scale = logit_scale.table(127).double()            # [h, 128]
+    got_bias = log_bias.table(127).double()
+    assert got_scale.shape == (4, 128)
+    assert torch.allclose(got_scale, want_scale.expand(4, -1), atol=1e-6, rtol=0)
+    assert torch.allclose(got_bias, want_bias.expand(4, -1), atol=1e-6, rtol=0)
+    # the unshifted decay and the bias are the same function: exp(bias) = f(d)
+    assert torch.allclose(log_bias.values(d).double(),
+                          torch.tensor([f(x, lam, 1.0) for x in range(128)], dtype=torch.float64)
+                          .expand(4, -1), atol=1e-6)
+
+
+def test_p_is_per_head_and_learnable():
+    dec = build_decay("log_bias", 3, 0.6, 1.0)
+    with torch.no_grad():
+        dec.p.copy_(torch.tensor([0.0, 1.0, 2.5]))
+    got = dec.table(9)
+    for h, p in enumerate([0.0, 1.0, 2.5]):
+        want = torch.tensor([gelu(math.sqrt(x) - p) * math.log(0.6) for x in range(10)])
+        assert torch.allclose(got[h], want, atol=1e-6)
+    got.sum().backward()
+    assert dec.p.grad is not None and (dec.p.grad != 0).all()
+
+
+def chain_graph_distances(n_roots: int, leaves: dict[int, int]) -> dict:
+    """networkx shortest paths of a leafy chain graph: nodes ('r', i) and ('l', i, k)."""
+    g = nx.Graph()
+    for i in range(n_roots):
+        g.add_node(("r", i))
+        if i:
+            g.add_edge(("r", i - 1), ("r", i))
+    for i, n in leaves.items():
+        for k in range(n):
+            g.add_edge(("l", i, k), ("r", i))
+            if k:
+                g.add_edge(("l", i, k - 1), ("l", i, k))
+    return dict(nx.all_pairs_shortest_path_length(g))
+
+
+@pytest.mark.parametrize("layout", ["dense", "packed"])
+@pytest.mark.parametrize("mode", ["logit_scale", "log_bias"])
+def test_spec_terms_follow_graph_distances(layout, mode):
+    R, K, lam = 10, 3, 0.6
+    graphs = random_graphs(2, R, K, 30, 2, fill=0.5, seed=4)
+    batch, positions = collate(graphs, R, K, layout)
+    decay = build_decay(mode, 2, lam, 1.0)
+    spec = build_attention_spec(batch, decay)
+    terms = spec.decay_scale if mode == "logit_scale" else spec.decay_bias
+    for b, gr in enumerate(graphs):
+        dist = chain_graph_distances(len(gr.roots), {i: len(t) for i, (_, _, t) in gr.injections.items()})
+        node = {key: (("r", key[0]) if key[1] < 0 else ("l", key[0], key[1])) for key in positions[b]}
+        for ka, pa in positions[b].items():
+            for kb, pb in positions[b].items():
+                d = dist[node[ka]][node[kb]]
+                want = f(d + 1, lam, 1.0) if mode == "logit_scale" else gelu(math.sqrt(d) - 1) * math.log(lam)
+                got = terms[b if terms.shape[0] > 1 else 0, :, pa, pb]
+                assert torch.allclose(got, torch.tensor(want), atol=1e-6), (ka, kb, d)
+
+
+def reference_attention(q, k, v, keep, scale=None, bias=None):
+    """softmax(QKᵀ/√d · scale + bias, padded keys excluded) V, one (batch, head, query) at a time."""
+    B, h, L, d = q.shape
+    out = torch.zeros_like(q)
+    for b in range(B):
+        for hh in range(h):
+            for i in range(L):
+                s = (k[b, hh] @ q[b, hh, i]) / math.sqrt(d)
+                if scale is not None:
+                    s = s * scale[b, hh, i]
+                if bias is not None:
+                    s = s + bias[b, hh, i]
+                w = torch.softmax(s[keep[b]], dim=0)
+                out[b, hh, i] = w @ v[b, hh][keep[b]]
+    return out
+
+
+@pytest.mark.parametrize("kernel", ["eager", "sdpa"])
+@pytest.mark.parametrize("mode", ["logit_scale", "log_bias", "none"])
+def test_kernels_match_reference(kernel, mode):
+    gen = torch.Generator().manual_seed(1)
+    B, h, L, d = 2, 2, 7, 4
+    q, k, v = (torch.randn(B, h, L, d, generator=gen, dtype=torch.float64) for _ in range(3))
+    keep = torch.ones(B, L, dtype=torch.bool)
+    keep[0, 5:] = False
+    rand = torch.rand(B, h, L, L, generator=gen, dtype=torch.float64)
+    scale = rand + 0.5 if mode == "logit_scale" else None
+    bias = -rand if mode == "log_bias" else None
+    spec = AttentionSpec(key_padding_mask=keep, positions=torch.zeros(B, L, dtype=torch.long),
+                         leaf_slot=torch.full((B, L), -1), decay_bias=bias, decay_scale=scale)
+    got = ATTENTION_KERNELS.get(kernel)(q, k, v, spec, 0.0, d ** -0.5)
+    want = reference_attention(q, k, v, keep, scale, bias)
+    assert torch.allclose(got, want, atol=1e-10)
+
+
+def test_none_mode_builds_no_distances():
+    graphs = random_graphs(2, 8, 2, 30, 2, seed=0)
+    batch, _ = collate(graphs, 8, 2, "packed")
+    spec = build_attention_spec(batch, build_decay("none", 4, 0.6, 1.0))
+    assert spec.decay_bias is None and spec.decay_scale is None
+    assert torch.equal(spec.key_padding_mask, batch.attention_mask)
