@@ -63,7 +63,7 @@ def test_build_graphs_on_shared_corpus_and_kg(tmp_path, monkeypatch):
     run_dir = tmp_path / "run"
     monkeypatch.chdir(ROOT)  # the config's paths are relative to the repository
     result = CliRunner().invoke(app, ["run", "--config", "configs/shared-corpus.yaml",
-                                      "--run-dir", str(run_dir), "--quiet"])
+                                      "--run-dir", str(run_dir), "--to", "graphs", "--quiet"])
     assert result.exit_code == 0, result.output
     m = json.loads((run_dir / "graphs" / "manifest.json").read_text())
     assert m["graphs"] == json.loads((run_dir / "chunks" / "manifest.json").read_text())["chunks"]

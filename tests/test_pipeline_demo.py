@@ -1,4 +1,5 @@
-"""The demo pipeline end to end through the CLI (ingest → tokenizer → chunks → graphs)."""
+"""The demo pipeline through the CLI, ingest → tokenizer → chunks → graphs (training is tested in
+tests/train)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ COUNT_KEYS = ("graphs", "chunks_with_leaves", "injections", "injections_per_rela
 def test_demo_builds_graphs_and_reruns_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)          # the demo config's paths are relative to the repository
     run_dir = tmp_path / "demo"
-    args = ["run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir), "--quiet"]
+    args = ["run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir), "--to", "graphs",
+            "--quiet"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     m = json.loads((run_dir / "graphs" / "manifest.json").read_text())

@@ -1,0 +1,175 @@
+"""Training throughput and peak memory: the real trainer (masking + collation, forward, the masked
+losses, backward, AdamW) for the tiny, small and paper configs, packed vs dense layout.
+
+    .venv/bin/python benchmarks/train.py                       # table + benchmarks/results/train.json
+    .venv/bin/python benchmarks/train.py --configs tiny small --steps 10 --threads 2
+
+Each (config, layout) runs in its own subprocess, so its peak memory is its own: peak RSS on CPU,
+``torch.cuda.max_memory_allocated`` on GPU. Inputs are synthetic full chunks ([CLS] + R−2 tokens in
+words of 1–3 tokens + [SEP]) with ``--injections`` seed-KG injections per chunk on average (tails of
+1..K tokens) — the shared corpus has ~0.2 per chunk, the paper's inputs ~2 (87 % of the dense layout
+is padding) — or the graphs of a run (``--graphs RUN/graphs``, used for every config whose R and K
+match). One optimizer step = ``--batch-size`` sequences (no accumulation); the first
+``--warmup`` steps are not timed. tokens/s counts real positions (roots + filled leaves); positions/s
+counts the padded [B, L] grid the model actually computes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import print_table, write_json  # noqa: E402
+
+CONFIGS = {"tiny": "configs/tiny.yaml", "small": "configs/small.yaml", "paper": "configs/graphmert-80m.yaml"}
+DEFAULT_BATCH = {"tiny": 32, "small": 32, "paper": 32}         # on a GPU
+CPU_BATCH = {"tiny": 32, "small": 32, "paper": 2}              # the paper model on a CPU: a few steps
+NUM_RELATIONS = 11
+
+
+def synthetic_graphs(n: int, R: int, K: int, injections: float, vocab: int, seed: int):
+    import numpy as np
+
+    from graphmert.graph.layout import LeafyChainGraph
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for c in range(n):
+        sizes = rng.choice(3, size=R - 2, p=(0.7, 0.2, 0.1)) + 1
+        words = np.repeat(np.arange(R - 2), sizes)[:R - 2].tolist()
+        ids = [2] + rng.integers(5, vocab, R - 2).tolist() + [3]
+        g = LeafyChainGraph.from_roots(f"synthetic-{c}", f"doc-{c}", ids, [-1] + words + [-1], R, K, 0)
+        for i in sorted(rng.choice(np.arange(1, R - 3), size=min(R - 4, rng.poisson(injections)), replace=False)):
+            if g.leaf_length[max(1, i - 2):i + 1].any():
+                continue
+            g.inject(int(i), rng.integers(5, vocab, int(rng.integers(1, K + 1))), int(rng.integers(NUM_RELATIONS)), 1)
+        out.append(g)
+    return out
+
+
+def run_one(args) -> dict:
+    """One (config, layout) in this process; returns the measurements."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from graphmert.config import load_config
+    from graphmert.corpus.tokenizer import SPECIAL_TOKENS, load_tokenizer, save_tokenizer
+    from graphmert.graph.io import read_graphs
+    from graphmert.train.data import DistContext
+    from graphmert.train.trainer import Trainer
+
+    cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
+    batch = args.batch_size or (DEFAULT_BATCH if cuda else CPU_BATCH)[args.config]
+    total = args.warmup + args.steps
+    overrides = [f"graph.layout={args.layout}", f"train.batch_size={batch}",
+                 f"train.effective_batch_size={batch}", f"train.max_steps={total + 1}",
+                 "train.eval_fraction=0.0", "train.checkpoint_every=1000000", "train.eval_every=1000000",
+                 f"train.device={args.device}", "train.resume=false"]
+    cfg = load_config(ROOT / CONFIGS[args.config], overrides)
+    R, K, V = cfg.graph.num_roots, cfg.graph.num_leaves, cfg.tokenizer.vocab_size
+    source = "synthetic"
+    graphs = None
+    if args.graphs:
+        shards = sorted(Path(args.graphs).glob("graphs-*.parquet"))
+        real = list(read_graphs(shards))
+        if real and (real[0].R, real[0].K) == (R, K):
+            graphs = real
+            source = str(args.graphs)
+    if graphs is None:
+        graphs = synthetic_graphs(batch * (total + 1), R, K, args.injections, V, seed=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        vocab = Path(tmp) / "vocab.txt"
+        vocab.write_text("\n".join(SPECIAL_TOKENS + [f"t{i}" for i in range(len(SPECIAL_TOKENS), V)]) + "\n")
+        tok = save_tokenizer(load_tokenizer(vocab), Path(tmp) / "tokenizer.json")
+        rmap = {f"r{i}": i for i in range(NUM_RELATIONS)}
+        trainer = Trainer(cfg, graphs, tok, rmap, Path(tmp) / "work", quiet=True,
+                          dist=DistContext.from_env(args.device))
+        cuda = trainer.device.type == "cuda"
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        trainer.fit(until=total)
+        wall = time.perf_counter() - t0
+        records = [json.loads(line) for line in (Path(tmp) / "work" / "metrics.jsonl").read_text().splitlines()]
+    timed = [r for r in records if r["split"] == "train" and r["step"] > args.warmup]
+    step_s = sum(r["step_s"] for r in timed)
+    tokens = sum(r["tokens"] for r in timed)
+    positions = _positions(trainer, timed)
+    peak = (torch.cuda.max_memory_allocated() if cuda
+            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    return {"config": args.config, "layout": args.layout, "device": str(trainer.device),
+            "params_M": round(sum(p.numel() for p in trainer.model.parameters()) / 1e6, 2),
+            "R": R, "K": K, "batch": batch, "steps": len(timed), "s_per_step": step_s / max(len(timed), 1),
+            "tokens_per_s": tokens / step_s if step_s else float("nan"),
+            "positions_per_s": positions / step_s if step_s else float("nan"),
+            "peak_memory_MB": round(peak / 2**20, 1), "peak_kind": "cuda allocated" if cuda else "RSS",
+            "loss_last": timed[-1]["loss"] if timed else float("nan"), "inputs": source,
+            "wall_s": round(wall, 2)}
+
+
+def _positions(trainer, timed: list[dict]) -> int:
+    """Positions of the [B, L] grids of the timed steps (re-collated: collation is deterministic)."""
+    total = 0
+    for r in timed:
+        for items in trainer.plan.micro_batches(r["step"] - 1):
+            total += trainer.collator([trainer.dataset[i] for i in items]).graph.input_ids.numel()
+    return total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    ap.add_argument("--layouts", nargs="+", default=["packed", "dense"], choices=["packed", "dense"])
+    ap.add_argument("--steps", type=int, default=5, help="timed optimizer steps (paper: --paper-steps)")
+    ap.add_argument("--paper-steps", type=int, default=2, help="timed steps for the paper config")
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--batch-size", type=int, default=0, help="sequences per step (default per config)")
+    ap.add_argument("--injections", type=float, default=2.0, help="injections per synthetic chunk")
+    ap.add_argument("--graphs", type=Path, default=None, help="RUN/graphs folder to use instead")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--one", nargs=2, metavar=("CONFIG", "LAYOUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        args.config, args.layout = args.one
+        if args.config == "paper":
+            args.steps = args.paper_steps
+        print(json.dumps(run_one(args)))
+        return
+    rows = []
+    for config in args.configs:
+        for layout in args.layouts:
+            cmd = [sys.executable, __file__, "--one", config, layout, "--steps", str(args.steps),
+                   "--paper-steps", str(args.paper_steps), "--warmup", str(args.warmup),
+                   "--batch-size", str(args.batch_size), "--injections", str(args.injections),
+                   "--threads", str(args.threads), "--device", args.device]
+            if args.graphs:
+                cmd += ["--graphs", str(args.graphs)]
+            print(f"running {config} / {layout} ...", flush=True)
+            res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+            if res.returncode:
+                print(res.stderr[-2000:], file=sys.stderr)
+                rows.append({"config": config, "layout": layout, "error": res.stderr.strip().splitlines()[-1]})
+                continue
+            rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    print_table(rows, "training throughput (real tokens/s) and peak memory")
+    for config in args.configs:
+        by = {r["layout"]: r for r in rows if r["config"] == config and "error" not in r}
+        if "packed" in by and "dense" in by:
+            print(f"{config}: packed is {by['dense']['s_per_step'] / by['packed']['s_per_step']:.2f}x "
+                  f"faster per step than dense")
+    write_json("train", rows, args.out, threads=args.threads, injections=args.injections)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""Train stage: leafy chain graphs → a trained GraphMERT model (DESIGN §6).
+
+Writes ``RUN/train/``: ``model/`` (the final model checkpoint), ``checkpoints/step-*/`` (the last
+training checkpoints), ``metrics.jsonl``, ``curves.png`` and the manifest (steps, final train and
+held-out losses/accuracies, the majority-token baseline for leaves).
+
+Resume. The stage runner swaps ``RUN/train`` in only when the stage completes, so the trainer works
+in a stable folder, ``RUN/train-work/``, that survives a crash: checkpoints land there as they are
+written. ``train-work/run.json`` records a fingerprint of everything that decides the updates (the
+upstream outputs, ``model``, ``graph``, and the ``train`` keys that are not in
+:data:`~graphmert.train.trainer.RESUME_FREE_KEYS`). When the stage runs again:
+
+* same fingerprint, ``train.resume`` true (the default) and an unfinished run → the trainer continues
+  from the latest checkpoint in ``train-work`` (bit-identical on CPU);
+* different fingerprint, ``train.resume=false``, or a finished run → ``train-work`` is cleared and
+  training starts over.
+
+When training finishes the outputs are hard-linked (no copy) into the stage folder, and
+``train-work`` is marked finished. ``train.resume`` is not part of the stage's config hash.
+
+Multi-process. With ``train.nproc`` > 1 the stage runs ``python -m torch.distributed.run
+--standalone --nproc-per-node N`` over :func:`worker_main` (:func:`torchrun_command`; gloo on CPU,
+NCCL on CUDA); the launch spec is ``train-work/launch.json`` and process 0 writes
+``train-work/result.json``. With one process the trainer runs in the stage's own process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from graphmert.config import ConfigError, TrainConfig, from_dict, to_dict
+from graphmert.graph.io import read_graphs
+from graphmert.io import atomic_write_json, read_json
+from graphmert.train.trainer import RESUME_FREE_KEYS, Trainer, TrainingDiverged
+from pipelines.stage import Stage, StageContext, StageError
+
+log = logging.getLogger("graphmert.pipeline")
+
+WORK_DIR = "train-work"
+LINKED = ("model", "checkpoints", "curves.png")
+COPIED = ("metrics.jsonl",)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fingerprint(ctx: StageContext) -> str:
+    cfg = ctx.cfg
+    train = {k: v for k, v in dataclasses.asdict(cfg.train).items() if k not in RESUME_FREE_KEYS}
+    payload = {"inputs": {n: ctx.upstream[n].get("output_hash") for n in sorted(ctx.upstream)},
+               "model": dataclasses.asdict(cfg.model), "graph": dataclasses.asdict(cfg.graph),
+               "train": train}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _prepare_work(work: Path, fingerprint: str, resume: bool) -> None:
+    """Reuse ``work`` only for an unfinished run with the same fingerprint; else clear it."""
+    meta = work / "run.json"
+    keep = False
+    if resume and meta.exists():
+        try:
+            old = read_json(meta)
+            keep = old.get("fingerprint") == fingerprint and not old.get("finished", False)
+        except (OSError, json.JSONDecodeError):
+            keep = False
+    if work.exists() and not keep:
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    if keep:
+        log.info("train: continuing the unfinished run in %s", work)
+    atomic_write_json(meta, {"fingerprint": fingerprint, "finished": False})
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    def link(a: str, b: str) -> None:
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+
+    if src.is_dir():
+        shutil.copytree(src, dst, copy_function=link)
+    else:
+        link(str(src), str(dst))
+
+
+def train_from_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run the trainer described by a launch spec (config, graph shards, tokenizer, relation map,
+    work dir, quiet); process 0 writes and returns the result summary."""
+    cfg = from_dict(spec["config"])
+    work = Path(spec["work_dir"])
+    graphs = list(read_graphs([Path(p) for p in spec["graphs"]]))
+    threads = torch.get_num_threads()
+    if cfg.train.threads:
+        torch.set_num_threads(cfg.train.threads)
+    try:
+        trainer = Trainer(cfg, graphs, spec["tokenizer"], read_json(spec["relation_map"]), work,
+                          quiet=spec.get("quiet", False))
+        result = trainer.fit()
+    finally:
+        torch.set_num_threads(threads)
+    body = {"steps": result.step, "total_steps": result.total_steps,
+            "train_chunks": len(trainer.train_indices), "eval_chunks": len(trainer.eval_indices),
+            "parameters": sum(p.numel() for p in trainer.model.parameters()),
+            "world_size": trainer.dist.world_size, "final_train": result.train,
+            "final_eval": {**result.eval, "majority_leaf_token": trainer.majority_leaf},
+            "leaf_acc": result.eval.get("mnm_acc"), "leaf_majority_acc": result.eval.get("leaf_majority_acc")}
+    if trainer.dist.is_main:
+        atomic_write_json(work / "result.json", body)
+    return body
+
+
+def torchrun_command(spec_path: Path, nproc: int) -> list[str]:
+    """``python -m torch.distributed.run … python -c <worker> SPEC`` (no second import of this
+    module as ``__main__``)."""
+    code = "import sys; from pipelines.stages.train import worker_main; sys.exit(worker_main(sys.argv[1]))"
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
+            "--no-python", sys.executable, "-c", code, str(spec_path)]
+
+
+def _launch(spec_path: Path, nproc: int, threads: int, quiet: bool) -> None:
+    cmd = torchrun_command(spec_path, nproc)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env["OMP_NUM_THREADS"] = str(threads or 1)        # torchrun's default, without its banner
+    log.info("train: launching %d processes: %s", nproc, " ".join(cmd))
+    quiet_pipe = subprocess.PIPE if quiet else None
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL if quiet else None, stderr=quiet_pipe,
+                          text=True)
+    result_path = spec_path.parent / "result.json"
+    error = read_json(result_path).get("error") if result_path.exists() else None
+    if proc.returncode or error:
+        detail = f": {error}" if error else (f":\n{proc.stderr[-3000:]}" if proc.stderr else "; see the output above")
+        raise StageError(f"torchrun with {nproc} processes failed (exit code {proc.returncode}){detail}")
+
+
+def _train(ctx: StageContext) -> dict:
+    cfg = ctx.cfg
+    work = ctx.run_dir / WORK_DIR
+    fingerprint = _fingerprint(ctx)
+    _prepare_work(work, fingerprint, cfg.train.resume)
+    graphs_dir = ctx.stage_dir("graphs")
+    spec = {"config": to_dict(cfg), "graphs": [str(graphs_dir / s) for s in ctx.upstream["graphs"]["shards"]],
+            "tokenizer": str(ctx.stage_dir("tokenizer") / "tokenizer.json"),
+            "relation_map": str(graphs_dir / "relation_map.json"), "work_dir": str(work),
+            "quiet": ctx.quiet}
+    (work / "result.json").unlink(missing_ok=True)
+    try:
+        if cfg.train.nproc > 1:
+            spec_path = atomic_write_json(work / "launch.json", spec)
+            _launch(spec_path, cfg.train.nproc, cfg.train.threads, ctx.quiet)
+            body = read_json(work / "result.json")
+        else:
+            body = train_from_spec(spec)
+    except TrainingDiverged as e:
+        raise StageError(str(e)) from None
+    for name in LINKED + COPIED:
+        src = work / name
+        if not src.exists():
+            raise StageError(f"train: the trainer did not write {src}")
+        (_link_tree if name in LINKED else shutil.copy2)(src, ctx.out / name)
+    atomic_write_json(work / "run.json", {"fingerprint": fingerprint, "finished": True})
+    return body
+
+
+def worker_main(spec_path: str) -> int:
+    """Entry point of each torchrun process (see :func:`torchrun_command`)."""
+    from pipelines.stage import setup_logging
+
+    spec = read_json(spec_path)
+    rank = int(os.environ.get("RANK", "0"))
+    work = Path(spec["work_dir"])
+    if rank == 0:
+        setup_logging(work.parent, spec.get("quiet", False))
+    try:
+        train_from_spec(spec)
+    except (TrainingDiverged, ConfigError, ValueError) as e:
+        if rank == 0:
+            atomic_write_json(work / "result.json", {"error": str(e)})
+        logging.getLogger("graphmert.train").error("%s", e)
+        return 1
+    finally:
+        import torch.distributed as tdist
+
+        if tdist.is_initialized():
+            tdist.destroy_process_group()
+    return 0
+
+
+_SECTIONS = ("model", "graph.num_roots", "graph.num_leaves", "graph.layout",
+             *(f"train.{f.name}" for f in dataclasses.fields(TrainConfig) if f.name != "resume"))
+
+TRAIN = Stage("train", sections=_SECTIONS, upstream=("tokenizer", "graphs"), run=_train,
+              help="Pre-train GraphMERT on the leafy chain graphs (span MLM on roots + masked node "
+                   "modelling on leaves): model checkpoint, metrics.jsonl, curves.png. Resumes an "
+                   "interrupted run from RUN/train-work (train.resume=false starts over).")

@@ -1,0 +1,114 @@
+"""The train stage: outputs and manifest, skip when up to date, resume after a crash from
+RUN/train-work, start over when the config changes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphmert.io import atomic_write_json
+from graphmert.train.trainer import Trainer
+from pipelines.stage import run_stage
+from pipelines.stages import STAGES
+from pipelines.stages.train import TRAIN
+from train_helpers import random_graphs, tiny_config, write_inputs
+
+VOLATILE = {"step_s", "tokens_per_s"}
+
+
+def make_run(run: Path) -> Path:
+    """A run directory whose tokenizer and graphs stages look finished."""
+    inputs = write_inputs(run / "_in", random_graphs(40, R=16, K=3, fill=0.4, seed=5))
+    (run / "tokenizer").mkdir(parents=True)
+    shutil.copy(inputs["tokenizer"], run / "tokenizer" / "tokenizer.json")
+    atomic_write_json(run / "tokenizer" / "manifest.json", {"stage": "tokenizer", "output_hash": "tok1"})
+    (run / "graphs").mkdir()
+    for p in inputs["graphs"]:
+        shutil.copy(p, run / "graphs" / Path(p).name)
+    shutil.copy(inputs["relation_map"], run / "graphs" / "relation_map.json")
+    atomic_write_json(run / "graphs" / "manifest.json", {
+        "stage": "graphs", "output_hash": "graphs1", "shards": [Path(p).name for p in inputs["graphs"]]})
+    return run
+
+
+def train_records(folder: Path) -> list[dict]:
+    return [{k: v for k, v in json.loads(line).items() if k not in VOLATILE}
+            for line in (folder / "metrics.jsonl").read_text().splitlines()]
+
+
+CFG = dict(max_steps=6, checkpoint_every=2, eval_every=3)
+
+
+def test_registered_after_graphs():
+    names = list(STAGES)
+    assert STAGES["train"] is TRAIN and names.index("train") == names.index("graphs") + 1
+
+
+def test_stage_writes_outputs_and_skips_when_up_to_date(tmp_path):
+    run = make_run(tmp_path / "run")
+    m = run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
+    assert m["status"] == "ran" and m["steps"] == m["total_steps"] == 6
+    assert isinstance(m["train_chunks"], int) and isinstance(m["eval_chunks"], int) and m["eval_chunks"] > 0
+    assert 0.0 <= m["leaf_majority_acc"] <= 1.0 and m["final_eval"]["mnm_acc"] == m["leaf_acc"]
+    out = run / "train"
+    assert {p.name for p in out.iterdir()} == {"model", "checkpoints", "metrics.jsonl", "curves.png",
+                                               "manifest.json"}
+    assert (out / "model" / "model.safetensors").exists()
+    assert [p.name for p in sorted((out / "checkpoints").iterdir())] == ["step-00000004", "step-00000006"]
+    assert json.loads((run / "train-work" / "run.json").read_text())["finished"] is True
+    assert run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)["status"] == "skipped"
+    # train.resume does not change what is trained: still up to date
+    assert run_stage(TRAIN, tiny_config(**CFG, resume=False), run, quiet=True)["status"] == "skipped"
+    assert run_stage(TRAIN, tiny_config(**{**CFG, "lr": 5e-4}), run, quiet=True)["status"] == "ran"
+
+
+def test_crash_then_rerun_resumes_from_train_work(tmp_path, monkeypatch):
+    reference = make_run(tmp_path / "ref")
+    run_stage(TRAIN, tiny_config(**CFG), reference, quiet=True)
+
+    run = make_run(tmp_path / "run")
+    original = Trainer.save_checkpoint
+
+    def crash_after_step_4(self):
+        path = original(self)
+        if self.step >= 4:
+            raise RuntimeError("simulated crash")
+        return path
+
+    monkeypatch.setattr(Trainer, "save_checkpoint", crash_after_step_4)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
+    monkeypatch.undo()
+    assert not (run / "train").exists()
+    work = run / "train-work"
+    assert sorted(p.name for p in (work / "checkpoints").iterdir()) == ["step-00000002", "step-00000004"]
+
+    restored = []
+    real_restore = Trainer._restore
+    monkeypatch.setattr(Trainer, "_restore", lambda self, d: (restored.append(d.name), real_restore(self, d)))
+    m = run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
+    assert restored == ["step-00000004"]
+    assert m["status"] == "ran" and m["steps"] == 6
+    assert train_records(run / "train") == train_records(reference / "train")   # as if never interrupted
+
+
+def test_changed_config_or_resume_false_starts_over(tmp_path, monkeypatch):
+    run = make_run(tmp_path / "run")
+    original = Trainer.save_checkpoint
+
+    def crash(self):
+        original(self)
+        raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(Trainer, "save_checkpoint", crash)
+    with pytest.raises(RuntimeError):
+        run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
+    monkeypatch.undo()
+    seen = []
+    monkeypatch.setattr(Trainer, "_restore", lambda self, d: seen.append(d))
+    run_stage(TRAIN, tiny_config(**CFG, resume=False), run, quiet=True)
+    assert seen == []                                  # started over
+    assert [r["step"] for r in train_records(run / "train") if r["split"] == "train"] == list(range(1, 7))
