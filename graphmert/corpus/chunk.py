@@ -12,7 +12,6 @@ came from (in ``document`` mode it is ``doc_id`` everywhere and is not stored).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -93,6 +92,3 @@ def read_chunks(paths: str | Path | Iterable[str | Path]) -> Iterator[Chunk]:
                 row["mentions"] = [ChunkMention(**m) for m in row["mentions"]]
                 yield Chunk(**row)
 
-
-def chunk_summary(chunk: Chunk) -> str:  # pragma: no cover - debugging helper
-    return json.dumps({"id": chunk.id, "roots": chunk.num_roots, "mentions": len(chunk.mentions)})
