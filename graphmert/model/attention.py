@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graphmert.graph.batch import GraphBatch, graph_distance
+from graphmert.config import ConfigError
 from graphmert.registry import Registry
 
 __all__ = ["AttentionSpec", "ATTENTION_KERNELS", "AttentionKernel", "RotaryEmbedding", "SelfAttention",
@@ -217,13 +218,14 @@ class SelfAttention(nn.Module):
     Args:
         hidden_size: H.  num_heads: h (H divisible by h).  dropout: on attention probabilities.
         kernel: ``model.attention_kernel`` name.  rotary: a shared :class:`RotaryEmbedding` or None.
+        bias: whether W_qkv has a bias (RoBERTa: yes; NeoBERT: no).
     """
 
     def __init__(self, hidden_size: int, num_heads: int, dropout: float, kernel: str,
-                 rotary: Optional[RotaryEmbedding] = None) -> None:
+                 rotary: Optional[RotaryEmbedding] = None, bias: bool = True) -> None:
         super().__init__()
         if hidden_size % num_heads:
-            raise ValueError(f"model.hidden_size: {hidden_size} is not divisible by model.num_heads "
+            raise ConfigError(f"model.hidden_size: {hidden_size} is not divisible by model.num_heads "
                              f"({num_heads})")
         self.num_heads = num_heads
         self.head_dim = hidden_size // num_heads
@@ -231,7 +233,7 @@ class SelfAttention(nn.Module):
         self.dropout = dropout
         self.kernel_name = kernel
         self.kernel = ATTENTION_KERNELS.get(kernel)
-        self.qkv = nn.Linear(hidden_size, 3 * hidden_size)
+        self.qkv = nn.Linear(hidden_size, 3 * hidden_size, bias=bias)
         self.rotary = rotary
 
     def forward(self, x: Tensor, spec: AttentionSpec) -> Tensor:

@@ -27,7 +27,7 @@ from typing import Optional
 from torch import Tensor, nn
 
 from graphmert.config import ConfigError, ModelConfig, opt
-from graphmert.model.attention import ATTENTION_KERNELS, AttentionSpec, RotaryEmbedding
+from graphmert.model.attention import AttentionSpec, RotaryEmbedding, SelfAttention
 from graphmert.model.backbones.rmsnorm import RMSNorm
 from graphmert.model.backbones.swiglu import SwiGLU, swiglu_hidden_size
 
@@ -67,7 +67,8 @@ def build_rotary(cfg: ModelConfig, opts: PreNormOptions) -> RotaryEmbedding:
 class RotarySelfAttention(nn.Module):
     """Multi-head self-attention with RoPE and an output projection: [B, L, H] → [B, L, H].
 
-        [Q | K | V] = x W_qkv (+ b);  Q, K ← RoPE;  C = kernel(Q, K, V, spec);  y = C W_o (+ b)
+        C = SelfAttention(x, spec)   ([Q|K|V] = x W_qkv (+ b);  Q, K ← RoPE;  kernel with the spec)
+        y = C W_o (+ b)
 
     Args:
         hidden_size: H.  num_heads: h.  dropout: on attention probabilities.
@@ -78,32 +79,11 @@ class RotarySelfAttention(nn.Module):
     def __init__(self, hidden_size: int, num_heads: int, dropout: float, kernel: str,
                  rotary: Optional[RotaryEmbedding], bias: bool = False) -> None:
         super().__init__()
-        if hidden_size % num_heads:
-            raise ConfigError(f"model.hidden_size: {hidden_size} is not divisible by model.num_heads "
-                              f"({num_heads})")
-        self.num_heads = num_heads
-        self.head_dim = hidden_size // num_heads
-        self.scaling = self.head_dim ** -0.5
-        self.dropout = dropout
-        self.kernel_name = kernel
-        self.kernel = ATTENTION_KERNELS.get(kernel)
-        self.rotary = rotary
-        self.qkv = nn.Linear(hidden_size, 3 * hidden_size, bias=bias)        # W_qkv
+        self.attn = SelfAttention(hidden_size, num_heads, dropout, kernel, rotary, bias=bias)
         self.out = nn.Linear(hidden_size, hidden_size, bias=bias)            # W_o
 
     def forward(self, x: Tensor, spec: AttentionSpec) -> Tensor:
-        B, L, H = x.shape
-        qkv = self.qkv(x).view(B, L, 3, self.num_heads, self.head_dim)     # [B, L, 3, h, d]
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)                      # 3 × [B, h, L, d]
-        if self.rotary is not None:
-            cos, sin = self.rotary.cos_sin(spec)                            # [B, 1, L, d]
-            q, k = self.rotary.rotate(q, cos, sin), self.rotary.rotate(k, cos, sin)
-        p = self.dropout if self.training else 0.0
-        ctx = self.kernel(q, k, v, spec, p, self.scaling)                   # [B, h, L, d]
-        return self.out(ctx.transpose(1, 2).reshape(B, L, H))               # [B, L, H]
-
-    def extra_repr(self) -> str:
-        return f"num_heads={self.num_heads}, head_dim={self.head_dim}, kernel={self.kernel_name!r}"
+        return self.out(self.attn(x, spec))                                 # [B, L, H]
 
 
 class PreNormLayer(nn.Module):

@@ -133,7 +133,7 @@ def naive_prenorm_layer(layer, x, pos, mask, eps):
         return v / torch.sqrt(v.pow(2).mean(-1, keepdim=True) + eps) * g
 
     xn = rms(x, layer.attn_norm.weight)
-    q, k, v = (xn @ layer.attention.qkv.weight.T).split(H, dim=-1)
+    q, k, v = (xn @ layer.attention.attn.qkv.weight.T).split(H, dim=-1)
     ctx = torch.zeros(B, L, H)
     for b in range(B):
         for head in range(h):

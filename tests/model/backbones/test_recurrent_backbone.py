@@ -46,7 +46,7 @@ def test_iterations_and_residual_match_a_reference_loop(share, alpha):
         want = bb.final_norm(h)
     assert torch.allclose(got, want, atol=1e-6)
     if not share:                                                   # the iterations really differ
-        assert not torch.equal(layers[0].attention.qkv.weight, layers[N].attention.qkv.weight)
+        assert not torch.equal(layers[0].attention.attn.qkv.weight, layers[N].attention.attn.qkv.weight)
 
 
 def test_residual_scale_changes_the_output():
