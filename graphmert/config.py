@@ -38,6 +38,7 @@ __all__ = [
     "ModelConfig",
     "TrainConfig",
     "ExtractConfig",
+    "EvaluateConfig",
     "ExportConfig",
     "PipelineConfig",
     "Config",
@@ -106,6 +107,10 @@ class KGConfig:
     format: str = opt("auto", help="seed-KG reader name ('kgx_tsv', 'rdf', 'hetionet_disgenet_mesh'), "
                       "or 'auto' by suffix / folder layout")
     include_isa: bool = opt(False, help="hetionet_disgenet_mesh: also load the MeSH 'isa' edges")
+    relation_files: list[str] = opt(factory=list, help="corpus files with document-level relations "
+                                    "(PubTator / BioC, e.g. BioRED train) added as seed triples in "
+                                    "both directions; names and categories come from their mentions")
+    relation_files_format: str = opt("auto", help="reader name for kg.relation_files, or 'auto'")
     prefix_map: dict[str, str] = opt(factory=dict, help="extra CURIE prefix → IRI base used to "
                                      "compact RDF IRIs (added to the built-in map)")
     relation_schema: dict[str, list[list[str]]] = opt(
@@ -237,34 +242,120 @@ class TrainConfig:
 
 @dataclass
 class ExtractConfig:
-    """Triple extraction (DESIGN §8)."""
+    """Triple extraction (DESIGN §8): heads → relations → masked-leaf tail prediction → tails → filters."""
 
-    top_k: int = opt(20, min=1)
-    batch_size: int = opt(64, min=1)
-    tail_mode: str = opt("candidates", choices=("candidates", "paper"))
-    min_confidence: float = opt(0.0, min=0.0, max=1.0)
-    beta: float = opt(0.67, min=0.0, max=1.0, help="triple-to-chunk similarity threshold")
-    require_tail_in_document: bool = opt(False)
-    relations: list[str] = opt(factory=list, help="restrict to these relations (empty: all)")
+    paths: list[str] = opt(factory=list, help="documents to extract from (any corpus format); "
+                           "empty: the run's own ingested corpus")
+    format: str = opt("auto", help="reader name for extract.paths, or 'auto' by suffix")
+    checkpoint: Optional[str] = opt(None, help="model checkpoint folder; None: RUN/train/model")
+    relations: list[str] = opt(factory=list, help="restrict to these relations (empty: every "
+                               "relation the model saw injected in training)")
+    top_k: int = opt(20, min=1, help="top-k tokens kept per leaf slot (reported; 'paper' mode tails)")
+    batch_size: int = opt(64, min=1, help="query graphs per forward pass")
+    pack_queries: bool = opt(True, help="put the queries of several heads of one chunk into one "
+                             "graph (one per head root); false: one query per graph")
+    tail_mode: str = opt("candidates", choices=("candidates", "paper"),
+                         help="candidates: score candidate tails by the model's likelihood; paper: "
+                              "the top-k tokens of leaf slot 0 are the tails")
+    tail_sources: list[str] = opt(factory=lambda: ["mention", "lexicon", "phrase"],
+                                  help="candidate tails: mentions of the document, lexicon names "
+                                       "built from top-k tokens, word n-grams of the chunk")
+    max_phrase_words: int = opt(3, min=1, help="longest word n-gram taken as a phrase candidate")
+    tail_scope: str = opt("document", choices=("sentence", "chunk", "document"),
+                          help="where a mention tail must occur: the head's sentence, its chunk, "
+                               "or anywhere in the document")
+    ranking: str = opt("likelihood", choices=("likelihood", "pmi"),
+                       help="rank tails by their likelihood, or by it minus the mean over the "
+                            "chunk's heads (pointwise mutual information: discounts tails every "
+                            "head finds likely)")
+    tails_per_query: int = opt(1, min=1, help="best tails kept per (head mention, relation)")
+    min_confidence: float = opt(0.0, min=0.0, max=1.0, help="drop triples below this confidence "
+                                "(geometric-mean probability of the tail tokens)")
+    check_range: bool = opt(True, help="drop triples whose tail category is outside the "
+                            "relation's range (untyped tails pass and are counted)")
+    beta: float = opt(0.67, min=0.0, max=1.0, help="drop triples whose text is less similar than "
+                      "this to the chunk (the paper's β; TF-IDF cosines run lower, see configs)")
+    similarity_scorer: str = opt("tfidf", help="triple-to-chunk similarity scorer (registry name)")
+    require_tail_in_document: bool = opt(False, help="drop tails whose name is not in the document")
+    shard_size: int = opt(10000, min=1, help="triples per Parquet shard")
+    llm_url: Optional[str] = opt(None, help="OpenAI-compatible base URL (e.g. "
+                                 "http://127.0.0.1:8000/v1) of an optional helper LLM; None: off")
+    llm_model: str = opt("", help="model name sent to the helper LLM")
+    llm_api_key_env: str = opt("OPENAI_API_KEY", help="environment variable holding the API key")
+    llm_timeout: float = opt(30.0, min=0.0, min_exclusive=True, help="seconds per LLM request")
+    llm_retries: int = opt(2, min=0, help="retries of a failed LLM request (with backoff)")
+
+
+@dataclass
+class EvaluateConfig:
+    """Evaluation against gold document-level relations (DESIGN §9)."""
+
+    gold: list[str] = opt(factory=list, help="gold files (PubTator or BioC) with entities and "
+                          "relations; empty: no evaluation")
+    format: str = opt("auto", help="reader name for evaluate.gold, or 'auto' by suffix")
+    relation_map: dict[str, str] = opt(factory=dict, help="model relation → gold relation type "
+                                       "(unmapped relations keep their name)")
+    baselines: list[str] = opt(factory=lambda: ["cooccurrence", "seed_kg"],
+                               help="baseline systems run on the same documents (registry names)")
 
 
 @dataclass
 class ExportConfig:
-    """RDF / KGX export."""
+    """RDF / KGX export and the HTML report (docs/EXPORT.md). Names are checked by graphmert.export."""
 
-    formats: list[str] = opt(factory=lambda: ["ttl", "nt", "jsonld", "kgx"])
-    namespace: str = opt("https://w3id.org/graphmert/")
-    predicate_map: dict[str, str] = opt(factory=dict, help="seed-KG relation → Biolink predicate")
-    prefix_map: dict[str, str] = opt(factory=dict, help="extra CURIE prefix → IRI base")
+    formats: list[str] = opt(factory=lambda: ["ttl", "nt", "jsonld", "kgx"],
+                             help="files to write: ttl, nt, jsonld, kgx (TSV + JSON Lines), trig, nq "
+                                  "(trig / nq: one named graph per run)")
+    namespace: str = opt("https://w3id.org/graphmert/", help="IRI base of minted IRIs (entities "
+                         "without an id, associations, runs, documents that are not PMIDs)")
+    predicate_map: dict[str, str] = opt(
+        factory=lambda: {
+            "associated_with": "biolink:associated_with", "associates": "biolink:associated_with",
+            "Association": "biolink:associated_with", "treats": "biolink:treats",
+            "palliates": "biolink:ameliorates_condition", "causes": "biolink:causes",
+            "binds": "biolink:directly_physically_interacts_with",
+            "Bind": "biolink:directly_physically_interacts_with",
+            "upregulates": "biolink:affects", "downregulates": "biolink:affects",
+            "presents": "biolink:has_phenotype", "isa": "biolink:subclass_of",
+            "includes": "biolink:has_member", "resembles": "biolink:similar_to",
+            "Positive_Correlation": "biolink:positively_correlated_with",
+            "Negative_Correlation": "biolink:negatively_correlated_with",
+            "Drug_Interaction": "biolink:interacts_with", "Cotreatment": "biolink:related_to",
+            "Comparison": "biolink:related_to", "Conversion": "biolink:related_to"},
+        help="seed-KG relation → Biolink predicate CURIE (a YAML value replaces the whole table)")
+    default_predicate: str = opt("biolink:related_to", help="Biolink predicate of relations "
+                                 "missing from export.predicate_map (counted in the manifest)")
+    category_map: dict[str, str] = opt(factory=dict, help="category as found in triples → Biolink "
+                                       "category CURIE; Biolink CURIEs and corpus mention types "
+                                       "(Gene, Chemical, ...) need no entry; unknown → NamedThing")
+    prefix_map: dict[str, str] = opt(
+        factory=lambda: {"NCBIGene": "https://identifiers.org/ncbigene:"},
+        help="CURIE prefix → IRI base, overriding the built-in map (graphmert/vocab.py) per prefix "
+             "(a YAML value replaces this default)")
+    pmid_base: str = opt("http://www.ncbi.nlm.nih.gov/pubmed/",
+                         help="IRI base of PubMed ids (all-digit document ids)")
+    max_supporting_text: int = opt(5, min=0, help="distinct evidence sentences kept per association")
+    max_graph_triples: int = opt(200000, min=0, help="most triples exported as ttl / jsonld / trig "
+                                 "(built in memory); larger graphs get nt / nq / kgx only")
+    knowledge_source: str = opt("infores:graphmert", help="KGX primary_knowledge_source of every edge")
+    report_samples: int = opt(50, min=0, help="sample triples (with evidence) in the HTML report")
+    report_top_entities: int = opt(20, min=1, help="entities in the report's top-entities plot")
 
 
 @dataclass
 class PipelineConfig:
-    """Orchestration: scheduler and workers (used by pipelines/, never by the library)."""
+    """Orchestration on Dask (used by pipelines/, never by the library; docs/PIPELINE.md). No key
+    here changes any output, so none is part of a stage's config hash."""
 
-    scheduler: str = opt("local", help="'local', 'synchronous', or a tcp:// address")
-    workers: int = opt(0, min=0, help="LocalCluster workers; 0 = one per core")
-    retries: int = opt(2, min=0)
+    scheduler: str = opt("local", help="'local' (a LocalCluster of worker processes), 'synchronous' "
+                         "(every task in the driver process, for debugging) or a scheduler address "
+                         "such as tcp://host:8786; DASK_SCHEDULER_ADDRESS and --scheduler override it")
+    workers: int = opt(0, min=0, help="LocalCluster worker processes (one thread each); 0 = one "
+                       "per core")
+    retries: int = opt(2, min=0, help="times a shard task is retried after it raised or its worker "
+                       "died")
+    connect_timeout: float = opt(10.0, min=0.0, min_exclusive=True,
+                                 help="seconds to reach a scheduler address and find a worker there")
 
 
 @dataclass
@@ -277,6 +368,7 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     export: ExportConfig = field(default_factory=ExportConfig)
+    evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
 
 

@@ -7,6 +7,8 @@
 ``auto``                   ``kg.path`` → the folder layout; else by file suffix (all files must agree)
 =========================  ===================================================================
 
+``kg.relation_files`` (annotated corpora with document-level relations) add triples to any of them.
+
 Every reader is a function ``(KGConfig) -> SeedKG``; :func:`load_kg` resolves ``auto`` and calls it.
 """
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from graphmert.config import ConfigError, KGConfig
+from graphmert.kg.corpus_relations import merge_kgs, read_relation_files
 from graphmert.kg.graph import KGError, SeedKG
 from graphmert.kg.hetionet import is_hetionet_folder, read_hetionet_disgenet_mesh
 from graphmert.kg.rdf import rdf_format, read_rdf
@@ -76,9 +79,16 @@ def resolve_format(cfg: KGConfig) -> str:
 
 
 def load_kg(cfg: KGConfig) -> SeedKG:
-    """Read the seed KG described by ``cfg`` (reader from ``kg.format``)."""
+    """Read the seed KG described by ``cfg`` (reader from ``kg.format``), plus the document-level
+    relations of ``kg.relation_files`` (:mod:`graphmert.kg.corpus_relations`). With only
+    ``kg.relation_files`` set, the KG is those relations alone."""
+    extra = None
+    if cfg.relation_files:
+        extra = read_relation_files(cfg.relation_files, cfg.relation_files_format, cfg.skip_bad_records)
+        if not (cfg.path or cfg.nodes or cfg.edges):
+            return extra.check_not_empty()
     reader = KG_READERS.get(resolve_format(cfg))
     kg = reader(cfg)
     if not isinstance(kg, SeedKG):  # pragma: no cover - a mis-registered reader
         raise KGError(f"kg.format {cfg.format!r}: reader returned {type(kg).__name__}, not SeedKG")
-    return kg
+    return merge_kgs(kg, extra) if extra is not None else kg

@@ -1,0 +1,85 @@
+"""The evaluation report: the metrics.json payload and a Markdown table of it.
+
+``RUN/evaluate/metrics.json`` (DESIGN §10) has the shape::
+
+    {
+      "systems": {
+        "<name>": {                                   # "graphmert" and each baseline, in run order
+          "untyped":  {"all": PRF, "seed_known": PRF, "novel": PRF},
+          "typed":    {"all": PRF, "seed_known": PRF, "novel": PRF},
+          "validity": float | null
+        }, ...
+      },
+      "documents": int, "gold_pairs": int, "unknown_relation_ids": int, ...   # plain counts (extra)
+    }
+
+where PRF = ``{"precision", "recall", "f1", "tp", "predicted", "gold"}`` (:func:`~graphmert.eval.
+metrics.prf`). The Markdown table has one row per system: untyped P / R / F1, typed P / R / F1,
+untyped F1 on seed-known and on novel pairs, and validity, to 3 decimals ("–" where undefined).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphmert.io import atomic_write_json, atomic_write_text
+
+__all__ = ["metrics_payload", "markdown_table", "write_report"]
+
+_PRF_KEYS = ("precision", "recall", "f1", "tp", "predicted", "gold")
+_SPLITS = ("all", "seed_known", "novel")
+
+
+def _check_scores(name: str, kind: str, scores: object) -> dict:
+    if not isinstance(scores, dict) or set(scores) != set(_SPLITS):
+        raise ValueError(f"system {name!r}: {kind!r} must map {list(_SPLITS)} to scores; got "
+                         f"{sorted(scores) if isinstance(scores, dict) else type(scores).__name__}")
+    for split in _SPLITS:
+        missing = [k for k in _PRF_KEYS if k not in scores[split]]
+        if missing:
+            raise ValueError(f"system {name!r}: {kind}.{split} lacks {missing}")
+    return {split: {k: scores[split][k] for k in _PRF_KEYS} for split in _SPLITS}
+
+
+def metrics_payload(systems: dict[str, dict], extra: dict | None = None) -> dict:
+    """The metrics.json object: ``systems`` (name → untyped, typed, validity) plus ``extra`` counts.
+
+    Each system is an :func:`~graphmert.eval.metrics.evaluate_system` result, optionally with
+    ``"validity"`` (``None`` when absent). ``extra`` holds run-level counts (documents, gold_pairs,
+    unknown_relation_ids, skipped predictions, ...) and may not use the key ``systems``; e.g.
+    ``{**gold.counts(), "predicted_pairs_outside_gold": gold.outside(pred_untyped)}``.
+    """
+    extra = dict(extra or {})
+    if "systems" in extra:
+        raise ValueError("metrics_payload: 'systems' is reserved; rename that extra key")
+    out: dict[str, dict] = {}
+    for name, result in systems.items():
+        out[name] = {"untyped": _check_scores(name, "untyped", result.get("untyped")),
+                     "typed": _check_scores(name, "typed", result.get("typed")),
+                     "validity": result.get("validity")}
+    return {"systems": out, **extra}
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def markdown_table(payload: dict) -> str:
+    """One row per system of ``payload["systems"]``; numbers to 3 decimals."""
+    head = ("| system | P | R | F1 | typed P | typed R | typed F1 | F1 seed-known | F1 novel | "
+            "validity |")
+    rows = [head, "|" + "---|" * 10]
+    for name, s in payload["systems"].items():
+        u, t = s["untyped"], s["typed"]
+        cells = [u["all"]["precision"], u["all"]["recall"], u["all"]["f1"],
+                 t["all"]["precision"], t["all"]["recall"], t["all"]["f1"],
+                 u["seed_known"]["f1"], u["novel"]["f1"], s.get("validity")]
+        rows.append("| " + " | ".join([name] + [_fmt(c) for c in cells]) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def write_report(directory: str | Path, payload: dict) -> dict[str, Path]:
+    """Write ``metrics.json`` and ``metrics.md`` (the table) into ``directory``, each atomically."""
+    directory = Path(directory)
+    return {"metrics.json": atomic_write_json(directory / "metrics.json", payload),
+            "metrics.md": atomic_write_text(directory / "metrics.md", markdown_table(payload))}

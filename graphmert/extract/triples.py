@@ -1,0 +1,175 @@
+"""Triple records: what extraction produces and export / evaluation consume.
+
+One :class:`Triple` is a (head, relation, tail) with a confidence and its evidence::
+
+    head_id, head_name, head_category      the head entity ("" id when it has no seed-KG / corpus id)
+    relation                               a relation name of the model's relation map
+    tail_id, tail_name, tail_category      the tail ("" id when the tail is a phrase or a token)
+    tail_source                            how the tail was found: mention | lexicon | phrase | token | llm
+    confidence                             max over the evidence of the model's confidence
+    confidence_mean                        mean over the evidence
+    evidence_count                         number of (document, chunk, head mention) supporting it
+    documents                              sorted distinct supporting document ids
+    evidence                               list of :class:`Evidence` (one per supporting head mention)
+    checkpoint_id, run_id                  which model and which run produced it
+
+An :class:`Evidence` is one extraction event: the document and chunk, the sentence around the head
+(text and its character start in the document), the head's and (when the tail is a mention of the
+same document) the tail's character spans in the document text, and the confidence of that event.
+
+:func:`merge_triples` folds per-chunk triples that name the same (head, relation, tail) — by id when
+there is one, else by the normalised name — into one record. Records are written as Parquet shards
+(``triples-00000.parquet``) and one JSON Lines file, both atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphmert.io import atomic_path
+
+__all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "write_triples", "read_triples",
+           "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES"]
+
+TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
+
+
+@dataclass
+class Evidence:
+    doc_id: str
+    chunk_id: str
+    sentence: str                    # the sentence that holds the head mention
+    sentence_start: int              # its character offset in the document text
+    head_start: int                  # head mention, document character offsets [start, end)
+    head_end: int
+    tail_start: int = -1             # tail mention in the same document, −1 when none
+    tail_end: int = -1
+    confidence: float = 0.0
+
+
+@dataclass
+class Triple:
+    head_id: str
+    head_name: str
+    head_category: str
+    relation: str
+    tail_id: str
+    tail_name: str
+    tail_category: str
+    tail_source: str
+    confidence: float
+    confidence_mean: float = 0.0
+    evidence_count: int = 1
+    documents: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    checkpoint_id: str = ""
+    run_id: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Triple":
+        d = dict(d)
+        d["evidence"] = [Evidence(**e) for e in d.get("evidence") or []]
+        d["documents"] = list(d.get("documents") or [])
+        return cls(**d)
+
+
+def _entity_key(entity_id: str, name: str) -> str:
+    return entity_id if entity_id else "name:" + " ".join(name.lower().split())
+
+
+def triple_key(t: Triple) -> tuple[str, str, str]:
+    """(head key, relation, tail key): the id when there is one, else ``name:<normalised name>``."""
+    return (_entity_key(t.head_id, t.head_name), t.relation, _entity_key(t.tail_id, t.tail_name))
+
+
+def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
+    """Merge triples with the same :func:`triple_key` (order: by key, so the output is deterministic).
+
+    The merged record keeps the first head/tail names and categories met in input order, the
+    evidence of all (sorted by document, chunk, head offset), ``evidence_count`` = len(evidence),
+    ``confidence`` = max and ``confidence_mean`` = mean of the evidence confidences.
+    """
+    groups: dict[tuple[str, str, str], list[Triple]] = {}
+    for t in triples:
+        groups.setdefault(triple_key(t), []).append(t)
+    out = []
+    for key in sorted(groups):
+        ts = groups[key]
+        first = ts[0]
+        ev = sorted((e for t in ts for e in t.evidence),
+                    key=lambda e: (e.doc_id, e.chunk_id, e.head_start, e.head_end, e.tail_start))
+        confs = [e.confidence for e in ev] or [t.confidence for t in ts]
+        out.append(Triple(
+            head_id=first.head_id, head_name=first.head_name, head_category=first.head_category,
+            relation=first.relation, tail_id=first.tail_id, tail_name=first.tail_name,
+            tail_category=first.tail_category, tail_source=first.tail_source,
+            confidence=max(confs), confidence_mean=sum(confs) / len(confs),
+            evidence_count=len(ev) if ev else sum(t.evidence_count for t in ts),
+            documents=sorted({e.doc_id for e in ev} | {d for t in ts for d in t.documents}),
+            evidence=ev, checkpoint_id=first.checkpoint_id, run_id=first.run_id))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------------
+
+_EVIDENCE = pa.struct([("doc_id", pa.string()), ("chunk_id", pa.string()), ("sentence", pa.string()),
+                       ("sentence_start", pa.int64()), ("head_start", pa.int64()),
+                       ("head_end", pa.int64()), ("tail_start", pa.int64()), ("tail_end", pa.int64()),
+                       ("confidence", pa.float64())])
+SCHEMA = pa.schema([
+    ("head_id", pa.string()), ("head_name", pa.string()), ("head_category", pa.string()),
+    ("relation", pa.string()),
+    ("tail_id", pa.string()), ("tail_name", pa.string()), ("tail_category", pa.string()),
+    ("tail_source", pa.string()),
+    ("confidence", pa.float64()), ("confidence_mean", pa.float64()), ("evidence_count", pa.int64()),
+    ("documents", pa.list_(pa.string())), ("evidence", pa.list_(_EVIDENCE)),
+    ("checkpoint_id", pa.string()), ("run_id", pa.string()),
+])
+
+
+def write_triples(triples: Sequence[Triple], path: str | Path) -> int:
+    """One Parquet shard, written atomically. Returns the number of triples."""
+    table = pa.Table.from_pylist([t.to_dict() for t in triples], schema=SCHEMA)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return len(triples)
+
+
+def read_triples(paths: str | Path | Iterable[str | Path]) -> Iterator[Triple]:
+    """Triples of one or more Parquet shards, in order."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    for p in paths:
+        for row in pq.read_table(p, schema=SCHEMA).to_pylist():
+            yield Triple.from_dict(row)
+
+
+def write_triples_jsonl(triples: Iterable[Triple], path: str | Path) -> int:
+    """One JSON object per line (UTF-8, keys in field order), written atomically."""
+    n = 0
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for t in triples:
+            f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def read_triples_jsonl(path: str | Path) -> Iterator[Triple]:
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    yield Triple.from_dict(json.loads(line))
+                except (json.JSONDecodeError, TypeError) as e:
+                    raise ValueError(f"{path}: line {i}: not a triple record ({e})") from None

@@ -1,0 +1,211 @@
+"""Pair metrics: P/R/F1 against hand-computed values, the seed-known / novel split, pair extraction
+from Triple records, validity, and the metrics.json payload / Markdown table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from graphmert.corpus.document import Document, Mention, Relation
+from graphmert.eval.gold import GoldSet
+from graphmert.eval.metrics import (
+    evaluate_system, pair_sets, prf, seed_pairs, split_seed, triple_documents, validity,
+)
+from graphmert.eval.report import markdown_table, metrics_payload, write_report
+from graphmert.extract.triples import Evidence, Triple
+from graphmert.kg.graph import Edge, Node, SeedKG
+from graphmert.kg.schema import RelationSchema
+
+
+def pair(doc, a, b):
+    return (doc, frozenset((a, b)))
+
+
+def tpair(doc, a, b, t):
+    return (doc, frozenset((a, b)), t)
+
+
+def triple(h, r, t, docs, hc="biolink:Gene", tc="biolink:Disease", evidence=True):
+    ev = [Evidence(doc_id=d, chunk_id=f"{d}-0", sentence="s", sentence_start=0, head_start=0,
+                   head_end=1) for d in docs] if evidence else []
+    return Triple(head_id=h, head_name=h, head_category=hc, relation=r, tail_id=t, tail_name=t,
+                  tail_category=tc, tail_source="mention", confidence=0.9,
+                  documents=[] if evidence else list(docs), evidence=ev)
+
+
+def gold_set() -> GoldSet:
+    """d1: A–B Association, A–C Positive_Correlation, B–D Bind; d2: E–F Association."""
+    d1 = Document(id="d1", text="A B C D", mentions=[
+        Mention(0, 1, "A", "Gene", ["A"]), Mention(2, 3, "B", "Disease", ["B"]),
+        Mention(4, 5, "C", "Chemical", ["C"]), Mention(6, 7, "D", "Gene", ["D"])],
+        relations=[Relation("Association", "A", "B"), Relation("Positive_Correlation", "C", "A"),
+                   Relation("Bind", "B", "D")], sentences=[(0, 7)])
+    d2 = Document(id="d2", text="E F", mentions=[
+        Mention(0, 1, "E", "Gene", ["E"]), Mention(2, 3, "F", "Gene", ["F"])],
+        relations=[Relation("Association", "F", "E")], sentences=[(0, 3)])
+    return GoldSet.from_documents([d1, d2])
+
+
+# ---------------------------------------------------------------------------------------- prf
+
+
+def test_prf_hand_computed():
+    gold = {1, 2, 3}
+    pred = {1, 2, 4, 5}
+    m = prf(pred, gold)
+    # TP = 2; P = 2/4; R = 2/3; F1 = 2PR/(P+R) = (2 · 1/2 · 2/3) / (1/2 + 2/3) = (2/3) / (7/6) = 4/7
+    assert m["tp"] == 2 and m["predicted"] == 4 and m["gold"] == 3
+    assert m["precision"] == pytest.approx(0.5)
+    assert m["recall"] == pytest.approx(2 / 3)
+    assert m["f1"] == pytest.approx(4 / 7)
+
+
+def test_prf_zero_denominators():
+    assert prf(set(), {1}) == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "tp": 0, "predicted": 0,
+                               "gold": 1}
+    assert prf({1}, set()) == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "tp": 0, "predicted": 1,
+                               "gold": 0}
+    assert prf({1}, {2})["f1"] == 0.0
+
+
+@given(st.sets(st.integers(0, 20)), st.sets(st.integers(0, 20)))
+def test_prf_matches_counting_reference(pred, gold):
+    tp = sum(1 for x in pred if x in gold)
+    m = prf(pred, gold)
+    assert m["tp"] == tp
+    if pred and gold and tp:
+        assert m["f1"] == pytest.approx(2 * tp / (len(pred) + len(gold)))
+    else:
+        assert m["f1"] == 0.0
+
+
+# -------------------------------------------------------------------------------- pair_sets
+
+
+def test_pair_sets_one_pair_per_evidence_document_and_relation_map():
+    ts = [triple("A", "associated_with", "B", ["d1", "d2", "d1"]),
+          triple("B", "treats", "A", ["d1"])]
+    u, t = pair_sets(ts, {"associated_with": "Association"})
+    assert u == {pair("d1", "A", "B"), pair("d2", "A", "B")}
+    assert t == {tpair("d1", "A", "B", "Association"), tpair("d2", "A", "B", "Association"),
+                 tpair("d1", "A", "B", "treats")}          # unmapped relation keeps its name
+
+
+def test_pair_sets_ignores_empty_ids_and_self_pairs():
+    ts = [triple("", "r", "B", ["d1"]), triple("A", "r", "", ["d1"]), triple("A", "r", "A", ["d1"]),
+          triple("A", "r", "C", ["d1"])]
+    u, t = pair_sets(ts)
+    assert u == {pair("d1", "A", "C")}
+    assert t == {tpair("d1", "A", "C", "r")}
+
+
+def test_triple_documents_falls_back_to_documents_without_evidence():
+    assert triple_documents(triple("A", "r", "B", ["d2", "d1"], evidence=False)) == ["d1", "d2"]
+    assert triple_documents(triple("A", "r", "B", ["d2", "d1", "d2"])) == ["d1", "d2"]
+
+
+# ---------------------------------------------------------------------------- evaluate_system
+
+
+def test_evaluate_system_hand_computed():
+    g = gold_set()
+    assert len(g.untyped) == 4 and len(g.typed) == 4
+    pu = {pair("d1", "A", "B"), pair("d1", "A", "C"), pair("d1", "C", "D"), pair("d2", "E", "F"),
+          pair("d9", "A", "B")}                                       # d9 is not in the gold
+    pt = {tpair("d1", "A", "B", "Association"), tpair("d1", "A", "C", "Association"),
+          tpair("d1", "C", "D", "Bind"), tpair("d2", "E", "F", "Association"),
+          tpair("d9", "A", "B", "Association")}
+    assert g.outside(pu) == 1 and g.outside(pt) == 1
+    r = evaluate_system(pu, pt, g, set())
+    # untyped: 4 scored predictions, TP = 3 (A–B, A–C, E–F), gold 4 → P 3/4, R 3/4, F1 3/4
+    assert r["untyped"]["all"]["tp"] == 3 and r["untyped"]["all"]["predicted"] == 4
+    assert r["untyped"]["all"]["precision"] == pytest.approx(0.75)
+    assert r["untyped"]["all"]["recall"] == pytest.approx(0.75)
+    assert r["untyped"]["all"]["f1"] == pytest.approx(0.75)
+    # typed: A–C has the wrong type → TP = 2 of 4 → P = R = F1 = 1/2
+    assert r["typed"]["all"]["tp"] == 2
+    assert r["typed"]["all"]["f1"] == pytest.approx(0.5)
+    # no seed pairs: everything is novel
+    assert r["untyped"]["novel"] == r["untyped"]["all"]
+    assert r["untyped"]["seed_known"]["predicted"] == 0 and r["untyped"]["seed_known"]["gold"] == 0
+
+
+def test_seed_known_novel_split():
+    g = gold_set()
+    kg = SeedKG([Node(i, i) for i in "ABCDEF"],
+                [Edge("B", "rel", "A"), Edge("E", "rel", "F"), Edge("C", "rel", "C")])
+    seed = seed_pairs(kg)
+    assert seed == {frozenset("AB"), frozenset("EF")}             # direction ignored, self-loop out
+    pu = {pair("d1", "A", "B"), pair("d1", "A", "C"), pair("d1", "C", "D"), pair("d2", "E", "F")}
+    pt = {tpair("d1", "A", "B", "Bind"), tpair("d1", "A", "C", "Positive_Correlation")}
+    r = evaluate_system(pu, pt, g, seed)
+    u = r["untyped"]
+    # known: pred {d1 A–B, d2 E–F}, gold {d1 A–B, d2 E–F} → TP 2, P = R = 1
+    assert (u["seed_known"]["tp"], u["seed_known"]["predicted"], u["seed_known"]["gold"]) == (2, 2, 2)
+    assert u["seed_known"]["f1"] == pytest.approx(1.0)
+    # novel: pred {A–C, C–D}, gold {A–C, B–D} → TP 1, P 1/2, R 1/2
+    assert (u["novel"]["tp"], u["novel"]["predicted"], u["novel"]["gold"]) == (1, 2, 2)
+    assert u["novel"]["f1"] == pytest.approx(0.5)
+    assert u["all"]["tp"] == u["seed_known"]["tp"] + u["novel"]["tp"]
+    t = r["typed"]
+    # typed known: A–B predicted Bind, gold Association → TP 0; novel: A–C correct → TP 1 of 2 gold
+    assert (t["seed_known"]["tp"], t["seed_known"]["predicted"], t["seed_known"]["gold"]) == (0, 1, 2)
+    assert (t["novel"]["tp"], t["novel"]["predicted"], t["novel"]["gold"]) == (1, 1, 2)
+
+
+def test_split_seed_partitions():
+    pairs = {pair("d", "A", "B"), pair("d", "B", "C"), tpair("d", "A", "B", "x")}
+    known, novel = split_seed(pairs, {frozenset("AB")})
+    assert known == {pair("d", "A", "B"), tpair("d", "A", "B", "x")}
+    assert novel == {pair("d", "B", "C")}
+
+
+# ---------------------------------------------------------------------------------- validity
+
+
+def test_validity_share_of_schema_conform_triples():
+    schema = RelationSchema({"treats": {("biolink:ChemicalEntity", "biolink:Disease")},
+                             "binds": {("biolink:Gene", "biolink:Gene")}})
+    ts = [triple("c", "treats", "d", ["x"], "biolink:ChemicalEntity", "biolink:Disease"),
+          triple("g", "binds", "h", ["x"], "biolink:Gene", "biolink:Gene"),
+          triple("d", "treats", "c", ["x"], "biolink:Disease", "biolink:ChemicalEntity"),  # reversed
+          triple("g", "unknown_rel", "h", ["x"], "biolink:Gene", "biolink:Gene")]         # not in schema
+    assert validity(ts, schema) == pytest.approx(2 / 4)
+    assert validity(iter(ts[:2]), schema) == 1.0
+    assert validity([], schema) is None
+
+
+# ------------------------------------------------------------------------------------ report
+
+
+def test_payload_and_markdown_table(tmp_path):
+    g = gold_set()
+    r = evaluate_system({pair("d1", "A", "B"), pair("d1", "C", "D")},
+                        {tpair("d1", "A", "B", "Association")}, g, {frozenset("AB")})
+    payload = metrics_payload({"graphmert": {**r, "validity": 2 / 3}, "cooccurrence": r},
+                              {"documents": 2, **g.counts()})
+    assert list(payload["systems"]) == ["graphmert", "cooccurrence"]
+    assert payload["systems"]["cooccurrence"]["validity"] is None
+    assert payload["systems"]["graphmert"]["untyped"]["all"]["tp"] == 1
+    assert payload["gold_pairs"] == 4 and payload["unknown_relation_ids"] == 0
+    table = markdown_table(payload)
+    lines = table.strip().splitlines()
+    assert len(lines) == 4 and lines[0].startswith("| system | P | R | F1 | typed P")
+    # graphmert: untyped P 1/2, R 1/4, F1 1/3; typed P 1, R 1/4, F1 2/5; known F1 (1 of 1 known
+    # gold A–B, 1 prediction) = 1; novel: pred {C–D}, gold {A–C, B–D, E–F} → 0; validity 2/3
+    assert lines[2] == ("| graphmert | 0.500 | 0.250 | 0.333 | 1.000 | 0.250 | 0.400 | 1.000 | "
+                        "0.000 | 0.667 |")
+    assert lines[3].endswith("| – |")
+    paths = write_report(tmp_path / "evaluate", payload)
+    assert json.loads(paths["metrics.json"].read_text()) == json.loads(json.dumps(payload))
+    assert paths["metrics.md"].read_text() == table
+
+
+def test_payload_rejects_malformed_systems_and_reserved_keys():
+    r = evaluate_system(set(), set(), gold_set(), set())
+    with pytest.raises(ValueError, match="'broken'.*'typed'"):
+        metrics_payload({"broken": {"untyped": r["untyped"]}}, {})
+    with pytest.raises(ValueError, match="reserved"):
+        metrics_payload({"ok": r}, {"systems": 1})
