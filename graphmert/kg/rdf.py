@@ -23,32 +23,9 @@ from typing import Iterable
 
 from graphmert.kg.graph import Edge, KGError, Node, SeedKG
 from graphmert.kg.records import BadRecords, keep_known_edges
+from graphmert.vocab import BUILTIN_PREFIXES  # the built-in map, shared with the exporter
 
 __all__ = ["BUILTIN_PREFIXES", "CurieCompactor", "read_rdf", "rdf_format"]
-
-BUILTIN_PREFIXES: dict[str, str] = {
-    "biolink": "https://w3id.org/biolink/vocab/",
-    "MESH": "http://id.nlm.nih.gov/mesh/",
-    "NCBIGene": "http://identifiers.org/ncbigene/",
-    "NCBITaxon": "http://purl.obolibrary.org/obo/NCBITaxon_",
-    "DOID": "http://purl.obolibrary.org/obo/DOID_",
-    "CHEBI": "http://purl.obolibrary.org/obo/CHEBI_",
-    "MONDO": "http://purl.obolibrary.org/obo/MONDO_",
-    "HP": "http://purl.obolibrary.org/obo/HP_",
-    "GO": "http://purl.obolibrary.org/obo/GO_",
-    "DRUGBANK": "http://identifiers.org/drugbank/",
-    "UMLS": "http://linkedlifedata.com/resource/umls/id/",
-    "OMIM": "http://purl.obolibrary.org/obo/OMIM_",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "skos": "http://www.w3.org/2004/02/skos/core#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "dcterms": "http://purl.org/dc/terms/",
-    "prov": "http://www.w3.org/ns/prov#",
-    "schema": "http://schema.org/",
-    "obo": "http://purl.obolibrary.org/obo/",
-}
 
 _RDF = BUILTIN_PREFIXES["rdf"]
 _RDFS = BUILTIN_PREFIXES["rdfs"]

@@ -1,0 +1,164 @@
+"""Export throughput and memory: N-Triples streamed per shard vs an in-memory rdflib Graph.
+
+    .venv/bin/python benchmarks/export.py [--triples 100000] [--shard-size 10000] [--out FILE]
+
+Synthetic merged triples (deterministic: ~N/5 entities with CURIEs, eight relations, 1–3 evidence
+sentences and documents each) are exported by one mode per row, each in its own subprocess so that
+peak RSS (``ru_maxrss``) belongs to that mode alone:
+
+* ``generate``      — only materialise the triples as a list (what any in-memory path holds anyway);
+* ``stream nt``     — :func:`graphmert.export.rdf.write_ntriples`, triples generated shard by shard;
+* ``graph nt``      — :func:`graphmert.export.rdf.build_graph` (all triples) + rdflib's N-Triples
+  serialiser: the in-memory path the Turtle / JSON-LD writers use;
+* ``stream kgx``    — :func:`graphmert.export.kgx.write_kgx` (TSV + JSON Lines).
+
+Reported: seconds, triples/s, lines (statements written), peak RSS and its growth over the process
+baseline after imports, output size. The stream and graph rows must describe the same graph: the
+number of distinct N-Triples lines of ``stream nt`` is compared with the graph's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, print_table, write_json  # noqa: E402
+
+MODES = ("generate", "stream nt", "graph nt", "stream kgx")
+RELATIONS = ("associated_with", "treats", "binds", "upregulates", "downregulates", "presents",
+             "isa", "causes")
+CATEGORIES = ("biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity", "biolink:PhenotypicFeature")
+WORDS = ("insulin", "glucose", "receptor", "expression", "patients", "increased", "reduced", "risk",
+         "associated", "treatment", "cells", "levels", "signalling", "hepatic", "obesity", "variant")
+
+
+def synthetic_shards(n: int, shard_size: int, seed: int = 0):
+    """Yield lists of ``shard_size`` synthetic merged triples (``n`` in all), deterministically."""
+    from graphmert.extract.triples import Evidence, Triple
+
+    rng = random.Random(seed)
+    n_entities = max(10, n // 5)
+    shard = []
+    for i in range(n):
+        h, t = rng.randrange(n_entities), rng.randrange(n_entities)
+        evidence = []
+        for k in range(rng.randint(1, 3)):
+            words = " ".join(rng.choice(WORDS) for _ in range(14))
+            sentence = f"E{h} {words} E{t} ({i}.{k})."
+            evidence.append(Evidence(str(10_000_000 + rng.randrange(n)), f"c{k}", sentence, 0, 0,
+                                     len(f"E{h}"), len(sentence) - len(f"E{t} ({i}.{k}).") , -1,
+                                     rng.random()))
+        conf = max(e.confidence for e in evidence)
+        prefix = ("NCBIGene:", "MESH:D")[h % 2]
+        shard.append(Triple(
+            head_id=f"{prefix}{h}", head_name=f"entity {h}", head_category=CATEGORIES[h % 4],
+            relation=RELATIONS[i % len(RELATIONS)], tail_id=f"MESH:D{t}", tail_name=f"entity {t}",
+            tail_category=CATEGORIES[t % 4], tail_source="mention", confidence=conf,
+            confidence_mean=conf, evidence_count=len(evidence),
+            documents=sorted({e.doc_id for e in evidence}), evidence=evidence,
+            checkpoint_id="ckpt-bench", run_id="bench"))
+        if len(shard) == shard_size:
+            yield shard
+            shard = []
+    if shard:
+        yield shard
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # KiB on Linux
+
+
+def worker(mode: str, n: int, shard_size: int, out: Path) -> dict:
+    """Run one mode in this process; returns its measurements."""
+    from graphmert.config import ExportConfig
+    from graphmert.export.kgx import write_kgx
+    from graphmert.export.rdf import RunInfo, build_graph, write_ntriples
+    from graphmert.export.vocab import Vocabulary
+    import rdflib  # noqa: F401  (imported before the baseline, like the other modes' libraries)
+
+    vocab, run = Vocabulary(ExportConfig()), RunInfo(config_hash="bench")
+    baseline = _peak_mb()
+    t = time.perf_counter()
+    lines, size, extra = 0, 0, {}
+    if mode == "generate":
+        triples = [x for s in synthetic_shards(n, shard_size) for x in s]
+        extra["held"] = len(triples)
+    elif mode == "stream nt":
+        lines = write_ntriples(synthetic_shards(n, shard_size), out / "kg.nt", vocab, run)
+    elif mode == "graph nt":
+        g = build_graph((x for s in synthetic_shards(n, shard_size) for x in s), vocab, run)
+        lines = len(g)
+        g.serialize(destination=str(out / "kg.nt"), format="nt", encoding="utf-8")
+    elif mode == "stream kgx":
+        counts = write_kgx(synthetic_shards(n, shard_size), out, vocab, run)
+        lines = counts["nodes"] + counts["edges"]
+    else:
+        raise SystemExit(f"unknown mode {mode!r}; choose from {MODES}")
+    seconds = time.perf_counter() - t
+    size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
+    return {"mode": mode, "seconds": seconds, "triples/s": n / seconds, "lines": lines,
+            "peak RSS MB": _peak_mb(), "RSS growth MB": _peak_mb() - baseline,
+            "output MB": size / 1e6, **extra}
+
+
+def _distinct_lines(path: Path) -> int:
+    import hashlib
+
+    seen = set()
+    with open(path, "rb") as f:
+        for line in f:
+            seen.add(hashlib.blake2b(line, digest_size=12).digest())
+    return len(seen)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--triples", type=int, default=100_000)
+    ap.add_argument("--shard-size", type=int, default=10_000, help="triples per shard (extract's default)")
+    ap.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--dir", type=Path, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.triples, args.shard_size, args.dir)))
+        return
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="graphmert-export-bench-") as tmp:
+        dirs = {}
+        for mode in args.modes:
+            d = Path(tmp) / mode.replace(" ", "-")
+            d.mkdir()
+            dirs[mode] = d
+            cmd = [sys.executable, __file__, "--worker", mode, "--triples", str(args.triples),
+                   "--shard-size", str(args.shard_size), "--dir", str(d)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+            if proc.returncode:
+                raise SystemExit(f"{mode}: worker failed:\n{proc.stderr[-3000:]}")
+            rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            print(f"{mode}: {rows[-1]['seconds']:.1f}s, peak RSS {rows[-1]['peak RSS MB']:.0f} MB",
+                  flush=True)
+        check = {}
+        if "stream nt" in dirs and "graph nt" in dirs:
+            distinct = _distinct_lines(dirs["stream nt"] / "kg.nt")
+            graph = next(r["lines"] for r in rows if r["mode"] == "graph nt")
+            check = {"stream_distinct_lines": distinct, "graph_statements": graph,
+                     "same_statement_count": distinct == graph}
+    print_table(rows, f"export: {args.triples:,} synthetic triples, shards of {args.shard_size:,}")
+    if check:
+        print(f"\nstream nt distinct lines {check['stream_distinct_lines']:,} vs graph statements "
+              f"{check['graph_statements']:,}: {'same' if check['same_statement_count'] else 'DIFFERENT'}")
+    write_json("export", rows, args.out, triples=args.triples, shard_size=args.shard_size, **check)
+
+
+if __name__ == "__main__":
+    main()

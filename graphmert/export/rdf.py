@@ -1,0 +1,298 @@
+"""RDF export of extracted triples: one statement list per triple, written three ways.
+
+Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.triples.Triple`
+``(h, r, t)`` produced by run ``R``::
+
+    h  P(r)  t .                                         the triple, asserted directly
+    A  a biolink:Association ;                           its association node (reification)
+       biolink:subject h ; biolink:predicate P(r) ; biolink:object t ;
+       gm:relation "r" ;                                 the model's relation name
+       biolink:has_confidence_score "c"^^xsd:double ;
+       biolink:evidence_count "n"^^xsd:integer ;
+       biolink:supporting_text "sentence" ;              one per distinct sentence (capped)
+       biolink:publications <document IRI> ;             one per supporting document
+       biolink:knowledge_level "prediction" ; biolink:agent_type "text_mining_agent" ;
+       prov:wasGeneratedBy R .
+    R  a prov:Activity ; gm:checkpoint "…" ; gm:configHash "…" ; gm:softwareVersion "…" ;
+       prov:startedAtTime "…"^^xsd:dateTime .            (when known)
+    h  a <Biolink category> ; rdfs:label "name" ; dcterms:identifier "CURIE" .   (same for t)
+
+``P`` is ``export.predicate_map`` (Biolink). All IRIs come from
+:class:`~graphmert.export.vocab.Vocabulary`; literal text goes through
+:func:`~graphmert.export.vocab.clean_text`, so any input gives parseable output.
+
+Writers:
+
+* :func:`write_rdf` — Turtle, JSON-LD (with an inline ``@context``) or TriG (one named graph per run),
+  built as an in-memory rdflib graph: for review-size graphs.
+* :func:`write_ntriples` — N-Triples or N-Quads streamed shard by shard: memory is bounded by one shard
+  (entity and run descriptions are written once per shard; repeats across shards are the same RDF
+  statements, so shard outputs simply concatenate).
+
+Statements are plain tuples ``(subject IRI, predicate IRI, object)`` whose object is an IRI ``str`` or a
+:class:`Lit`; :func:`to_rdflib` and :func:`nt_line` turn them into rdflib terms or N-Triples text, so
+both writers emit exactly the same statements.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, NamedTuple, Union
+
+from rdflib import Literal, URIRef
+from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
+
+from graphmert import __version__
+from graphmert.export.vocab import BIOLINK, GRAPHMERT, Vocabulary, clean_text, is_safe_iri
+from graphmert.extract.triples import Triple, triple_key
+from graphmert.io import atomic_path
+
+__all__ = ["Lit", "RunInfo", "Statement", "triple_statements", "supporting_texts", "documents",
+           "to_rdflib", "nt_line", "NTriplesEncoder", "build_graph", "write_rdf", "write_ntriples",
+           "RDF_FORMATS", "STREAM_FORMATS", "jsonld_context"]
+
+RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "trig": "trig"}   # in-memory graph
+STREAM_FORMATS = {"nt": False, "nq": True}                            # format → with graph names
+
+_RDF_TYPE, _LABEL, _IDENT = str(RDF.type), str(RDFS.label), str(DCTERMS.identifier)
+_XSD_DOUBLE, _XSD_INT, _XSD_DT = str(XSD.double), str(XSD.integer), str(XSD.dateTime)
+# the terms as plain strings, looked up once (attribute access on a DefinedNamespace is slow)
+_ASSOCIATION, _SUBJECT, _PREDICATE, _OBJECT = (str(BIOLINK.Association), str(BIOLINK.subject),
+                                               str(BIOLINK.predicate), str(BIOLINK.object))
+_CONFIDENCE, _EVIDENCE_COUNT, _TEXT, _PUBLICATIONS = (
+    str(BIOLINK.has_confidence_score), str(BIOLINK.evidence_count), str(BIOLINK.supporting_text),
+    str(BIOLINK.publications))
+_KNOWLEDGE_LEVEL, _AGENT_TYPE = str(BIOLINK.knowledge_level), str(BIOLINK.agent_type)
+_RELATION, _CHECKPOINT, _CONFIG_HASH, _VERSION = (str(GRAPHMERT.relation), str(GRAPHMERT.checkpoint),
+                                                  str(GRAPHMERT.configHash),
+                                                  str(GRAPHMERT.softwareVersion))
+_GENERATED_BY, _ACTIVITY, _STARTED = (str(PROV.wasGeneratedBy), str(PROV.Activity),
+                                      str(PROV.startedAtTime))
+
+
+class Lit(NamedTuple):
+    """A literal: lexical form and datatype IRI (None: a plain string)."""
+
+    value: str
+    datatype: str | None = None
+
+
+Statement = tuple[str, str, Union[str, Lit]]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the run activity records besides the triples' own run and checkpoint ids."""
+
+    config_hash: str = ""
+    software_version: str = __version__
+    started_at: str | None = None      # ISO 8601 date-time, e.g. "2026-01-31T12:00:00Z"
+
+
+def _double(x: float) -> Lit:
+    if math.isnan(x):
+        lex = "NaN"
+    elif math.isinf(x):
+        lex = "INF" if x > 0 else "-INF"
+    else:
+        lex = repr(float(x))
+    return Lit(lex, _XSD_DOUBLE)
+
+
+def supporting_texts(t: Triple, cap: int) -> list[str]:
+    """The first ``cap`` distinct evidence sentences (cleaned), in evidence order."""
+    out: list[str] = []
+    for e in t.evidence:
+        s = clean_text(e.sentence).strip()
+        if s and s not in out:
+            out.append(s)
+            if len(out) == cap:
+                break
+    return out
+
+
+def documents(t: Triple) -> list[str]:
+    """Sorted distinct supporting document ids (the triple's list and its evidence)."""
+    return sorted({d for d in t.documents} | {e.doc_id for e in t.evidence})
+
+
+def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
+                      seen: set[str] | None = None) -> tuple[str, list[Statement]]:
+    """The statements of one triple, and its run key (names its run activity and named graph).
+
+    ``seen`` (optional) holds keys of the entity and run descriptions already emitted; an identical
+    description is not emitted again (the set is updated). A name, category or checkpoint that
+    differs is emitted, so deduplication never drops a statement.
+    """
+    run_key = vocab.run_key(t.run_id, t.checkpoint_id, run.config_hash)
+    head, _ = vocab.entity(t.head_id, t.head_name)
+    tail, _ = vocab.entity(t.tail_id, t.tail_name)
+    pred = str(vocab.predicate(t.relation))
+    hk, _, tk = triple_key(t)
+    assoc = vocab.association(run_key, hk, t.relation, tk)
+    activity = vocab.run(run_key)
+    out: list[Statement] = [
+        (head, pred, tail),
+        (assoc, _RDF_TYPE, _ASSOCIATION),
+        (assoc, _SUBJECT, head),
+        (assoc, _PREDICATE, pred),
+        (assoc, _OBJECT, tail),
+        (assoc, _RELATION, Lit(clean_text(t.relation))),
+        (assoc, _CONFIDENCE, _double(t.confidence)),
+        (assoc, _EVIDENCE_COUNT, Lit(str(int(t.evidence_count)), _XSD_INT)),
+    ]
+    out += [(assoc, _TEXT, Lit(s)) for s in supporting_texts(t, vocab.cfg.max_supporting_text)]
+    out += [(assoc, _PUBLICATIONS, vocab.document(d)[0]) for d in documents(t)]
+    out += [(assoc, _KNOWLEDGE_LEVEL, Lit("prediction")),
+            (assoc, _AGENT_TYPE, Lit("text_mining_agent")),
+            (assoc, _GENERATED_BY, activity)]
+    for iri, eid, name, cat in ((head, t.head_id, t.head_name, t.head_category),
+                                (tail, t.tail_id, t.tail_name, t.tail_category)):
+        label = clean_text(name).strip()
+        cat_iri = str(vocab.category(cat))
+        key = "\x1f".join((iri, cat_iri, label, eid))
+        if seen is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append((iri, _RDF_TYPE, cat_iri))
+        if label:
+            out.append((iri, _LABEL, Lit(label)))
+        if eid:
+            out.append((iri, _IDENT, Lit(clean_text(eid))))
+    key = "\x1f".join((activity, t.checkpoint_id))
+    if seen is None or key not in seen:
+        if seen is not None:
+            seen.add(key)
+        out += [(activity, _RDF_TYPE, _ACTIVITY),
+                (activity, _CHECKPOINT, Lit(clean_text(t.checkpoint_id))),
+                (activity, _CONFIG_HASH, Lit(clean_text(run.config_hash))),
+                (activity, _VERSION, Lit(clean_text(run.software_version)))]
+        if run.started_at:
+            out.append((activity, _STARTED, Lit(clean_text(run.started_at), _XSD_DT)))
+    return run_key, out
+
+
+# --------------------------------------------------------------------------------------------------
+# Terms
+# --------------------------------------------------------------------------------------------------
+
+
+def to_rdflib(st: Statement):
+    """A statement as an rdflib (URIRef, URIRef, URIRef | Literal) triple."""
+    s, p, o = st
+    obj = Literal(o.value, datatype=URIRef(o.datatype) if o.datatype else None) \
+        if isinstance(o, Lit) else URIRef(o)
+    return URIRef(s), URIRef(p), obj
+
+
+_NT_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+class NTriplesEncoder:
+    """Statements → N-Triples / N-Quads lines. IRIs are checked (:func:`is_safe_iri`) and their
+    encodings cached (up to ``cache_size`` distinct IRIs; then the cache starts over)."""
+
+    def __init__(self, cache_size: int = 65536) -> None:
+        self.cache: dict[str, str] = {}
+        self.cache_size = cache_size
+
+    def iri(self, iri: str) -> str:
+        enc = self.cache.get(iri)
+        if enc is None:
+            if not is_safe_iri(iri):   # every IRI comes from Vocabulary; this is the last defence
+                raise ValueError(f"refusing to write an unsafe IRI: {iri!r}")
+            if len(self.cache) >= self.cache_size:
+                self.cache.clear()
+            enc = self.cache[iri] = f"<{iri}>"
+        return enc
+
+    def __call__(self, st: Statement, graph: str | None = None) -> str:
+        s, p, o = st
+        if isinstance(o, Lit):
+            obj = '"' + o.value.translate(_NT_ESCAPES) + '"'
+            if o.datatype:
+                obj += "^^" + self.iri(o.datatype)
+        else:
+            obj = self.iri(o)
+        g = " " + self.iri(graph) if graph else ""
+        return f"{self.iri(s)} {self.iri(p)} {obj}{g} .\n"
+
+
+def nt_line(st: Statement, graph: str | None = None) -> str:
+    """One N-Triples line (N-Quads with ``graph``), UTF-8 text, ending in a newline."""
+    return NTriplesEncoder(cache_size=8)(st, graph)
+
+
+# --------------------------------------------------------------------------------------------------
+# Writers
+# --------------------------------------------------------------------------------------------------
+
+
+def _bind(g, vocab: Vocabulary) -> None:
+    for prefix, base in vocab.bindings().items():
+        g.bind(prefix, base, override=True, replace=True)
+
+
+def build_graph(triples: Iterable[Triple], vocab: Vocabulary, run: RunInfo, named_graphs: bool = False):
+    """An rdflib ``Graph`` of all statements (``Dataset`` with one named graph per run when
+    ``named_graphs``). Triples are added in :func:`triple_key` order, so serialisations are stable."""
+    from rdflib import Dataset, Graph
+
+    ordered = sorted(triples, key=lambda t: (t.run_id,) + triple_key(t))
+    g = Dataset(default_union=False) if named_graphs else Graph(bind_namespaces="none")
+    graphs: dict[str, object] = {}
+    seen: set[str] = set()
+    for t in ordered:
+        run_key, statements = triple_statements(t, vocab, run, seen)
+        target = g
+        if named_graphs:
+            target = graphs.get(run_key)
+            if target is None:
+                target = graphs[run_key] = g.graph(URIRef(vocab.graph(run_key)))
+        for st in statements:
+            target.add(to_rdflib(st))
+    _bind(g, vocab)
+    return g
+
+
+def jsonld_context(vocab: Vocabulary) -> dict[str, str]:
+    """The JSON-LD ``@context`` written into ``kg.jsonld``: the prefixes of :meth:`bindings`."""
+    return dict(sorted(vocab.bindings().items()))
+
+
+def write_rdf(triples: Iterable[Triple], path: str | Path, fmt: str, vocab: Vocabulary,
+              run: RunInfo) -> int:
+    """Write ``ttl``, ``jsonld`` or ``trig`` atomically; returns the number of statements."""
+    if fmt not in RDF_FORMATS:
+        raise ValueError(f"write_rdf: format {fmt!r} is not one of {sorted(RDF_FORMATS)}")
+    g = build_graph(triples, vocab, run, named_graphs=fmt == "trig")
+    kw = {"context": jsonld_context(vocab), "indent": 1, "sort_keys": True} if fmt == "jsonld" else {}
+    with atomic_path(path) as tmp:
+        g.serialize(destination=str(tmp), format=RDF_FORMATS[fmt], encoding="utf-8", **kw)
+    return len(g)
+
+
+def write_ntriples(shards: Iterable[Iterable[Triple]], path: str | Path, vocab: Vocabulary,
+                   run: RunInfo, quads: bool = False) -> int:
+    """Stream N-Triples (N-Quads with ``quads``: each run its own named graph) atomically, one shard
+    of triples at a time; returns the number of lines written."""
+    n = 0
+    encode = NTriplesEncoder()
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        for shard in shards:
+            seen: set[str] = set()
+            lines = []
+            for t in shard:
+                run_key, statements = triple_statements(t, vocab, run, seen)
+                graph = vocab.graph(run_key) if quads else None
+                lines.extend(encode(st, graph) for st in statements)
+                if len(lines) >= 8192:
+                    f.writelines(lines)
+                    n += len(lines)
+                    lines.clear()
+            f.writelines(lines)
+            n += len(lines)
+    return n
