@@ -15,8 +15,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The whole pipeline on a Dask LocalCluster (one worker process per core; docs/PIPELINE.md). Shards
+# of 20 documents / 64 graphs make the demo's 60 documents several Dask tasks per stage. SCHEDULER=
+# tcp://host:8786 (or DASK_SCHEDULER_ADDRESS) uses an existing cluster, SCHEDULER=synchronous none.
+DEMO_SHARDS ?= corpus.shard_size=20 graph.shard_size=64
 demo: $(STAMP)
-	$(BIN)/graphmert run --config configs/demo.yaml --run-dir $(RUN)
+	$(BIN)/graphmert run --config configs/demo.yaml --run-dir $(RUN) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(DEMO_SHARDS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider

@@ -278,6 +278,8 @@ class ExtractConfig:
     similarity_scorer: str = opt("tfidf", help="triple-to-chunk similarity scorer (registry name)")
     require_tail_in_document: bool = opt(False, help="drop tails whose name is not in the document")
     shard_size: int = opt(10000, min=1, help="triples per Parquet shard")
+    part_documents: int = opt(200, min=1, help="documents per extraction task (one Dask task each; "
+                              "a killed run keeps its finished parts)")
     llm_url: Optional[str] = opt(None, help="OpenAI-compatible base URL (e.g. "
                                  "http://127.0.0.1:8000/v1) of an optional helper LLM; None: off")
     llm_model: str = opt("", help="model name sent to the helper LLM")

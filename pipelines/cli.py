@@ -5,12 +5,16 @@ Every stage command has the same shape (DESIGN §10)::
     graphmert <stage> --config configs/X.yaml --run-dir RUN [section.key=value ...] [--quiet]
     graphmert run     --config configs/X.yaml --run-dir RUN [--from STAGE] [--to STAGE] [--force STAGE]
     graphmert info    --config configs/X.yaml [section.key=value ...]
+
+Shard tasks run on Dask (``--scheduler local|synchronous|tcp://host:8786``, see
+:mod:`pipelines.scheduler` and docs/PIPELINE.md).
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -19,6 +23,7 @@ import typer
 
 from graphmert import __version__
 from graphmert.config import ConfigError, load_config, to_dict
+from pipelines.scheduler import SchedulerError, Session
 from pipelines.stage import StageError, run_stage, setup_logging
 from pipelines.stages import STAGES
 
@@ -33,6 +38,11 @@ QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars; only warnin
 SKIP_BAD = typer.Option(False, "--skip-bad-records",
                         help="Count and log bad input records (corpus and seed KG) instead of "
                              "stopping; same as corpus.skip_bad_records=true kg.skip_bad_records=true.")
+SCHEDULER = typer.Option(None, "--scheduler", "-s",
+                         help="Where shard tasks run: 'local' (a LocalCluster), 'synchronous' (in this "
+                              "process, for debugging) or a Dask scheduler address tcp://host:8786. "
+                              "Default: $DASK_SCHEDULER_ADDRESS, else pipeline.scheduler.",
+                         show_default=False)
 OVERRIDES = typer.Argument(None, help="Dotted overrides, e.g. model.hidden_size=256 "
                                       "corpus.paths=[a.txt,b.txt]", show_default=False)
 
@@ -55,21 +65,57 @@ def _summary(manifest: dict) -> str:
 
 
 def _run_stages(names: list[str], config: Optional[Path], run_dir: Path, overrides, quiet: bool,
-                force: set[str] = frozenset(), skip_bad: bool = False) -> list[dict]:
+                force: set[str] = frozenset(), skip_bad: bool = False,
+                scheduler: Optional[str] = None) -> list[dict]:
     overrides = list(overrides or [])
     if skip_bad:
         overrides += ["corpus.skip_bad_records=true", "kg.skip_bad_records=true"]
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:/", str(run_dir)):
+        _fail(f"--run-dir {run_dir}: URLs are not supported; give a path on a filesystem every Dask "
+              f"worker mounts at the same place (local disk, NFS, or an s3fs/gcsfuse mount)")
     cfg = _load(config, overrides)
+    try:
+        session = Session(cfg.pipeline, run_dir, scheduler, quiet)
+    except ConfigError as e:
+        _fail(str(e))
     setup_logging(run_dir, quiet)
     out = []
-    for name in names:
-        try:
-            m = run_stage(STAGES[name], cfg, run_dir, quiet=quiet, force=name in force)
-        except (ConfigError, StageError, ValueError, OSError) as e:
-            _fail(f"{name}: {e}")
-        out.append(m)
-        typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {run_dir / name}")
+    with session:                   # the Dask cluster (if one was opened) closes with the command
+        for name in names:
+            try:
+                m = run_stage(STAGES[name], cfg, run_dir, quiet=quiet, force=name in force,
+                              session=session)
+            except (ConfigError, StageError, SchedulerError, ValueError, OSError) as e:
+                _fail(f"{name}: {e}")
+            out.append(m)
+            typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {run_dir / name}")
+            for f in m.get("files", []):
+                typer.echo(f"{'':>12}{run_dir / name / f}")
+            if not quiet:
+                _show(name, run_dir)
     return out
+
+
+def _show(name: str, run_dir: Path, n: int = 5) -> None:
+    """After extract: the most confident triples with evidence; after evaluate: the metrics table."""
+    if name == "extract":
+        from graphmert.extract.triples import read_triples_jsonl
+
+        path = run_dir / "extract" / "triples.jsonl"
+        if not path.exists():
+            return
+        best = sorted(read_triples_jsonl(path), key=lambda t: (-t.confidence, -t.evidence_count,
+                                                               t.head_name, t.relation, t.tail_name))[:n]
+        for t in best:
+            ev = t.evidence[0] if t.evidence else None
+            typer.echo(f"  ({t.head_name}) -[{t.relation}]-> ({t.tail_name})  confidence "
+                       f"{t.confidence:.3f}, {t.evidence_count} evidence, docs {', '.join(t.documents[:3])}")
+            if ev is not None:
+                typer.echo(f"      \"{' '.join(ev.sentence.split())[:160]}\"")
+    elif name == "evaluate":
+        md = run_dir / "evaluate" / "metrics.md"
+        if md.exists():
+            typer.echo(md.read_text(encoding="utf-8").rstrip())
 
 
 def _stage_command(name: str) -> None:
@@ -77,15 +123,43 @@ def _stage_command(name: str) -> None:
 
     def command(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
                 run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
-                force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
-        _run_stages([name], config, run_dir, overrides, quiet, {name} if force else set(), skip_bad)
+                force: bool = typer.Option(False, "--force", help="Rerun even if up to date."),
+                scheduler: Optional[str] = SCHEDULER) -> None:
+        _run_stages([name], config, run_dir, overrides, quiet, {name} if force else set(), skip_bad,
+                    scheduler)
 
     command.__doc__ = f"{stage.help}\n\nWrites RUN/{name}/manifest.json."
     app.command(name=stage.cli_name, help=command.__doc__)(command)
 
 
 for _name in STAGES:
-    _stage_command(_name)
+    if _name not in ("evaluate", "export"):
+        _stage_command(_name)
+
+
+@app.command(help=f"{STAGES['export'].help}\n\nWrites RUN/export/manifest.json.")
+def export(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
+           run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
+           formats: list[str] = typer.Option([], "--format", "-f", help="ttl, nt, jsonld, kgx, trig, "
+                                             "nq (repeatable); replaces export.formats."),
+           force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
+    overrides = list(overrides or [])
+    if formats:
+        overrides.append("export.formats=[" + ",".join(formats) + "]")
+    _run_stages(["export"], config, run_dir, overrides, quiet, {"export"} if force else set(), skip_bad)
+
+
+@app.command(help=f"{STAGES['evaluate'].help}\n\nWrites RUN/evaluate/metrics.json and metrics.md.")
+def evaluate(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
+             run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
+             gold: list[Path] = typer.Option([], "--gold", "-g", help="Gold file (PubTator or BioC); "
+                                             "repeatable; replaces evaluate.gold.", dir_okay=False),
+             force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
+    overrides = list(overrides or [])
+    if gold:
+        overrides.append("evaluate.gold=[" + ",".join(str(g) for g in gold) + "]")
+    _run_stages(["evaluate"], config, run_dir, overrides, quiet, {"evaluate"} if force else set(),
+                skip_bad)
 
 
 @app.command()
@@ -94,8 +168,13 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
         from_: Optional[str] = typer.Option(None, "--from", help="First stage to run."),
         to: Optional[str] = typer.Option(None, "--to", help="Last stage to run."),
         force: list[str] = typer.Option([], "--force", help="Rerun this stage even if up to date "
-                                        "(repeatable; 'all' for every stage).")) -> None:
-    """Run the pipeline stages in order; stages that are up to date are skipped."""
+                                        "(repeatable; 'all' for every stage)."),
+        scheduler: Optional[str] = SCHEDULER) -> None:
+    """Run the pipeline stages in order; stages that are up to date are skipped.
+
+    A changed setting reruns the stages that depend on it and everything downstream; an interrupted
+    run resumes with the shards it finished.
+    """
     names = list(STAGES)
     aliases = {s.cli_name: s.name for s in STAGES.values()} | {n: n for n in names}
 
@@ -113,7 +192,10 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     forced = set(names) if "all" in force else set(force)
     if from_:
         forced |= {from_}
-    _run_stages(names[lo:hi], config, run_dir, overrides, quiet, forced, skip_bad)
+    selected = names[lo:hi]
+    if "evaluate" in selected and to != "evaluate" and not _load(config, overrides).evaluate.gold:
+        selected.remove("evaluate")          # evaluation runs only when gold is configured
+    _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler)
     typer.echo(f"run directory: {run_dir.resolve()}")
 
 

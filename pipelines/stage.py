@@ -7,33 +7,91 @@ source files' hashes for ingest), a ``config_hash`` (its resolved config section
 an ``output_hash``. Running a stage whose recorded hashes match does no work and records
 ``"status": "skipped"``; otherwise the stage writes into a temporary folder next to ``RUN/<stage>``
 and swaps it in only when complete, so an interrupted stage never leaves a folder that looks finished.
+
+Shard-parallel stages call :meth:`StageContext.map_shards` with a module-level per-shard function:
+one Dask task per shard (:mod:`pipelines.scheduler` decides where it runs). Each shard file is named
+``{name}-{index:05d}-{id}{suffix}`` where ``id`` hashes (stage, config hash with the code version, the
+shard's inputs), is written under a temporary name and renamed in ``RUN/work/<stage>/``, and then a
+sidecar ``<file>.json`` (sha256, counts, seconds) marks it finished. A rerun after a crash or a kill
+reuses every finished shard (sha256 checked) and computes only the rest; shards of the previous
+complete output with the same name are reused too. :meth:`StageContext.publish` hard-links a shard
+into the stage folder; the manifest lists the published shards under ``shard_info`` (file, id,
+sha256, counts, seconds, reused) next to ``shards`` (the file names, in order) and per map the
+number of shards run and reused under ``tasks``. ``RUN/work/<stage>`` is removed once the stage is
+complete.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import logging
 import os
 import shutil
 import tempfile
 import time
+import uuid
+from collections.abc import Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
 from graphmert.io import atomic_write_json, file_sha256, read_json
+from pipelines.scheduler import Session
 
-__all__ = ["Stage", "StageContext", "StageError", "run_stage", "setup_logging", "manifest_path"]
+__all__ = ["Stage", "StageContext", "StageError", "Shard", "run_stage", "setup_logging",
+           "manifest_path", "WORK_ROOT"]
+
+WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
 
 log = logging.getLogger("graphmert.pipeline")
 
 
 class StageError(RuntimeError):
     """A stage cannot run (e.g. its upstream stage has not run in this run directory)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One finished shard of a :meth:`StageContext.map_shards` call."""
+
+    index: int
+    file: str                  # file name: {name}-{index:05d}-{id}{suffix}
+    id: str                    # hash of (stage, map name, config hash + code version, inputs)
+    path: Path                 # where it is now (RUN/work/<stage>/, or the previous stage folder)
+    sha256: str
+    counts: dict               # what the shard function returned
+    seconds: float             # time the shard function took when it ran
+    reused: bool               # finished by an earlier, interrupted or complete, run
+
+    def record(self) -> dict:
+        return {"file": self.file, "id": self.id, "sha256": self.sha256, "counts": self.counts,
+                "seconds": self.seconds, "reused": self.reused}
+
+
+def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str, shared: Any) -> dict:
+    """The body of every shard task (runs on a worker): ``fn(item, shared, tmp)`` writes ``tmp``,
+    which is renamed to ``work_dir/file``; then the sidecar ``file.json`` marks the shard finished."""
+    t0 = time.perf_counter()
+    final = Path(work_dir) / file
+    tmp = final.with_name(f".{file}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        counts = fn(item, shared, tmp)
+        if not tmp.is_file():
+            raise StageError(f"shard {file}: {getattr(fn, '__qualname__', fn)} wrote no file")
+        sha = file_sha256(tmp)
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    rec = {"file": file, "id": shard_id, "sha256": sha, "counts": dict(counts or {}),
+           "seconds": round(time.perf_counter() - t0, 4)}
+    atomic_write_json(final.with_name(file + ".json"), rec)
+    return rec
 
 
 @dataclass
@@ -43,15 +101,127 @@ class StageContext:
     out: Path                     # the (temporary) folder this stage writes into
     quiet: bool = False
     upstream: dict[str, dict] = field(default_factory=dict)   # name → manifest
+    stage: str = ""
+    input_hash: str = ""
+    config_hash: str = ""
+    session: Session | None = None
+    previous: dict | None = None  # this stage's last complete manifest (its shards can be reused)
+    shard_info: list[dict] = field(default_factory=list)      # published shards, for the manifest
+    tasks: dict[str, dict] = field(default_factory=dict)      # per map: shards run / reused
 
     def stage_dir(self, name: str) -> Path:
         return self.run_dir / name
+
+    @property
+    def work_dir(self) -> Path:
+        return self.run_dir / WORK_ROOT / self.stage
 
     def progress(self, iterable=None, **kw):
         """A tqdm progress bar that ``--quiet`` silences."""
         from tqdm.auto import tqdm
 
         return tqdm(iterable, disable=self.quiet, dynamic_ncols=True, **kw)
+
+    # ------------------------------------------------------------------ shards
+    def map_shards(self, fn: Callable[[Any, Any, Path], dict | None], items: Iterable[Any], *,
+                   name: str, shared: Any = None, key: Callable[[int, Any], Any] | None = None,
+                   suffix: str = ".parquet") -> list[Shard]:
+        """Run ``fn(item, shared, path)`` for every item not finished before; return all shards in
+        item order.
+
+        ``fn`` must be a module-level function (Dask ships it by reference): it writes one file at
+        ``path`` (any writer; the runner renames it) and returns JSON-serialisable counts. ``items``
+        may be a lazy iterable (consumed once, a bounded number of tasks in flight); each item is
+        pickled to the worker. ``shared`` is sent once to every worker (e.g. a fitted scorer).
+        ``key(index, item)`` describes the item's inputs (JSON-serialisable); by default the
+        stage's input hash and the index, which is exact whenever the items are a deterministic
+        function of the stage's inputs and config.
+        """
+        if self.session is None:
+            raise StageError(f"{self.stage}: map_shards needs a scheduler session (run_stage gives one)")
+        if name in self.tasks:
+            raise StageError(f"{self.stage}: two shard maps named {name!r}; shard files would collide")
+        work = self.work_dir
+        work.mkdir(parents=True, exist_ok=True)
+        prev = {e["file"]: e for e in (self.previous or {}).get("shard_info", [])}
+        prev_dir = self.stage_dir(self.stage)
+        shards: dict[int, Shard] = {}
+        ids: dict[int, tuple[str, str]] = {}
+        total = len(items) if isinstance(items, Sized) else None
+        bar = self.progress(total=total, desc=f"{self.stage}: {name}", unit="shard")
+
+        def pending() -> Iterator[tuple]:
+            for i, item in enumerate(items):
+                inputs = key(i, item) if key is not None else [self.input_hash, i]
+                sid = _hash_json({"stage": self.stage, "map": name, "config": self.config_hash,
+                                  "inputs": inputs})
+                file = f"{name}-{i:05d}-{sid}{suffix}"
+                ids[i] = (file, sid)
+                found = self._finished(work, file, sid, i) or self._previous(prev_dir, prev, file, sid, i)
+                if found is not None:
+                    shards[i] = found
+                    bar.update(1)
+                    continue
+                yield i, f"{self.stage}-{name}-{i:05d}", (fn, item, str(work), file, sid)
+
+        t0 = time.perf_counter()
+        tasks = pending()
+        head = list(itertools.islice(tasks, 2))
+        ex = self.session.executor(len(head))
+        ran = 0
+        try:
+            for i, rec in ex.run(_run_shard, itertools.chain(head, tasks), shared):
+                file, sid = ids[i]
+                shards[i] = Shard(i, file, sid, work / file, rec["sha256"], rec["counts"],
+                                  rec["seconds"], False)
+                ran += 1
+                bar.update(1)
+        finally:
+            bar.close()
+        out = [shards[i] for i in sorted(shards)]
+        if len(out) != len(ids):
+            raise StageError(f"{self.stage}: {name}: {len(ids) - len(out)} shard(s) missing")
+        reused = len(out) - ran
+        wall = time.perf_counter() - t0
+        self.tasks[name] = {"shards": len(out), "ran": ran, "reused": reused,
+                            "seconds": round(wall, 3),
+                            "task_seconds": round(sum(s.seconds for s in out if not s.reused), 3)}
+        log.info("%s: %s: %d shard(s): %d run%s, %d reused from an earlier run, %.1fs", self.stage,
+                 name, len(out), ran, f" ({ex.description})" if ran else "", reused, wall)
+        return out
+
+    def _finished(self, work: Path, file: str, sid: str, i: int) -> Shard | None:
+        """A shard finished in ``work`` (sidecar present, content as recorded), else None."""
+        path, side = work / file, work / f"{file}.json"
+        if not (path.is_file() and side.is_file()):
+            return None
+        try:
+            rec = read_json(side)
+        except (OSError, ValueError):
+            return None
+        if rec.get("id") != sid or file_sha256(path) != rec.get("sha256"):
+            return None
+        return Shard(i, file, sid, path, rec["sha256"], rec.get("counts", {}), rec.get("seconds", 0.0),
+                     True)
+
+    def _previous(self, folder: Path, prev: dict, file: str, sid: str, i: int) -> Shard | None:
+        """The same shard in this stage's last complete output, else None."""
+        e = prev.get(file)
+        path = folder / file
+        if e is None or e.get("id") != sid or not path.is_file() or file_sha256(path) != e.get("sha256"):
+            return None
+        return Shard(i, file, sid, path, e["sha256"], e.get("counts", {}), e.get("seconds", 0.0), True)
+
+    def publish(self, shard: Shard) -> str:
+        """Hard-link (or copy) ``shard`` into the stage folder and list it in the manifest's
+        ``shard_info``; returns its file name (for the manifest's ``shards``)."""
+        dst = self.out / shard.file
+        try:
+            os.link(shard.path, dst)
+        except OSError:
+            shutil.copy2(shard.path, dst)
+        self.shard_info.append(shard.record())
+        return shard.file
 
 
 @dataclass
@@ -130,8 +300,15 @@ def _swap_in(tmp: Path, final: Path) -> None:
 
 
 def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
-              force: bool = False) -> dict:
-    """Run (or skip) one stage and return its manifest."""
+              force: bool = False, session: Session | None = None) -> dict:
+    """Run (or skip) one stage and return its manifest.
+
+    ``session`` provides the scheduler for shard tasks; without one a session for ``cfg.pipeline``
+    is opened for this stage alone. ``force`` recomputes every shard too.
+    """
+    if session is None:
+        with Session(cfg.pipeline, run_dir, quiet=quiet) as own:
+            return run_stage(stage, cfg, run_dir, quiet, force, own)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     save_config(cfg, run_dir / "config.yaml")
@@ -146,21 +323,33 @@ def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
     input_hash = _input_hash(stage, cfg, upstream)
     final = run_dir / stage.name
     mp = manifest_path(run_dir, stage.name)
-    if not force and mp.exists():
-        old = read_json(mp)
+    old = read_json(mp) if mp.exists() else None
+    if not force and old is not None:
         if (old.get("input_hash") == input_hash and old.get("config_hash") == config_hash
                 and old.get("output_hash") == _output_hash(final)):
             old["status"] = "skipped"
             atomic_write_json(mp, old)
             log.info("%s: up to date, skipped", stage.name)
             return old
+    work = run_dir / WORK_ROOT / stage.name
+    if force and work.exists():
+        shutil.rmtree(work)
+    for stale in [*run_dir.glob(f".{stage.name}.tmp-*"), *run_dir.glob(f".{stage.name}.old-*")]:
+        shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
     tmp = Path(tempfile.mkdtemp(prefix=f".{stage.name}.tmp-", dir=run_dir))
     t0 = time.time()
     log.info("%s: running", stage.name)
+    ctx = StageContext(cfg=cfg, run_dir=run_dir.resolve(), out=tmp, quiet=quiet, upstream=upstream,
+                       stage=stage.name, input_hash=input_hash, config_hash=config_hash,
+                       session=session, previous=None if force else old)
     try:
-        body = stage.run(StageContext(cfg=cfg, run_dir=run_dir, out=tmp, quiet=quiet,
-                                      upstream=upstream))
-        manifest = {"stage": stage.name, "status": "ran", **body,
+        body = stage.run(ctx)
+        extra = {}
+        if ctx.shard_info:
+            extra["shard_info"] = ctx.shard_info
+        if ctx.tasks:
+            extra["tasks"] = ctx.tasks
+        manifest = {"stage": stage.name, "status": "ran", **body, **extra,
                     "input_hash": input_hash, "config_hash": config_hash,
                     "output_hash": _output_hash(tmp), "elapsed_s": round(time.time() - t0, 3),
                     "version": __version__}
@@ -168,6 +357,16 @@ def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
         _swap_in(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        _drop_if_empty(work)
         raise
+    shutil.rmtree(work, ignore_errors=True)
+    _drop_if_empty(work.parent)
     log.info("%s: done in %.1fs", stage.name, manifest["elapsed_s"])
     return manifest
+
+
+def _drop_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass

@@ -57,12 +57,13 @@ def test_ingest_tokenizer_chunks_and_skip(tmp_path, corpus):
     assert (run_dir / "logs" / "graphmert.log").read_text().count("ingest: running") == 1
 
     # unchanged rerun: every stage skipped, outputs untouched
-    before = (run_dir / "chunks" / "chunks-00000.parquet").stat().st_mtime_ns
+    shard = run_dir / "chunks" / ch["shards"][0]       # chunks-00000-<content id>.parquet
+    before = shard.stat().st_mtime_ns
     r = _invoke("run", *_args(corpus, run_dir))
     assert r.exit_code == 0, r.output
     for stage in ("ingest", "tokenizer", "chunks"):
         assert json.loads((run_dir / stage / "manifest.json").read_text())["status"] == "skipped"
-    assert (run_dir / "chunks" / "chunks-00000.parquet").stat().st_mtime_ns == before
+    assert shard.stat().st_mtime_ns == before
 
     # a chunking setting reruns chunks only
     r = _invoke("run", *_args(corpus, run_dir), "graph.num_roots=20")

@@ -9,8 +9,11 @@
 Per chunk (DESIGN §8): heads (:mod:`~graphmert.extract.heads`) → candidate relations → one query per
 (head, relation, tail length) answered by the model (:mod:`~graphmert.extract.predict`) → candidate
 tails scored by their length-normalised likelihood (:mod:`~graphmert.extract.tails`); the best
-``extract.tails_per_query`` per (head, relation) that are not the head itself become triples with
-:class:`~graphmert.extract.triples.Evidence` → filters (:mod:`~graphmert.extract.filters`).
+``extract.tails_per_query`` per (head, relation) that are not the head itself, fit the relation's
+range and — for mention tails — lie in ``extract.tail_scope`` (the head's sentence, chunk or
+document) become triples with :class:`~graphmert.extract.triples.Evidence` → filters
+(:mod:`~graphmert.extract.filters`). ``extract.ranking=pmi`` ranks by the score minus the tail's mean
+score over the chunk's heads instead of the score itself.
 
 Everything is deterministic: candidates and queries are built in sorted order, ties broken by key,
 and the model runs in eval mode; the same checkpoint and config give the same triples.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import Counter
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -114,8 +118,13 @@ class Extractor:
         if self.cfg.beta <= 0:
             return
         scorer_cls = SCORERS.get(self.cfg.similarity_scorer)
-        self._scorer = scorer_cls().fit([c.text or " " for c in chunks])
-        self._scorer_rows = {c.id: i for i, c in enumerate(chunks)}
+        self.set_similarity(scorer_cls().fit([c.text or " " for c in chunks]),
+                            {c.id: i for i, c in enumerate(chunks)})
+
+    def set_similarity(self, scorer, rows: dict[str, int]) -> None:
+        """Use a β scorer fitted elsewhere (e.g. once over a whole corpus, shared by workers);
+        ``rows`` maps chunk id → the scorer's row of that chunk."""
+        self._scorer, self._scorer_rows = scorer, dict(rows)
 
     # ------------------------------------------------------------------ extraction
     def extract(self, docs: Sequence[Document], chunks: Sequence[Chunk],
@@ -240,7 +249,7 @@ class Extractor:
 
         queries: list[Query] = []
         owner: list[tuple[int, int, str]] = []
-        tables: dict[int, dict] = {}
+        tables: dict[int, _FormTable] = {}
         extra: dict[int, list[TailCandidate]] = {}
         for key in sorted(slot_tokens):
             ci, hi, rel = key
@@ -304,31 +313,28 @@ class Extractor:
         return sorted(lengths)
 
     @staticmethod
-    def _form_table(cands: Sequence[TailCandidate]) -> dict:
-        """length t → (forms [C_t, t], candidate index per row); "_cands" → the candidates."""
+    def _form_table(cands: Sequence[TailCandidate]) -> "_FormTable":
         rows: dict[int, tuple[list, list]] = {}
         for i, c in enumerate(cands):
             for f in c.forms:
                 r = rows.setdefault(len(f), ([], []))
                 r[0].append(f)
                 r[1].append(i)
-        table: dict = {t: (np.array(fs, dtype=np.int64), idx) for t, (fs, idx) in rows.items()}
-        table["_cands"] = list(cands)
-        return table
+        return _FormTable(list(cands), {t: (np.array(fs, dtype=np.int64), idx)
+                                        for t, (fs, idx) in rows.items()})
 
-    def _score_query(self, q: Query, logp, table) -> list[tuple[TailCandidate, float]]:
-        cands_of_chunk = table.get("_cands")
+    def _score_query(self, q: Query, logp, table: "_FormTable") -> list[tuple[TailCandidate, float]]:
         out: list[tuple[TailCandidate, float]] = []
         if self.cfg.tail_mode == "paper":
             for c in paper_tails(logp, self.cfg.top_k, self.tok, self.stop, list(self.sp.values())):
                 out.append((self._link_token(c), float(logp[0, c.forms[0][0]])))
             return out
-        entry = table.get(q.length)
+        entry = table.by_length.get(q.length)
         if entry is not None:
             forms, idx = entry
             scores = score_forms(logp, forms).tolist()
             for s, i in zip(scores, idx):
-                out.append((cands_of_chunk[i], s))
+                out.append((table.candidates[i], s))
         if "lexicon" in self.cfg.tail_sources:
             top = logp.topk(min(self.cfg.top_k, logp.shape[1]), dim=-1).indices.numpy()   # [t, k]
             for c in self.lexicon.matches(top):
@@ -386,6 +392,15 @@ class Extractor:
             out.append(Head(roots[0], roots[-1] + 1, da, db, surface, self.kg.category(ids[0]),
                             tuple(ids), doc.id, "llm"))
         return sorted(out, key=lambda h: h.token_start)
+
+
+@dataclass
+class _FormTable:
+    """The candidate tails of one chunk, and their forms by length: t → (forms [C_t, t] token ids,
+    candidate index of each row)."""
+
+    candidates: list[TailCandidate]
+    by_length: dict[int, tuple[np.ndarray, list[int]]]
 
 
 def _sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:

@@ -27,6 +27,7 @@ distributions) and ``relation_map``.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -41,7 +42,7 @@ from graphmert.kg.scoring import SCORERS, triple_text
 from graphmert.graph.layout import Injection, LeafyChainGraph
 
 __all__ = ["build_graphs", "InjectionError", "check_inputs", "find_candidates", "tokenize_tails",
-           "ProgressFn"]
+           "select_candidates", "SelectedInjections", "ProgressFn"]
 
 ProgressFn = Callable[[str, int, int], None]   # (phase, done, total)
 _SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -129,6 +130,67 @@ def tokenize_tails(kg: SeedKG, objects: Iterable[str], tokenizer, unk_id: int) -
     return out
 
 
+@dataclass
+class SelectedInjections:
+    candidates: Candidates
+    kept: np.ndarray                 # indices into candidates, selection order
+    tails: dict[str, list[int]]      # tail node id → token ids ([] when only [UNK])
+    unknown: list[str]               # tail node ids whose names are only [UNK]
+    report: dict                     # injection_report(...)
+
+    def summary(self, kg: SeedKG, rows: np.ndarray, head_stats: Counter, num_roots: int) -> dict:
+        """The graphs report's fields that do not depend on the assembled graphs."""
+        per_rel = Counter(kg.relations[int(r)] for r in self.candidates.relation[self.kept])
+        return {
+            "injections": int(len(self.kept)),
+            "injections_per_relation": dict(sorted(per_rel.items())),
+            "heads": dict(sorted(head_stats.items()))
+            | {"heads_with_triples": int(len(np.unique(rows[:, 0] * num_roots + rows[:, 1])))},
+            "tails": {"distinct": len(self.tails), "only_unknown_tokens": len(self.unknown),
+                      "examples_only_unknown": [kg.name(o) for o in self.unknown[:10]]},
+            "injection": self.report,
+            "relation_map": dict(kg.relation_map),
+        }
+
+
+def select_candidates(rows: np.ndarray, kg: SeedKG, tokenizer, unk_id: int, kg_cfg: KGConfig,
+                      num_leaves: int, score: Callable[[list[str], np.ndarray], np.ndarray]
+                      ) -> SelectedInjections:
+    """Steps 4–6 of the module docstring for candidate ``rows`` [P, 4] (chunk, head start, head
+    length, triple id): tokenise tails (tokenizer/KG mismatch check), score the triple texts with
+    ``score(triple_texts, triple_index_per_row)``, and select injections (DESIGN §7).
+
+    Raises :class:`KGError` on a tokenizer/KG mismatch and :class:`InjectionError` when nothing is
+    selected. Shared by :func:`build_graphs` and the sharded graphs stage of ``pipelines``.
+    """
+    triples = rows[:, 3]
+    uniq, inv = np.unique(triples, return_inverse=True)
+    edges = [kg.edges[t] for t in uniq]
+    tails = tokenize_tails(kg, (e.object for e in edges), tokenizer, unk_id)
+    unknown = sorted(o for o, ids in tails.items() if not ids)
+    if len(unknown) > kg_cfg.max_unknown_tail_fraction * len(tails):
+        raise KGError(f"tokenizer/KG mismatch: {len(unknown)} of {len(tails)} candidate tail names "
+                      f"tokenise entirely to [UNK] (e.g. {[kg.name(o) for o in unknown[:5]]}); "
+                      f"use a tokenizer trained on this corpus, or raise kg.max_unknown_tail_fraction")
+    tail_len = np.array([len(tails[e.object]) for e in edges], dtype=np.int64)[inv]
+    ttexts = [triple_text(kg.name(e.subject), e.predicate, kg.name(e.object)) for e in edges]
+    scores = score(ttexts, inv)
+    cands = Candidates(chunk=rows[:, 0], head=rows[:, 1], head_length=rows[:, 2], triple=triples,
+                       relation=np.array([kg.relation_map[e.predicate] for e in edges], dtype=np.int64)[inv],
+                       score=scores, tail_length=tail_len)
+    sel = select_injections(cands, len(kg.relations), alpha=kg_cfg.alpha,
+                            min_relation_count=kg_cfg.min_relation_count, score_band=kg_cfg.score_band,
+                            max_tail_length=num_leaves)
+    report = injection_report(cands, sel, kg.relations)
+    if len(sel.kept) == 0:
+        d = {k: v for k, v in report["dropped"].items() if v}
+        raise InjectionError(
+            f"no seed triple was injected: {len(cands)} candidates, dropped {d}; candidate scores "
+            f"{report['best_score_per_triple_quantiles']}. Lower kg.alpha (now {kg_cfg.alpha}) or "
+            f"kg.min_relation_count (now {kg_cfg.min_relation_count})")
+    return SelectedInjections(cands, sel.kept, tails, unknown, report)
+
+
 def build_graphs(chunks: Iterable[Chunk], kg: SeedKG, tokenizer, kg_cfg: KGConfig,
                  graph_cfg: GraphConfig, progress: ProgressFn | None = None
                  ) -> tuple[list[LeafyChainGraph], dict]:
@@ -147,41 +209,15 @@ def build_graphs(chunks: Iterable[Chunk], kg: SeedKG, tokenizer, kg_cfg: KGConfi
             f"no chunk has a head linked to a seed-KG node with triples ({len(chunks)} chunks, "
             f"{head_stats['head_mentions']} head mentions); do the corpus's entity ids use the KG's id "
             f"space (e.g. MESH:D003924, NCBIGene:3630), or is kg.lexicon_matching off?")
-    triples = rows[:, 3]
-    uniq, inv = np.unique(triples, return_inverse=True)
-    edges = [kg.edges[t] for t in uniq]
-
-    tails = tokenize_tails(kg, (e.object for e in edges), tokenizer, sp["unk"])
-    unknown = sorted(o for o, ids in tails.items() if not ids)
-    if len(unknown) > kg_cfg.max_unknown_tail_fraction * len(tails):
-        raise KGError(f"tokenizer/KG mismatch: {len(unknown)} of {len(tails)} candidate tail names "
-                      f"tokenise entirely to [UNK] (e.g. {[kg.name(o) for o in unknown[:5]]}); "
-                      f"use a tokenizer trained on this corpus, or raise kg.max_unknown_tail_fraction")
-    tail_len = np.array([len(tails[e.object]) for e in edges], dtype=np.int64)[inv]
-
     if progress:
         progress("score", 0, len(rows))
     texts = [c.text or tokenizer.decode(c.input_ids[1:-1]) for c in chunks]
     scorer = scorer_cls().fit(texts)
-    ttexts = [triple_text(kg.name(e.subject), e.predicate, kg.name(e.object)) for e in edges]
-    scores = scorer.score(ttexts, inv, rows[:, 0])
+    sel = select_candidates(rows, kg, tokenizer, sp["unk"], kg_cfg, K,
+                            lambda ttexts, inv: scorer.score(ttexts, inv, rows[:, 0]))
     if progress:
         progress("score", len(rows), len(rows))
-
-    cands = Candidates(chunk=rows[:, 0], head=rows[:, 1], head_length=rows[:, 2], triple=triples,
-                       relation=np.array([kg.relation_map[e.predicate] for e in edges], dtype=np.int64)[inv],
-                       score=scores, tail_length=tail_len)
-    sel = select_injections(cands, len(kg.relations), alpha=kg_cfg.alpha,
-                            min_relation_count=kg_cfg.min_relation_count, score_band=kg_cfg.score_band,
-                            max_tail_length=K)
-    inj_report = injection_report(cands, sel, kg.relations)
-    kept = sel.kept
-    if len(kept) == 0:
-        d = {k: v for k, v in inj_report["dropped"].items() if v}
-        raise InjectionError(
-            f"no seed triple was injected: {len(cands)} candidates, dropped {d}; candidate scores "
-            f"{inj_report['best_score_per_triple_quantiles']}. Lower kg.alpha (now {kg_cfg.alpha}) or "
-            f"kg.min_relation_count (now {kg_cfg.min_relation_count})")
+    cands, tails, kept = sel.candidates, sel.tails, sel.kept
 
     graphs = [LeafyChainGraph.from_roots(c.id, c.doc_id, c.input_ids, c.word_ids, R, K, sp["pad"])
               for c in chunks]
@@ -194,19 +230,11 @@ def build_graphs(chunks: Iterable[Chunk], kg: SeedKG, tokenizer, kg_cfg: KGConfi
     if progress:
         progress("graphs", len(graphs), len(graphs))
 
-    per_rel = Counter(kg.relations[int(r)] for r in cands.relation[kept])
     report = {
         "graphs": len(graphs),
         "chunks_with_leaves": sum(1 for g in graphs if g.num_filled_leaves),
-        "injections": int(len(kept)),
-        "injections_per_relation": dict(sorted(per_rel.items())),
         "tokens_dense": len(graphs) * R * (1 + K),
         "tokens_packed": sum(g.num_roots + g.num_filled_leaves for g in graphs),
-        "heads": dict(sorted(head_stats.items()))
-        | {"heads_with_triples": int(len(np.unique(rows[:, 0] * R + rows[:, 1])))},
-        "tails": {"distinct": len(tails), "only_unknown_tokens": len(unknown),
-                  "examples_only_unknown": [kg.name(o) for o in unknown[:10]]},
-        "injection": inj_report,
-        "relation_map": dict(kg.relation_map),
+        **sel.summary(kg, rows, head_stats, R),
     }
     return graphs, report

@@ -1,19 +1,32 @@
-"""Corpus stages: ingest → tokenizer → chunks."""
+"""Corpus stages: ingest → tokenizer → chunks.
+
+* ``ingest``: the driver reads and validates the corpus (errors name file and record) and cuts it
+  into batches of ``corpus.shard_size`` documents; each batch is one shard task (sentence split +
+  abbreviations with spaCy/scispaCy, the pipeline built once per worker) writing a document shard.
+* ``tokenizer``: one WordPiece tokenizer over the whole corpus, in the driver.
+* ``chunks``: one shard task per document shard (``document`` mode: no chunk crosses a document, so
+  shards are independent). ``concatenate`` mode joins all documents' tokens, so it is one task.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import logging
 from pathlib import Path
+from typing import Iterable, Iterator
 
-from graphmert.config import Config, ConfigError
+from graphmert.config import Config, ConfigError, CorpusConfig, GraphConfig
 from graphmert.corpus.chunk import write_chunks
 from graphmert.corpus.chunking import chunk_documents
-from graphmert.corpus.document import read_documents, write_documents
+from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.readers.text import text_files
 from graphmert.corpus.tokenizer import load_tokenizer, save_tokenizer, train_tokenizer
-from graphmert.io import write_shards
+from graphmert.io import file_sha256
+from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext
 
 log = logging.getLogger("graphmert.pipeline")
@@ -24,32 +37,71 @@ def document_shards(ctx: StageContext) -> list[Path]:
     return [d / s for s in ctx.upstream["ingest"]["shards"]]
 
 
+def shard_sha256(ctx: StageContext, stage: str, path: Path) -> str:
+    """An upstream shard's sha256, from its manifest's ``shard_info`` (else read from disk)."""
+    known = {e["file"]: e["sha256"] for e in ctx.upstream[stage].get("shard_info", [])}
+    return known.get(path.name) or file_sha256(path)
+
+
+# --------------------------------------------------------------------------------------------------
+# ingest
+# --------------------------------------------------------------------------------------------------
+
+
+def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    """Consecutive lists of ``size`` documents (the last may be shorter)."""
+    buf: list[Document] = []
+    for d in docs:
+        buf.append(d)
+        if len(buf) == size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def _batch_key(index: int, docs: list[Document]) -> str:
+    """Content hash of a batch of read documents: appending to the corpus leaves the shards of the
+    unchanged batches in place."""
+    h = hashlib.sha256()
+    for d in docs:
+        h.update(json.dumps(dataclasses.asdict(d), sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def annotate_shard(docs: list[Document], options: tuple[bool, bool], path: Path) -> dict:
+    """Shard task: sentences and abbreviations of ``docs`` → one document shard at ``path``."""
+    sentences, abbreviations = options
+    analyzer = worker_cache(("text-analyzer", sentences, abbreviations),
+                            lambda: TextAnalyzer(sentences=sentences, abbreviations=abbreviations))
+    docs = list(analyzer.annotate(docs))
+    write_documents(docs, path)
+    return {"documents": len(docs), "sentences": sum(len(d.sentences) for d in docs),
+            "abbreviations": sum(len(d.abbreviations) for d in docs)}
+
+
 def _ingest(ctx: StageContext) -> dict:
     c = ctx.cfg.corpus
     if not c.paths:
         raise ConfigError("corpus.paths: no input given; set it in the config or as an override, "
                           "e.g. corpus.paths=[data/demo/corpus.jsonl]")
     reader = read_corpus(c.paths, format=c.format, skip_bad_records=c.skip_bad_records)
-    analyzer = TextAnalyzer(sentences=c.sentences, abbreviations=c.abbreviations)
-    n_sent = n_abbr = 0
-
-    def counted(docs):
-        nonlocal n_sent, n_abbr
-        for doc in docs:
-            n_sent += len(doc.sentences)
-            n_abbr += len(doc.abbreviations)
-            yield doc
-
-    docs = ctx.progress(counted(analyzer.annotate(reader)), desc="ingest", unit="doc")
-    shards = write_shards(docs, ctx.out, "documents", c.shard_size, write_documents)
+    shards = ctx.map_shards(annotate_shard, _batches(reader, c.shard_size), name="documents",
+                            shared=(c.sentences, c.abbreviations), key=_batch_key)
     st = reader.stats.to_dict()
     if st["skipped_records"]:
         log.warning("ingest: skipped %d bad records (each is in the log and the manifest)",
                     st["skipped_records"])
     files = st.pop("files")
-    return {**st, "sentences": n_sent, "abbreviations": n_abbr,
+    return {**st, "sentences": sum(s.counts["sentences"] for s in shards),
+            "abbreviations": sum(s.counts["abbreviations"] for s in shards),
             "source_files": [{"path": k, **v} for k, v in files.items()],
-            "shards": [p.name for p in shards]}
+            "shards": [ctx.publish(s) for s in shards]}
+
+
+# --------------------------------------------------------------------------------------------------
+# tokenizer
+# --------------------------------------------------------------------------------------------------
 
 
 def _tokenizer(ctx: StageContext) -> dict:
@@ -65,27 +117,35 @@ def _tokenizer(ctx: StageContext) -> dict:
     return {"vocab_size": tok.get_vocab_size(), "origin": origin}
 
 
+# --------------------------------------------------------------------------------------------------
+# chunks
+# --------------------------------------------------------------------------------------------------
+
+
+def chunk_shard(doc_paths: list[str], shared: tuple[str, str, CorpusConfig, GraphConfig],
+                path: Path) -> dict:
+    """Shard task: the documents of ``doc_paths`` → one chunk shard at ``path``."""
+    tok_path, tok_hash, corpus_cfg, graph_cfg = shared
+    tok = worker_cache(("tokenizer", tok_path, tok_hash), lambda: load_tokenizer(tok_path))
+    chunks = list(chunk_documents(read_documents(doc_paths), tok, corpus_cfg, graph_cfg))
+    write_chunks(chunks, path)
+    return {"chunks": len(chunks), "documents": len({c.doc_id for c in chunks}),
+            "root_tokens": sum(c.num_roots for c in chunks),
+            "chunk_mentions": sum(len(c.mentions) for c in chunks)}
+
+
 def _chunks(ctx: StageContext) -> dict:
     cfg = ctx.cfg
-    tok = load_tokenizer(ctx.stage_dir("tokenizer") / "tokenizer.json")
-    docs = read_documents(document_shards(ctx))
-    n = tokens = mentions = 0
-    docs_with_chunks: set[str] = set()
-
-    def counted(chunks):
-        nonlocal n, tokens, mentions
-        for ch in chunks:
-            n += 1
-            tokens += ch.num_roots
-            mentions += len(ch.mentions)
-            docs_with_chunks.add(ch.doc_id)
-            yield ch
-
-    chunks = ctx.progress(counted(chunk_documents(docs, tok, cfg.corpus, cfg.graph)), desc="chunks",
-                          unit="chunk")
-    shards = write_shards(chunks, ctx.out, "chunks", 4 * cfg.corpus.shard_size, write_chunks)
-    return {"chunks": n, "documents": len(docs_with_chunks), "root_tokens": tokens,
-            "chunk_mentions": mentions, "shards": [p.name for p in shards]}
+    docs = document_shards(ctx)
+    sha = {str(p): shard_sha256(ctx, "ingest", p) for p in docs}
+    groups = [[str(p)] for p in docs] if cfg.corpus.chunk_mode == "document" else [list(sha)]
+    tok = ctx.stage_dir("tokenizer") / "tokenizer.json"
+    shared = (str(tok), ctx.upstream["tokenizer"]["output_hash"], cfg.corpus, cfg.graph)
+    shards = ctx.map_shards(chunk_shard, groups, name="chunks", shared=shared,
+                            key=lambda i, group: [[sha[p] for p in group], shared[1]])
+    total = {k: sum(s.counts[k] for s in shards)
+             for k in ("chunks", "documents", "root_tokens", "chunk_mentions")}
+    return {**total, "shards": [ctx.publish(s) for s in shards]}
 
 
 def _source_files(cfg: Config) -> list[Path]:
@@ -98,10 +158,13 @@ def _source_files(cfg: Config) -> list[Path]:
 
 
 INGEST = Stage("ingest", sections=("corpus.paths", "corpus.format", "corpus.skip_bad_records",
-                                   "corpus.shard_size", "corpus.sentences", "corpus.abbreviations"), upstream=(), run=_ingest, source_files=_source_files,
-               help="Read the corpus into Parquet document shards (sentences, abbreviations).")
+                                   "corpus.shard_size", "corpus.sentences", "corpus.abbreviations"),
+               upstream=(), run=_ingest, source_files=_source_files,
+               help="Read the corpus into Parquet document shards (sentences, abbreviations), one "
+                    "Dask task per corpus.shard_size documents.")
 TOKENIZER = Stage("tokenizer", sections=("tokenizer",), upstream=("ingest",), run=_tokenizer,
                   help="Train a WordPiece tokenizer on the ingested corpus, or load one.")
-CHUNKS = Stage("chunks", sections=("corpus.chunk_mode", "corpus.chunk_overlap", "corpus.shard_size",
-                                   "graph.num_roots"), upstream=("ingest", "tokenizer"), run=_chunks,
-               help="Cut documents into chunks of graph.num_roots root tokens.")
+CHUNKS = Stage("chunks", sections=("corpus.chunk_mode", "corpus.chunk_overlap", "graph.num_roots"),
+               upstream=("ingest", "tokenizer"), run=_chunks,
+               help="Cut documents into chunks of graph.num_roots root tokens, one Dask task per "
+                    "document shard.")

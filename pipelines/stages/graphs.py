@@ -1,70 +1,215 @@
-"""Graph stage: chunks + seed KG → leafy chain graphs (DESIGN §4, §7).
+"""Graph stage: chunks + seed KG → leafy chain graphs (DESIGN §4, §7), shard-parallel on Dask.
 
-Injection is global (each triple only in its best chunk, minimum counts per relation), so the stage
-builds all graphs in one call and then writes them as shards.
+The same computation as :func:`graphmert.graph.builder.build_graphs` (tests pin the equality), cut
+into the parts that are per chunk and the part that is global:
+
+1. driver: every chunk's text; the seed KG; the ``kg.scorer`` scorer fitted on all chunk texts; the
+   lexicon matcher when some chunk has no annotations (all sent once to every worker);
+2. ``link`` — one task per chunk shard: check chunks against the tokenizer, link heads, find the
+   candidate (chunk, head, seed triple) rows and score them → ``RUN/work/graphs/link-*.npz``;
+3. driver: tails, the global selection (each triple in its best chunk, relation minimums) and the
+   injection report;
+4. ``graphs`` — one task per ``graph.shard_size`` consecutive chunks: build the graphs, inject the
+   selected tails, write a graph shard.
+
+An interrupted stage reruns only the link and graph shards that had not finished.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from graphmert.config import Config
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from graphmert.config import Config, GraphConfig
+from graphmert.corpus.chunk import SCHEMA as CHUNK_SCHEMA
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.tokenizer import load_tokenizer
-from graphmert.graph.builder import build_graphs
-from graphmert.graph.io import write_graph_shards
+from graphmert.graph.builder import InjectionError, check_inputs, find_candidates, select_candidates
+from graphmert.graph.io import write_graphs
+from graphmert.graph.layout import Injection, LeafyChainGraph
 from graphmert.io import atomic_write_json
-from graphmert.kg.graph import save_relation_map
+from graphmert.kg.graph import KGError, SeedKG, save_relation_map
+from graphmert.kg.lexicon import Lexicon, LexiconMatcher
+from graphmert.kg.linking import link_heads
 from graphmert.kg.loaders import load_kg
+from graphmert.kg.schema import RelationSchema
+from graphmert.kg.scoring import SCORERS, triple_text
 from pipelines.stage import Stage, StageContext
 
+__all__ = ["GRAPHS", "LinkInputs", "link_shard", "assemble_shard"]
 
-class _PhaseBars:
-    """Adapts the library's ``progress(phase, done, total)`` callback to one tqdm bar per phase."""
 
-    def __init__(self, ctx: StageContext) -> None:
-        self.ctx = ctx
-        self.bars: dict = {}
+@dataclass
+class LinkInputs:
+    """What every ``link`` task shares (sent once per worker)."""
 
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        bar = self.bars.get(phase)
-        if bar is None:
-            bar = self.bars[phase] = self.ctx.progress(total=total, desc=f"graphs: {phase}")
-        bar.update(done - bar.n)
+    kg: SeedKG
+    matcher: LexiconMatcher | None
+    scorer: Any                    # a fitted kg.scorer
+    tokenizer: Any
+    graph: GraphConfig
 
-    def close(self) -> None:
-        for bar in self.bars.values():
-            bar.close()
+
+def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
+    """Shard task: heads and scored candidates of one chunk shard.
+
+    ``item`` is (chunk shard path, index of its first chunk among all chunks). Writes ``rows``
+    ([P, 4] int64: global chunk index, head start, head length, triple id; as
+    :func:`~graphmert.graph.builder.find_candidates`) and ``scores`` ([P] float64) to an ``.npz``.
+    """
+    chunk_path, offset = item
+    chunks = list(read_chunks(chunk_path))
+    check_inputs(chunks, shared.tokenizer, shared.graph)
+    stats: Counter = Counter()
+    heads = []
+    for c in chunks:
+        hs, how = link_heads(c, shared.kg, shared.matcher)
+        ok = [m for m in hs if 1 <= m.token_start < m.token_end <= c.num_roots - 1]
+        stats[f"chunks_{how}"] += 1
+        stats["head_mentions"] += len(ok)
+        stats["head_mentions_out_of_range"] += len(hs) - len(ok)
+        heads.append(ok)
+    rows = find_candidates(heads, shared.kg)                                # [P, 4]
+    rows[:, 0] += offset
+    scores = np.zeros(len(rows), dtype=np.float64)                          # [P]
+    if len(rows):
+        uniq, inv = np.unique(rows[:, 3], return_inverse=True)
+        edges = [shared.kg.edges[t] for t in uniq]
+        texts = [triple_text(shared.kg.name(e.subject), e.predicate, shared.kg.name(e.object))
+                 for e in edges]
+        scores = shared.scorer.score(texts, inv, rows[:, 0])
+    with open(path, "wb") as f:
+        np.savez(f, rows=rows, scores=scores)
+    return {"chunks": len(chunks), "candidates": int(len(rows)), **dict(sorted(stats.items()))}
+
+
+def _columns(path: str, columns: list[str]):
+    """Some columns of a chunk shard as an Arrow table: reading whole chunks (their offsets and
+    mentions) costs about 1 ms per chunk, these columns a small fraction of that."""
+    missing = [c for c in columns if c not in CHUNK_SCHEMA.names]
+    if missing:                                        # pragma: no cover - guards a schema change
+        raise KGError(f"chunk shards have no columns {missing}; update pipelines/stages/graphs.py")
+    return pq.read_table(path, columns=columns)
+
+
+def assemble_shard(item: tuple[list[tuple[str, int, int]], list[tuple]], shared: tuple[int, int, int],
+                   path: Path) -> dict:
+    """Shard task: graphs of consecutive chunks with their selected injections → a graph shard.
+
+    ``item`` is (slices ``(chunk shard, first, end)``, injections ``(chunk index in this shard, root,
+    tail token ids, relation id, head length, Injection)`` in selection order); ``shared`` is
+    (R, K, pad id).
+    """
+    slices, injections = item
+    R, K, pad = shared
+    rows = [r for p, lo, hi in slices
+            for r in _columns(p, ["id", "doc_id", "input_ids", "word_ids"]).slice(lo, hi - lo).to_pylist()]
+    graphs = [LeafyChainGraph.from_roots(r["id"], r["doc_id"], r["input_ids"], r["word_ids"], R, K, pad)
+              for r in rows]
+    for ci, root, tail, rel, m, inj in injections:
+        graphs[ci].inject(root, tail, rel, m, inj)
+    write_graphs(graphs, path)
+    return {"graphs": len(graphs), "chunks_with_leaves": sum(1 for g in graphs if g.num_filled_leaves),
+            "tokens_packed": sum(g.num_roots + g.num_filled_leaves for g in graphs)}
 
 
 def _graphs(ctx: StageContext) -> dict:
     cfg = ctx.cfg
+    R, K = cfg.graph.num_roots, cfg.graph.num_leaves
     tok = load_tokenizer(ctx.stage_dir("tokenizer") / "tokenizer.json")
+    sp = check_inputs([], tok, cfg.graph)
     chunk_dir = ctx.stage_dir("chunks")
-    chunks = list(read_chunks([chunk_dir / s for s in ctx.upstream["chunks"]["shards"]]))
+    chunk_paths = [str(chunk_dir / s) for s in ctx.upstream["chunks"]["shards"]]
+
+    texts: list[str] = []                    # as build_graphs: the text, else the decoded tokens
+    sizes: list[int] = []
+    need_lexicon = False                     # some chunk has text but no annotated mention
+    for p in chunk_paths:
+        t = _columns(p, ["text", "input_ids", "mentions"])
+        shard_texts = t["text"].to_pylist()
+        n_mentions = pc.list_value_length(t["mentions"]).to_numpy(zero_copy_only=False)
+        for i, text in enumerate(shard_texts):
+            if not text:
+                shard_texts[i] = tok.decode(t["input_ids"][i].as_py()[1:-1])
+            elif n_mentions[i] == 0:
+                need_lexicon = True
+        texts += shard_texts
+        sizes.append(len(shard_texts))
+    if not texts:
+        raise KGError("build_graphs: no chunks")
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()  # [S + 1]
     kg = load_kg(cfg.kg)
-    bars = _PhaseBars(ctx)
-    try:
-        graphs, report = build_graphs(chunks, kg, tok, cfg.kg, cfg.graph, progress=bars)
-    finally:
-        bars.close()
-    shards = write_graph_shards(graphs, ctx.out, cfg.graph.shard_size)
+    scorer = SCORERS.get(cfg.kg.scorer)().fit(texts)
+    matcher = (LexiconMatcher(Lexicon.from_kg(kg), cfg.kg.lexicon_min_chars)
+               if cfg.kg.lexicon_matching and need_lexicon else None)
+
+    linked = ctx.map_shards(link_shard, [(p, starts[i]) for i, p in enumerate(chunk_paths)], name="link",
+                            shared=LinkInputs(kg, matcher, scorer, tok, cfg.graph), suffix=".npz")
+    head_stats: Counter = Counter()
+    rows_l, scores_l = [], []
+    for s in linked:
+        with np.load(s.path) as z:
+            rows_l.append(z["rows"])
+            scores_l.append(z["scores"])
+        head_stats.update({k: v for k, v in s.counts.items() if k not in ("chunks", "candidates")})
+    rows, scores = np.concatenate(rows_l), np.concatenate(scores_l)       # [P, 4], [P]
+    if len(rows) == 0:
+        raise InjectionError(
+            f"no chunk has a head linked to a seed-KG node with triples ({len(texts)} chunks, "
+            f"{head_stats['head_mentions']} head mentions); do the corpus's entity ids use the KG's id "
+            f"space (e.g. MESH:D003924, NCBIGene:3630), or is kg.lexicon_matching off?")
+
+    sel = select_candidates(rows, kg, tok, sp["unk"], cfg.kg, K, lambda ttexts, inv: scores)
+    cands, tails, kept = sel.candidates, sel.tails, sel.kept
+
+    n_chunks, size = len(texts), cfg.graph.shard_size
+    per_group: list[list[tuple]] = [[] for _ in range(-(-n_chunks // size))]
+    for p in kept:
+        e = kg.edges[int(cands.triple[p])]
+        chunk, root, m = int(cands.chunk[p]), int(cands.head[p]), int(cands.head_length[p])
+        per_group[chunk // size].append(
+            (chunk % size, root, tails[e.object], int(cands.relation[p]), m,
+             Injection(root, m, e.subject, e.predicate, e.object, round(float(cands.score[p]), 6))))
+    items = []
+    for g, injections in enumerate(per_group):
+        lo, hi = g * size, min((g + 1) * size, n_chunks)
+        slices = [(chunk_paths[s], max(lo, starts[s]) - starts[s], min(hi, starts[s + 1]) - starts[s])
+                  for s in range(len(chunk_paths)) if starts[s] < hi and starts[s + 1] > lo]
+        items.append((slices, injections))
+    shards = ctx.map_shards(assemble_shard, items, name="graphs", shared=(R, K, sp["pad"]))
+
+    report = {
+        "graphs": n_chunks,
+        "chunks_with_leaves": sum(s.counts["chunks_with_leaves"] for s in shards),
+        "tokens_dense": n_chunks * R * (1 + K),
+        "tokens_packed": sum(s.counts["tokens_packed"] for s in shards),
+        **sel.summary(kg, rows, head_stats, R),
+    }
     save_relation_map(kg, ctx.out / "relation_map.json")
+    RelationSchema.from_kg(kg, cfg.kg.relation_schema).save(ctx.out / "relation_schema.json")
     atomic_write_json(ctx.out / "injection_report.json", report)
     keys = ("graphs", "chunks_with_leaves", "injections", "injections_per_relation",
             "tokens_dense", "tokens_packed")
     return {**{k: report[k] for k in keys}, "kg": kg.stats(),
-            "shards": [p.name for p in shards]}
+            "shards": [ctx.publish(s) for s in shards]}
 
 
 def _kg_files(cfg: Config) -> list[Path]:
+    files = [Path(p) for p in (*cfg.kg.nodes, *cfg.kg.edges, *cfg.kg.relation_files)]
     if cfg.kg.path:
-        return sorted(p for p in Path(cfg.kg.path).iterdir() if p.is_file())
-    return [Path(p) for p in (*cfg.kg.nodes, *cfg.kg.edges)]
+        files += sorted(p for p in Path(cfg.kg.path).iterdir() if p.is_file())
+    return files
 
 
 GRAPHS = Stage("graphs", command="build-graphs", sections=("kg", "graph.num_roots", "graph.num_leaves",
-                                         "graph.shard_size"),
+                                                          "graph.shard_size"),
                upstream=("tokenizer", "chunks"), run=_graphs, source_files=_kg_files,
                help="Inject seed-KG tails into chunks as leaves: leafy chain graph shards, the "
-                    "relation map and an injection report.")
+                    "relation map and schema, and an injection report. Linking and scoring run as one "
+                    "Dask task per chunk shard, graph assembly as one per graph.shard_size graphs.")

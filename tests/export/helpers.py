@@ -81,11 +81,11 @@ def hostile_triples() -> list[Triple]:
     ]
 
 
-def sparql_from_docs(marker: str = "query: genes-t2d") -> str:
-    """The SPARQL block that follows ``<!-- marker -->`` in docs/EXPORT.md."""
-    text = (ROOT / "docs" / "EXPORT.md").read_text(encoding="utf-8")
+def sparql_from_docs(marker: str = "query: genes-t2d", doc: str = "README.md") -> str:
+    """The SPARQL block that follows ``<!-- marker -->`` in ``doc`` (README.md or docs/EXPORT.md)."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
     m = re.search(r"<!--\s*" + re.escape(marker) + r"\s*-->\s*```sparql\n(.*?)```", text, re.S)
-    assert m, f"docs/EXPORT.md has no ```sparql block after <!-- {marker} -->"
+    assert m, f"{doc} has no ```sparql block after <!-- {marker} -->"
     return m.group(1)
 
 

@@ -142,3 +142,52 @@ def test_merge_folds_duplicates_and_round_trips(tmp_path):
     write_triples_jsonl(merged, tmp_path / "t.jsonl")
     assert [t.to_dict() for t in read_triples(tmp_path / "t.parquet")] == [t.to_dict() for t in merged]
     assert [t.to_dict() for t in read_triples_jsonl(tmp_path / "t.jsonl")] == [t.to_dict() for t in merged]
+
+
+def test_helper_llm_heads_and_tails_are_grounded_and_scored(world, monkeypatch):
+    """A stub OpenAI-compatible server on 127.0.0.1 proposes heads and tails; heads are grounded in
+    the chunk and typed by the lexicon, tails are scored by the model (tail_source 'llm')."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from graphmert.extract.llm import HEADS_SYSTEM, LLMClient
+
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    asked = {"heads": 0, "tails": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            heads = body["messages"][0]["content"] == HEADS_SYSTEM
+            asked["heads" if heads else "tails"] += 1
+            reply = '["aspirin", "not in the text"]' if heads else '["insulin resistance", "weight"]'
+            out = json.dumps({"choices": [{"message": {"content": reply}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+    try:
+        docs, tok, chunks, kg, schema, model = world
+        unannotated = [type(c)(**{**c.__dict__, "mentions": []}) for c in chunks]
+        cfg = build_section(ExtractConfig, {"beta": 0.0, "check_range": False, "tail_sources":
+                                            ["mention", "llm"], "tails_per_query": 3}, "extract")
+        llm = LLMClient(f"http://127.0.0.1:{server.server_address[1]}/v1", "stub", timeout=5.0)
+        ex = Extractor(model, tok, kg, schema, kg.relation_map, cfg, R, K, llm=llm)
+        triples, rep = ex.extract(docs, unannotated)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked["heads"] == len(chunks) and asked["tails"] > 0
+    assert rep["counts"]["llm_heads_proposed"] >= 1 and rep["counts"]["llm_tails"] > 0
+    llm_tails = [t for t in triples if t.tail_source == "llm"]
+    assert llm_tails and all(t.tail_name in ("insulin resistance", "weight") for t in llm_tails)
+    aspirin = [t for t in triples if t.head_name == "aspirin"]
+    assert aspirin and all(t.head_id == "MESH:D001241" for t in aspirin)

@@ -1,0 +1,333 @@
+"""Where shard tasks run: a Dask ``LocalCluster``, an existing Dask cluster, or the driver process.
+
+One :class:`Session` serves one ``graphmert`` command. Its scheduler is chosen by, first match wins:
+
+1. ``--scheduler`` on the command line;
+2. the ``DASK_SCHEDULER_ADDRESS`` environment variable;
+3. ``pipeline.scheduler`` in the config (default ``local``).
+
+``local``
+    a ``distributed.LocalCluster`` of ``pipeline.workers`` single-threaded worker *processes* (0: one
+    per core), started on first use and closed at the end of the command; its dashboard link is
+    logged (when bokeh is installed, which serves the dashboard).
+``synchronous``
+    every task runs in the driver process, one after another, so ``pdb`` and tracebacks work.
+``tcp://host:port`` (or ``tls://``, ``ws://``, ``wss://``, ``ucx://``)
+    an existing cluster (``dask scheduler`` + ``dask worker``). Reaching it and finding a worker is
+    bounded by ``pipeline.connect_timeout`` seconds; every worker must import the same graphmert
+    version and see the run directory (a shared filesystem), both checked on connect.
+
+The cluster is opened lazily, the first time a stage has at least two shard tasks to run: a rerun
+that skips everything, and a stage with a single pending shard, never start one (the single task runs
+in the driver). Failed tasks are retried ``pipeline.retries`` times (Dask's ``retries`` for a task that
+raised; the scheduler's ``allowed-failures`` for a task whose worker died, set on a LocalCluster).
+
+:func:`worker_cache` keeps expensive per-worker objects (a model, a spaCy pipeline) for the life of
+the worker process, so a stage loads them once per worker, not once per shard.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import uuid
+import warnings
+from collections import OrderedDict
+from concurrent.futures import CancelledError
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Protocol
+
+from graphmert import __version__
+from graphmert.config import ConfigError, PipelineConfig
+
+__all__ = ["ENV_ADDRESS", "SchedulerError", "Executor", "InlineExecutor", "DaskExecutor", "Session",
+           "resolve_scheduler", "worker_cache"]
+
+log = logging.getLogger("graphmert.pipeline")
+
+ENV_ADDRESS = "DASK_SCHEDULER_ADDRESS"
+ADDRESS_SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "ucx://")
+NAMED = ("local", "synchronous")
+
+
+class SchedulerError(RuntimeError):
+    """The scheduler cannot be reached or used (no workers, other code version, no shared run dir)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Choosing the scheduler
+# --------------------------------------------------------------------------------------------------
+
+
+def resolve_scheduler(option: str | None, cfg: PipelineConfig) -> tuple[str, str]:
+    """``(scheduler, where it came from)``: ``--scheduler``, then ``DASK_SCHEDULER_ADDRESS``, then
+    ``pipeline.scheduler``. Raises :class:`ConfigError` naming the source for an unknown value."""
+    for value, source in ((option, "--scheduler"), (os.environ.get(ENV_ADDRESS), ENV_ADDRESS),
+                          (cfg.scheduler, "pipeline.scheduler")):
+        if value:
+            value = value.strip()
+            if value in NAMED or value.startswith(ADDRESS_SCHEMES):
+                return value, source
+            raise ConfigError(f"{source}: {value!r} is not a scheduler; use 'local', 'synchronous' or "
+                              f"an address like tcp://host:8786")
+    return "local", "default"
+
+
+# --------------------------------------------------------------------------------------------------
+# Worker-local cache
+# --------------------------------------------------------------------------------------------------
+
+_CACHE: OrderedDict[Any, Any] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+CACHE_ENTRIES = 4
+
+
+def worker_cache(key: Any, factory: Callable[[], Any]) -> Any:
+    """``factory()`` once per process and ``key`` (hashable; e.g. a checkpoint hash); the
+    :data:`CACHE_ENTRIES` most recently used values are kept. On a Dask worker this is "once per
+    worker"; with the synchronous scheduler, once per driver."""
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    value = factory()
+    with _CACHE_LOCK:
+        _CACHE[key] = value
+        _CACHE.move_to_end(key)
+        while len(_CACHE) > CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+    return value
+
+
+# --------------------------------------------------------------------------------------------------
+# Executors
+# --------------------------------------------------------------------------------------------------
+
+Task = tuple[int, str, tuple]          # (index, readable task name, args of fn after `shared`)
+
+
+class Executor(Protocol):
+    description: str
+    workers: int
+
+    def run(self, fn: Callable[..., Any], tasks: Iterable[Task], shared: Any = None
+            ) -> Iterator[tuple[int, Any]]:
+        """``fn(*args, shared)`` per task; yields ``(index, result)`` in completion order."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class InlineExecutor:
+    """Runs each task in the driver process, in order (the ``synchronous`` scheduler)."""
+
+    workers = 1
+
+    def __init__(self, description: str = "synchronous, in the driver") -> None:
+        self.description = description
+
+    def run(self, fn, tasks, shared=None):
+        for index, _, args in tasks:
+            yield index, fn(*args, shared)
+
+    def close(self) -> None:
+        pass
+
+
+class DaskExecutor:
+    """Tasks as Dask futures on a ``distributed.Client`` (one future per shard, a bounded number in
+    flight, retried ``retries`` times); ``shared`` travels once per worker, as the result of one
+    task that every shard task depends on."""
+
+    def __init__(self, client, retries: int, description: str, cluster=None) -> None:
+        self.client, self.retries, self.description, self.cluster = client, retries, description, cluster
+
+    @property
+    def workers(self) -> int:
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def run(self, fn, tasks, shared=None):
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        token = uuid.uuid4().hex[:8]        # keys unique to this map: no sharing with other runs
+        shared_f = None
+        if shared is not None:
+            # a task that returns `shared`, not scattered data: if every worker holding it dies,
+            # the scheduler recomputes it from the task instead of failing the map
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*Large object", category=UserWarning)
+                shared_f = self.client.submit(_identity, shared, key=f"shared-{token}", pure=False,
+                                              retries=self.retries)
+        window = 2 * self.workers + 2
+        tasks = iter(tasks)
+        ac = as_completed(loop=self.client.loop)
+        live: dict[str, tuple[int, Any]] = {}
+
+        def fill() -> None:
+            while len(live) < window:
+                try:
+                    index, name, args = next(tasks)
+                except StopIteration:
+                    return
+                fut = self.client.submit(fn, *args, shared_f, key=f"{name}-{token}",
+                                         retries=self.retries, pure=False)
+                live[fut.key] = (index, fut)
+                ac.add(fut)
+
+        try:
+            fill()
+            for fut in ac:
+                index, _ = live.pop(fut.key)
+                try:
+                    result = fut.result()
+                except KilledWorker as e:
+                    raise SchedulerError(
+                        f"task {fut.key}: its worker died more than pipeline.retries times "
+                        f"({self.retries}); see the worker logs ({e})") from None
+                except CancelledError:
+                    raise SchedulerError(f"task {fut.key} was cancelled: the Dask scheduler "
+                                         f"({self.description}) went away or restarted") from None
+                fut.release()
+                yield index, result
+                fill()
+        finally:
+            for _, f in live.values():
+                f.cancel()
+            if shared_f is not None:
+                shared_f.release()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _probe(run_dir: str, marker: str) -> dict:
+    """Runs on each worker of an existing cluster: code version and whether it sees the run dir."""
+    from graphmert import __version__ as version
+
+    return {"version": version, "sees_run_dir": (Path(run_dir) / marker).exists(), "cwd": os.getcwd()}
+
+
+def _dashboard_link(client) -> str | None:
+    try:
+        import bokeh  # noqa: F401  (distributed serves the dashboard only with bokeh)
+    except ImportError:
+        return None
+    return client.dashboard_link
+
+
+def open_local(cfg: PipelineConfig, quiet: bool) -> DaskExecutor:
+    """A LocalCluster of ``cfg.workers`` single-threaded processes (0: one per core)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    try:
+        import bokeh  # noqa: F401
+        dashboard = ":8787"            # another port is picked when 8787 is taken
+    except ImportError:
+        dashboard = ":0"               # the scheduler's HTTP endpoints, on any free port
+    env = {k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    with dask.config.set({"distributed.scheduler.allowed-failures": cfg.retries}):
+        cluster = LocalCluster(n_workers=cfg.workers or None, threads_per_worker=1, processes=True,
+                               dashboard_address=dashboard, env=env,
+                               silence_logs=logging.ERROR if quiet else logging.WARNING)
+    client = Client(cluster, set_as_default=False)
+    n = len(cluster.workers)
+    link = _dashboard_link(client)
+    log.info("dask: LocalCluster with %d worker process%s; dashboard %s", n, "es" if n != 1 else "",
+             link or "not served (install bokeh for it)")
+    return DaskExecutor(client, cfg.retries, f"LocalCluster, {n} worker{'s' if n != 1 else ''}",
+                        cluster=cluster)
+
+
+def connect(address: str, cfg: PipelineConfig, run_dir: Path, source: str) -> DaskExecutor:
+    """A client of the scheduler at ``address``; every failure within ``connect_timeout`` seconds is
+    a :class:`SchedulerError` saying what to do."""
+    from distributed import Client
+
+    t = cfg.connect_timeout
+    try:
+        client = Client(address, timeout=t, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address} (from {source}) within "
+                             f"{t:g} s: {e}. Start one (`dask scheduler`, `dask worker ADDRESS`), fix the "
+                             f"address, or run with --scheduler local") from None
+    try:
+        try:
+            client.wait_for_workers(1, timeout=t)
+        except (TimeoutError, OSError):
+            raise SchedulerError(f"the Dask scheduler at {address} has no workers (waited {t:g} s); "
+                                 f"start one with `dask worker {address}`") from None
+        marker = f".probe-{uuid.uuid4().hex}"
+        (run_dir / marker).touch()
+        try:
+            seen = client.run(_probe, str(run_dir), marker)
+        except Exception as e:   # a worker that cannot unpickle the probe cannot import graphmert
+            raise SchedulerError(f"the workers of {address} cannot run graphmert code ({e}); install "
+                                 f"this project (same version) where the workers run") from None
+        finally:
+            (run_dir / marker).unlink(missing_ok=True)
+        for worker, info in sorted(seen.items()):
+            if info["version"] != __version__:
+                raise SchedulerError(f"worker {worker} runs graphmert {info['version']}, the driver "
+                                     f"{__version__}; shard names include the code version, so every "
+                                     f"worker must run the same version")
+            if not info["sees_run_dir"]:
+                raise SchedulerError(f"worker {worker} (cwd {info['cwd']}) cannot see the run directory "
+                                     f"{run_dir}; Dask workers need it on a shared filesystem at the "
+                                     f"same path")
+    except BaseException:
+        client.close()
+        raise
+    n = len(seen)
+    link = _dashboard_link(client)
+    log.info("dask: scheduler %s with %d worker%s%s", address, n, "s" if n != 1 else "",
+             f"; dashboard {link}" if link else "")
+    return DaskExecutor(client, cfg.retries, f"{address}, {n} worker{'s' if n != 1 else ''}")
+
+
+class Session:
+    """The scheduler of one command (module docstring): resolved now, opened on first real use."""
+
+    def __init__(self, cfg: PipelineConfig, run_dir: Path, option: str | None = None,
+                 quiet: bool = False) -> None:
+        self.cfg, self.run_dir, self.quiet = cfg, Path(run_dir).resolve(), quiet
+        self.scheduler, self.source = resolve_scheduler(option, cfg)
+        self._executor: Executor | None = None
+        self.inline = InlineExecutor("a single task, in the driver")
+
+    @property
+    def opened(self) -> bool:
+        return self._executor is not None
+
+    def executor(self, tasks: int) -> Executor:
+        """The executor for a map with ``tasks`` pending tasks: the driver for a single task while no
+        cluster is open, else the session's scheduler (opened now if needed)."""
+        if self._executor is None and tasks <= 1:
+            return self.inline
+        if self._executor is None:
+            if self.scheduler == "synchronous":
+                self._executor = InlineExecutor()
+            elif self.scheduler == "local":
+                self._executor = open_local(self.cfg, self.quiet)
+            else:
+                self._executor = connect(self.scheduler, self.cfg, self.run_dir, self.source)
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,61 @@
+"""Evaluate stage: extracted triples vs gold document-level relations, with baselines (DESIGN §9).
+
+Reads the gold (``evaluate.gold``: PubTator or BioC), the extract stage's merged triples, the seed KG
+(which pairs are already known; the ``seed_kg`` baseline) and the relation schema saved by the graphs
+stage (validity; the categories the co-occurrence baseline may pair). Writes
+``RUN/evaluate/metrics.json`` (per system: precision/recall/F1, untyped and typed, all/seed-known/
+novel, validity) and ``metrics.md`` (the same as one Markdown table).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphmert.config import Config, ConfigError
+from graphmert.eval import (BASELINES, evaluate_system, load_gold, metrics_payload, pair_sets,
+                            seed_pairs, validity, write_report)
+from graphmert.extract.triples import read_triples
+from graphmert.kg.loaders import load_kg
+from graphmert.kg.schema import RelationSchema
+from pipelines.stage import Stage, StageContext
+
+
+def _evaluate(ctx: StageContext) -> dict:
+    cfg = ctx.cfg
+    if not cfg.evaluate.gold:
+        raise ConfigError("evaluate.gold: no gold file given; pass --gold FILE (PubTator or BioC) or "
+                          "set evaluate.gold in the config")
+    gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format,
+                     skip_bad_records=cfg.corpus.skip_bad_records)
+    ex_dir = ctx.stage_dir("extract")
+    triples = list(read_triples([ex_dir / s for s in ctx.upstream["extract"]["shards"]]))
+    kg = load_kg(cfg.kg)
+    schema = RelationSchema.load(ctx.stage_dir("graphs") / "relation_schema.json")
+    seed = seed_pairs(kg)
+    rmap = dict(cfg.evaluate.relation_map)
+
+    pred_u, pred_t = pair_sets(triples, rmap)
+    in_gold = [t for t in triples if any(e.doc_id in gold.documents for e in t.evidence)]
+    systems = {"graphmert": {**evaluate_system(pred_u, pred_t, gold, seed),
+                             "validity": validity(in_gold, schema)}}
+    for name in cfg.evaluate.baselines:
+        bu, bt = BASELINES.get(name)(gold, kg, schema, rmap)
+        systems[name] = {**evaluate_system(bu, bt, gold, seed), "validity": None}
+    payload = metrics_payload(systems, {**gold.counts(), "triples": len(triples),
+                                        "triples_on_gold_documents": len(in_gold),
+                                        "predicted_pairs_outside_gold": gold.outside(pred_u)})
+    write_report(ctx.out, payload)
+    f1 = {name: round(s["untyped"]["all"]["f1"], 4) for name, s in systems.items()}
+    return {"documents": payload.get("documents", 0), "gold_pairs": payload.get("gold_pairs", 0),
+            "triples": len(triples), "f1_untyped": f1,
+            "f1_typed": {n: round(s["typed"]["all"]["f1"], 4) for n, s in systems.items()}}
+
+
+def _sources(cfg: Config) -> list[Path]:
+    return [Path(p) for p in cfg.evaluate.gold]
+
+
+EVALUATE = Stage("evaluate", sections=("evaluate", "kg"), upstream=("graphs", "extract"),
+                 run=_evaluate, source_files=_sources,
+                 help="Score extracted triples against gold relations (document-level pairs, typed and "
+                      "untyped, seed-known and novel) next to the co-occurrence and seed-KG baselines.")

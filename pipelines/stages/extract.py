@@ -1,0 +1,227 @@
+"""Extract stage: trained checkpoint + documents → triples with provenance (DESIGN §8).
+
+Documents are ``extract.paths`` (read, sentence-split and chunked here with the run's tokenizer), or
+the run's own ingested corpus and chunks. The documents are cut into parts of
+``extract.part_documents``; each part is one Dask task (:meth:`StageContext.map_shards`) that writes
+its per-chunk triples as a shard — the model, tokenizer and seed KG are loaded once per worker
+(:func:`pipelines.scheduler.worker_cache`), the β-similarity scorer is fitted once over all chunks in
+the driver and shipped to the workers. Finished parts survive a killed run and are reused by the
+rerun. The driver merges the per-chunk triples of all parts
+(:func:`graphmert.extract.triples.merge_triples`) into ``triples-NNNNN.parquet`` shards and
+``triples.jsonl``; the manifest counts triples, filter drops and model work.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from graphmert.config import Config, ConfigError, ExtractConfig, KGConfig, section_hash
+from graphmert.corpus.chunk import read_chunks
+from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.document import read_documents
+from graphmert.corpus.nlp import TextAnalyzer
+from graphmert.corpus.readers import read_corpus
+from graphmert.corpus.tokenizer import load_tokenizer
+from graphmert.extract.extractor import Extractor
+from graphmert.extract.triples import (merge_triples, read_triples, write_triples,
+                                       write_triples_jsonl)
+from graphmert.io import file_sha256
+from graphmert.kg.graph import load_relation_map
+from graphmert.kg.loaders import load_kg
+from graphmert.kg.schema import RelationSchema
+from graphmert.model.checkpoint import CheckpointError, load_checkpoint
+from pipelines.scheduler import worker_cache
+from pipelines.stage import Stage, StageContext
+from pipelines.stages.corpus import document_shards
+
+log = logging.getLogger("graphmert.pipeline")
+
+
+
+def checkpoint_dir(ctx: StageContext) -> Path:
+    return Path(ctx.cfg.extract.checkpoint) if ctx.cfg.extract.checkpoint else ctx.stage_dir("train") / "model"
+
+
+def _load_model(ctx: StageContext, tok_path: Path):
+    ckpt = checkpoint_dir(ctx)
+    if not (ckpt / "model.safetensors").exists():
+        raise CheckpointError(f"{ckpt}: no model checkpoint; run `graphmert train` first or set "
+                              f"extract.checkpoint")
+    tok = load_tokenizer(tok_path)
+    rmap = load_relation_map(ctx.stage_dir("graphs") / "relation_map.json")
+    ck_tok = ckpt / "tokenizer.json"
+    if ck_tok.exists() and file_sha256(ck_tok) != file_sha256(tok_path):
+        raise CheckpointError(f"{ckpt}: the checkpoint was trained with a different tokenizer than "
+                              f"{tok_path}; extract with the run the checkpoint came from")
+    device = "cuda" if ctx.cfg.train.device != "cpu" and torch.cuda.is_available() else "cpu"
+    model, info = load_checkpoint(ckpt, expected_vocab=tok.get_vocab_size(), expected_relations=rmap,
+                                  device=device)
+    return model, tok, rmap, file_sha256(ckpt / "model.safetensors")[:16]
+
+
+def _documents(ctx: StageContext, tok):
+    """(documents, chunks, counts) to extract from."""
+    cfg = ctx.cfg
+    if cfg.extract.paths:
+        reader = read_corpus(cfg.extract.paths, format=cfg.extract.format,
+                             skip_bad_records=cfg.corpus.skip_bad_records)
+        analyzer = TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
+        docs = list(ctx.progress(analyzer.annotate(reader), desc="extract: read", unit="doc"))
+        chunks = list(chunk_documents(docs, tok, cfg.corpus, cfg.graph))
+        skipped = reader.stats.to_dict()["skipped_records"]
+    else:
+        docs = list(read_documents(document_shards(ctx)))
+        cdir = ctx.stage_dir("chunks")
+        chunks = list(read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]]))
+        skipped = 0
+    return docs, chunks, {"skipped_records": skipped}
+
+
+@dataclass
+class ExtractInputs:
+    """What every extraction task needs, sent once to each worker (paths are absolute)."""
+
+    checkpoint: str
+    checkpoint_id: str
+    tokenizer: str
+    relation_map: dict[str, int]
+    kg: KGConfig
+    schema: dict
+    extract: ExtractConfig
+    num_roots: int
+    num_leaves: int
+    relations: list[str]
+    run_id: str
+    device: str = "auto"              # train.device: auto / cpu / cuda
+    similarity: Any = None            # the fitted β scorer, rows keyed by chunk id
+    similarity_rows: dict | None = None
+
+    @property
+    def key(self) -> tuple:
+        return ("extractor", self.checkpoint_id, section_hash(self.kg, self.extract), self.run_id)
+
+
+def _build_extractor(inp: ExtractInputs) -> Extractor:
+    import torch
+
+    tok = load_tokenizer(inp.tokenizer)
+    device = "cuda" if inp.device != "cpu" and torch.cuda.is_available() else "cpu"
+    model, _ = load_checkpoint(inp.checkpoint, expected_vocab=tok.get_vocab_size(),
+                               expected_relations=inp.relation_map, device=device)
+    llm = None
+    if inp.extract.llm_url:
+        from graphmert.extract.llm import LLMClient
+
+        llm = LLMClient.from_config(inp.extract)
+    ex = Extractor(model, tok, load_kg(inp.kg), RelationSchema.from_dict(inp.schema), inp.relation_map,
+                   inp.extract, inp.num_roots, inp.num_leaves, relations=inp.relations,
+                   checkpoint_id=inp.checkpoint_id, run_id=inp.run_id, llm=llm)
+    ex.set_similarity(inp.similarity, inp.similarity_rows or {})
+    return ex
+
+
+def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dict:
+    """Shard task: per-chunk triples of one part (documents, their chunks) → a Parquet shard."""
+    docs, chunks = item
+    ex = worker_cache(inp.key, lambda: _build_extractor(inp))
+    triples, rep = ex.extract(docs, chunks)
+    write_triples(triples, path)
+    return rep
+
+
+def _absolute(kg: KGConfig) -> KGConfig:
+    from dataclasses import replace
+
+    absp = lambda p: str(Path(p).resolve())  # noqa: E731
+    return replace(kg, path=absp(kg.path) if kg.path else None, nodes=[absp(p) for p in kg.nodes],
+                   edges=[absp(p) for p in kg.edges], relation_files=[absp(p) for p in kg.relation_files])
+
+
+def _extract(ctx: StageContext) -> dict:
+    cfg = ctx.cfg
+    tok_path = ctx.stage_dir("tokenizer") / "tokenizer.json"
+    model, tok, rmap, ckpt_id = _load_model(ctx, tok_path)
+    kg = load_kg(cfg.kg)
+    schema_path = ctx.stage_dir("graphs") / "relation_schema.json"
+    schema = RelationSchema.load(schema_path) if schema_path.exists() else \
+        RelationSchema.from_kg(kg, cfg.kg.relation_schema)
+    trained = [r for r, n in ctx.upstream["graphs"].get("injections_per_relation", {}).items() if n]
+    docs, chunks, counts = _documents(ctx, tok)
+    if not chunks:
+        raise ConfigError("extract: no document has any text to extract from"
+                          + (f" (extract.paths = {cfg.extract.paths})" if cfg.extract.paths else ""))
+    schema_dict = schema.to_dict()
+    inputs = ExtractInputs(str(checkpoint_dir(ctx).resolve()), ckpt_id, str(tok_path.resolve()), rmap,
+                           _absolute(cfg.kg), schema_dict, cfg.extract, cfg.graph.num_roots,
+                           cfg.graph.num_leaves, trained, ctx.run_dir.resolve().name, cfg.train.device)
+    if cfg.extract.beta > 0:
+        from graphmert.kg.scoring import SCORERS
+
+        inputs.similarity = SCORERS.get(cfg.extract.similarity_scorer)().fit([c.text or " " for c in chunks])
+        inputs.similarity_rows = {c.id: i for i, c in enumerate(chunks)}
+    del model                                   # workers load their own copy (once each)
+
+    chunks_of: dict[str, list] = {}
+    for c in chunks:
+        chunks_of.setdefault(c.doc_id, []).append(c)
+    with_chunks = [d for d in docs if d.id in chunks_of]
+    size = cfg.extract.part_documents
+    parts = [(p, [c for d in p for c in chunks_of[d.id]])
+             for p in (with_chunks[i:i + size] for i in range(0, len(with_chunks), size))]
+    done = ctx.map_shards(extract_part, parts, name="part", shared=inputs)
+    total_queries: Counter = Counter()
+    filters: Counter = Counter()
+    raw = []
+    for shard in done:
+        rep = shard.counts
+        total_queries.update(rep["counts"])
+        for f, n in rep["filters"]["dropped"].items():
+            filters[f] += n
+        filters["checked"] += rep["filters"]["checked"]
+        filters["untyped_tails"] += rep["filters"]["untyped_tails"]
+        raw.extend(read_triples(shard.path))
+
+    merged = merge_triples(raw)
+    shards = []
+    for i in range(0, max(len(merged), 1), cfg.extract.shard_size):
+        path = ctx.out / f"triples-{len(shards):05d}.parquet"
+        write_triples(merged[i:i + cfg.extract.shard_size], path)
+        shards.append(path.name)
+    write_triples_jsonl(merged, ctx.out / "triples.jsonl")
+    per_rel = Counter(t.relation for t in merged)
+    return {
+        "triples": len(merged),
+        "triples_per_chunk_kept": len(raw),
+        "documents": len(docs),
+        "documents_without_chunks": len(docs) - len(with_chunks),
+        "chunks": len(chunks),
+        **counts,
+        "work": dict(sorted(total_queries.items())),
+        "filters": {"checked": filters.pop("checked", 0), "untyped_tails": filters.pop("untyped_tails", 0),
+                    "dropped": dict(sorted(filters.items()))},
+        "triples_per_relation": dict(sorted(per_rel.items())),
+        "triples_per_tail_source": dict(sorted(Counter(t.tail_source for t in merged).items())),
+        "checkpoint_id": ckpt_id,
+        "relations": sorted(cfg.extract.relations or trained),
+        "parts": len(parts),
+        "shards": shards,
+    }
+
+
+def _sources(cfg: Config) -> list[Path]:
+    return [Path(p) for p in cfg.extract.paths]
+
+
+EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.num_leaves",
+                                     "corpus.chunk_mode", "corpus.chunk_overlap",
+                                     "corpus.abbreviations"),
+                upstream=("ingest", "tokenizer", "chunks", "graphs", "train"), run=_extract,
+                source_files=_sources,
+                help="Extract triples with the trained model: heads → relations → masked-leaf tail "
+                     "prediction → tail scoring → filters; merged triples with provenance.")

@@ -1,0 +1,419 @@
+"""The staged pipeline on Dask (issue #9): shard tasks, skip/rerun rules, fault tolerance, schedulers.
+
+Every run uses the demo data cut into small shards (12 document shards, 12 chunk shards, 6 graph
+shards) so that stages really map over several tasks; outputs are compared byte for byte with a
+reference run on the synchronous scheduler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graphmert.config import ConfigError, PipelineConfig, load_config
+from graphmert.corpus.chunk import read_chunks
+from graphmert.corpus.tokenizer import load_tokenizer
+from graphmert.graph.builder import build_graphs
+from graphmert.graph.io import graphs_equal, read_graphs
+from graphmert.kg.loaders import load_kg
+from pipelines.cli import app
+from pipelines.scheduler import ENV_ADDRESS, Session, resolve_scheduler
+from pipelines.stage import Stage, StageContext, run_stage
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "configs" / "demo.yaml"
+SHARDS = ["corpus.shard_size=5", "graph.shard_size=40"]
+TO_GRAPHS = ("ingest", "tokenizer", "chunks", "graphs")
+TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=64",
+        "train.max_steps=4", "train.eval_every=2", "train.checkpoint_every=2", "train.nproc=1"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def demo_args(run_dir: Path, *extra) -> list:
+    return ["run", "--config", DEMO, "--run-dir", run_dir, "--to", "graphs", "--quiet", *SHARDS, *extra]
+
+
+def digest(run_dir: Path, stages=TO_GRAPHS) -> dict[str, str]:
+    """sha256 of every output file of ``stages`` (manifests hold timings, so they are left out)."""
+    out = {}
+    for s in stages:
+        for p in sorted((run_dir / s).rglob("*")):
+            if p.is_file() and p.name != "manifest.json":
+                out[str(p.relative_to(run_dir))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def manifest(run_dir: Path, stage: str) -> dict:
+    return json.loads((run_dir / stage / "manifest.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def _repo_cwd(monkeypatch):
+    monkeypatch.chdir(ROOT)          # the demo config's paths are relative to the repository
+    monkeypatch.delenv(ENV_ADDRESS, raising=False)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict[str, str]:
+    """Digest of an undisturbed run on the synchronous scheduler."""
+    run_dir = tmp_path_factory.mktemp("reference") / "run"
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        r = invoke(*demo_args(run_dir, "--scheduler", "synchronous"))
+    finally:
+        os.chdir(cwd)
+    assert r.exit_code == 0, r.output
+    assert manifest(run_dir, "graphs")["tasks"]["link"]["shards"] == 12
+    return digest(run_dir)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster owned by the test (its scheduler runs in this process, so a scheduler plugin
+    can act at an exact task transition); runs reach it through its tcp:// address."""
+    from distributed import LocalCluster
+
+    c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                     env={"OMP_NUM_THREADS": "1"})
+    yield c
+    c.close()
+
+
+class _OnTransition:
+    """Scheduler plugin: call ``action(key)`` once, when a task whose key starts with ``prefix``
+    reaches ``state``."""
+
+    name = "graphmert-test-fault"
+
+    def __init__(self, prefix: str, state: str, action) -> None:
+        self.prefix, self.state, self.action, self.fired = prefix, state, action, None
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if self.fired is None and isinstance(key, str) and key.startswith(self.prefix) \
+                and finish == self.state:
+            self.fired = key
+            self.action(key)
+
+
+def _wait_idle(cluster, timeout: float = 60) -> None:
+    """Until the scheduler holds no task and no worker is executing one."""
+    from distributed import Client
+
+    with Client(cluster, set_as_default=False) as client:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            busy = client.run(lambda dask_worker: len(dask_worker.state.executing))
+            if not cluster.scheduler.tasks and not any(busy.values()):
+                return
+            time.sleep(0.2)
+    raise AssertionError("the cluster did not become idle")
+
+
+def _plugin(cluster, prefix, state, action):
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    plugin = type("Fault", (_OnTransition, SchedulerPlugin), {})(prefix, state, action)
+    cluster.scheduler.add_plugin(plugin, name=plugin.name)
+    return plugin
+
+
+# --------------------------------------------------------------------------------------------------
+# Scheduler choice
+# --------------------------------------------------------------------------------------------------
+
+
+def test_scheduler_choice_order_and_errors(monkeypatch, tmp_path):
+    cfg = PipelineConfig(scheduler="synchronous")
+    assert resolve_scheduler(None, cfg) == ("synchronous", "pipeline.scheduler")
+    monkeypatch.setenv(ENV_ADDRESS, "tcp://10.0.0.1:8786")
+    assert resolve_scheduler(None, cfg) == ("tcp://10.0.0.1:8786", ENV_ADDRESS)
+    assert resolve_scheduler("local", cfg) == ("local", "--scheduler")
+    with pytest.raises(ConfigError, match="--scheduler: 'threads' is not a scheduler"):
+        resolve_scheduler("threads", cfg)
+    monkeypatch.setenv(ENV_ADDRESS, "10.0.0.1:8786")
+    with pytest.raises(ConfigError, match=f"{ENV_ADDRESS}: '10.0.0.1:8786' is not a scheduler"):
+        resolve_scheduler(None, cfg)
+    r = invoke("ingest", "--run-dir", tmp_path / "run", "--scheduler", "bogus")
+    assert r.exit_code == 2 and "'bogus' is not a scheduler" in r.output
+    r = invoke("ingest", "--run-dir", "s3://bucket/run")
+    assert r.exit_code == 2 and "URLs are not supported" in r.output
+    assert not (tmp_path / "run").exists() and not Path("s3:").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# Shard bookkeeping (a toy stage on the synchronous scheduler)
+# --------------------------------------------------------------------------------------------------
+
+CALLS: list[int] = []
+
+
+def _square(item: int, shared: int, path: Path) -> dict:
+    CALLS.append(item)
+    path.write_text(f"{item * item + shared}\n")
+    return {"value": item * item + shared}
+
+
+def _toy_stage(fail_after_map: bool) -> Stage:
+    def run(ctx: StageContext) -> dict:
+        shards = ctx.map_shards(_square, list(range(6)), name="sq", shared=100, suffix=".txt")
+        if fail_after_map:
+            raise RuntimeError("killed after the map")
+        return {"total": sum(s.counts["value"] for s in shards),
+                "shards": [ctx.publish(s) for s in shards]}
+
+    return Stage("toy", sections=("graph.num_roots",), upstream=(), run=run)
+
+
+def test_finished_shards_are_reused_and_broken_ones_redone(tmp_path):
+    cfg = load_config(None, [])
+    run_dir = tmp_path / "run"
+    session = Session(PipelineConfig(scheduler="synchronous"), run_dir)
+    CALLS.clear()
+    with pytest.raises(RuntimeError, match="killed after the map"):
+        run_stage(_toy_stage(True), cfg, run_dir, quiet=True, session=session)
+    assert sorted(CALLS) == list(range(6)) and not (run_dir / "toy").exists()
+    work = run_dir / "work" / "toy"
+    files = sorted(p for p in work.iterdir() if p.suffix == ".txt")
+    assert len(files) == 6 and all((work / f"{p.name}.json").exists() for p in files)
+    # a killed write, a shard whose sidecar was never written, a shard changed after it finished
+    (work / f".{files[0].name}.1234abcd.tmp").write_text("partial")
+    (work / f"{files[1].name}.json").unlink()
+    files[2].write_text("corrupt\n")
+    CALLS.clear()
+    m = run_stage(_toy_stage(False), cfg, run_dir, quiet=True, session=session)
+    assert sorted(CALLS) == [1, 2]
+    assert m["total"] == sum(i * i + 100 for i in range(6))
+    assert m["tasks"]["sq"] == {**m["tasks"]["sq"], "shards": 6, "ran": 2, "reused": 4}
+    assert [e["reused"] for e in m["shard_info"]] == [True, False, False, True, True, True]
+    for e in m["shard_info"]:
+        p = run_dir / "toy" / e["file"]
+        assert e["file"].startswith(f"sq-{m['shard_info'].index(e):05d}-{e['id']}")
+        assert hashlib.sha256(p.read_bytes()).hexdigest() == e["sha256"]
+    assert m["shards"] == [e["file"] for e in m["shard_info"]]
+    assert not (run_dir / "work").exists()            # removed once the stage is complete
+    # unchanged: skipped; another config value: new shard ids, all recomputed
+    CALLS.clear()
+    assert run_stage(_toy_stage(False), cfg, run_dir, quiet=True, session=session)["status"] == "skipped"
+    m2 = run_stage(_toy_stage(False), load_config(None, ["graph.num_roots=64"]), run_dir, quiet=True,
+                   session=session)
+    assert sorted(CALLS) == list(range(6)) and m2["tasks"]["sq"]["ran"] == 6
+    assert not set(m2["shards"]) & set(m["shards"])
+
+
+# --------------------------------------------------------------------------------------------------
+# The graphs stage is build_graphs, shard by shard
+# --------------------------------------------------------------------------------------------------
+
+
+def test_graphs_stage_equals_build_graphs(tmp_path):
+    """Some documents lose their annotations, so lexicon linking runs too."""
+    lines = (ROOT / "data" / "demo" / "corpus.jsonl").read_text().splitlines()[:24]
+    docs = [json.loads(x) for x in lines]
+    for d in docs[1::3]:
+        d["entities"] = []
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    run_dir = tmp_path / "run"
+    over = [f"corpus.paths=[{corpus}]", "corpus.shard_size=4", "graph.shard_size=16", "kg.min_relation_count=2"]
+    r = invoke("run", "--config", DEMO, "--run-dir", run_dir, "--to", "graphs", "--quiet", "--scheduler",
+               "synchronous", *over)
+    assert r.exit_code == 0, r.output
+    cfg = load_config(DEMO, over)
+    chunks = list(read_chunks([run_dir / "chunks" / s for s in manifest(run_dir, "chunks")["shards"]]))
+    graphs, report = build_graphs(chunks, load_kg(cfg.kg), load_tokenizer(run_dir / "tokenizer" / "tokenizer.json"),
+                                  cfg.kg, cfg.graph)
+    m = manifest(run_dir, "graphs")
+    assert report["heads"]["chunks_lexicon"] > 0 and m["tasks"]["link"]["shards"] == 6
+    ours = list(read_graphs([run_dir / "graphs" / s for s in m["shards"]]))
+    assert len(ours) == len(graphs) and all(graphs_equal(a, b) for a, b in zip(ours, graphs))
+    saved = json.loads((run_dir / "graphs" / "injection_report.json").read_text())
+    assert saved == json.loads(json.dumps(report, default=str))
+    assert [e["counts"]["graphs"] for e in m["shard_info"]] == [16] * (len(graphs) // 16) + (
+        [len(graphs) % 16] if len(graphs) % 16 else [])
+
+
+# --------------------------------------------------------------------------------------------------
+# LocalCluster, reruns
+# --------------------------------------------------------------------------------------------------
+
+
+def test_local_cluster_same_bytes_and_noop_rerun(tmp_path, reference):
+    run_dir = tmp_path / "run"
+    r = invoke(*demo_args(run_dir, "pipeline.workers=1"))
+    assert r.exit_code == 0, r.output
+    assert digest(run_dir) == reference
+    log = (run_dir / "logs" / "graphmert.log").read_text()
+    assert log.count("dask: LocalCluster with 1 worker process;") == 1
+    assert manifest(run_dir, "ingest")["tasks"]["documents"] == {
+        **manifest(run_dir, "ingest")["tasks"]["documents"], "shards": 12, "ran": 12, "reused": 0}
+
+    r = invoke(*demo_args(run_dir, "pipeline.workers=1"))
+    assert r.exit_code == 0, r.output
+    assert "[ran]" not in r.output and r.output.count("[skipped]") == 4
+    rerun_log = (run_dir / "logs" / "graphmert.log").read_text()[len(log):]
+    assert all(f"{s}: up to date, skipped" in rerun_log for s in TO_GRAPHS)
+    assert "running" not in rerun_log and "LocalCluster" not in rerun_log     # no cluster started
+    assert all(manifest(run_dir, s)["status"] == "skipped" for s in TO_GRAPHS)
+    assert digest(run_dir) == reference
+
+
+def test_setting_change_reruns_only_downstream(tmp_path):
+    """The whole pipeline (tiny model, gold configured): an unchanged rerun does no stage work; an
+    extract threshold reruns extract, export and evaluate only."""
+    gold = tmp_path / "gold.PubTator"
+    gold.write_text("901|t|Metformin in type 2 diabetes\n"
+                    "901|a|Metformin lowers glucose in patients with type 2 diabetes and obesity.\n"
+                    "901\t0\t9\tMetformin\tChemical\tMESH:D008687\n"
+                    "901\t13\t28\ttype 2 diabetes\tDisease\tMESH:D003924\n"
+                    "901\t29\t38\tMetformin\tChemical\tMESH:D008687\n"
+                    "901\t71\t86\ttype 2 diabetes\tDisease\tMESH:D003924\n"
+                    "901\t91\t98\tobesity\tDisease\tMESH:D009765\n"
+                    "901\tNegative_Correlation\tMESH:D008687\tMESH:D003924\tNo\n\n")
+    run_dir = tmp_path / "run"
+    args = ["run", "--config", DEMO, "--run-dir", run_dir, "--quiet", "--scheduler", "synchronous", *TINY,
+            f"evaluate.gold=[{gold}]", f"extract.paths=[{gold}]", "extract.beta=0.0"]
+    stages = ("ingest", "tokenizer", "chunks", "graphs", "train", "extract", "export", "report",
+              "evaluate")
+    r = invoke(*args, "extract.min_confidence=0.0")
+    assert r.exit_code == 0, r.output
+    assert all(manifest(run_dir, s)["status"] == "ran" for s in stages)
+    assert manifest(run_dir, "extract")["triples"] > 0
+    size = len((run_dir / "logs" / "graphmert.log").read_text())
+
+    r = invoke(*args, "extract.min_confidence=0.0")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("[skipped]") == len(stages) and "[ran]" not in r.output
+    log = (run_dir / "logs" / "graphmert.log").read_text()[size:]
+    assert all(f"{s}: up to date, skipped" in log for s in stages) and "running" not in log
+
+    r = invoke(*args, "extract.min_confidence=0.9")
+    assert r.exit_code == 0, r.output
+    status = {s: manifest(run_dir, s)["status"] for s in stages}
+    assert status == {**{s: "skipped" for s in stages[:5]}, "extract": "ran", "export": "ran",
+                      "report": "ran", "evaluate": "ran"}
+    assert manifest(run_dir, "extract")["triples"] == 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Fault tolerance
+# --------------------------------------------------------------------------------------------------
+
+
+def test_worker_killed_mid_graphs_run_completes_identically(tmp_path, reference, cluster):
+    """SIGKILL the worker that was just given the third link task of the graphs stage."""
+
+    def kill_worker(key):
+        addr = cluster.scheduler.tasks[key].processing_on.address
+        pids = [n.process.process.pid for n in cluster.workers.values() if n.worker_address == addr]
+        os.kill(pids[0], signal.SIGKILL)
+
+    plugin = _plugin(cluster, "graphs-link-00002", "processing", kill_worker)
+    try:
+        r = invoke(*demo_args(tmp_path / "run", "--scheduler", cluster.scheduler_address))
+    finally:
+        cluster.scheduler.remove_plugin(name=plugin.name)
+    assert plugin.fired, "the fault was never injected"
+    assert r.exit_code == 0, r.output
+    assert digest(tmp_path / "run") == reference
+
+
+def test_killed_run_resumes_without_recomputing_finished_shards(tmp_path, reference, cluster):
+    """SIGKILL the whole `graphmert run` (driver process group) when its first ingest shard has
+    finished; the rerun reuses every shard that was finished and ends byte-identical."""
+    run_dir = tmp_path / "run"
+    holder: dict = {}
+    plugin = _plugin(cluster, "ingest-documents-", "memory",
+                     lambda key: os.killpg(holder["proc"].pid, signal.SIGKILL))
+    try:
+        cmd = [sys.executable, "-m", "pipelines.cli", *map(str, demo_args(run_dir, "--scheduler",
+                                                                           cluster.scheduler_address))]
+        holder["proc"] = proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True,
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        cluster.scheduler.remove_plugin(name=plugin.name)
+    assert plugin.fired and proc.returncode == -signal.SIGKILL, err.decode()[-2000:]
+    _wait_idle(cluster)                              # tasks running at the kill finish first
+    work = run_dir / "work" / "ingest"
+    done = {p.name[:-5]: (work / p.name[:-5]).stat().st_ino for p in work.glob("*.json")}
+    assert 1 <= len(done) < 12 and not (run_dir / "ingest").exists()
+
+    r = invoke(*demo_args(run_dir, "--scheduler", cluster.scheduler_address))
+    assert r.exit_code == 0, r.output
+    m = manifest(run_dir, "ingest")
+    assert (m["tasks"]["documents"]["reused"], m["tasks"]["documents"]["ran"]) == (len(done), 12 - len(done))
+    for name, inode in done.items():                 # the very same files, not recomputed
+        assert (run_dir / "ingest" / name).stat().st_ino == inode
+    assert digest(run_dir) == reference
+    assert not list(run_dir.glob(".ingest.tmp-*")) and not (run_dir / "work").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# An existing cluster: `dask scheduler` + `dask worker`
+# --------------------------------------------------------------------------------------------------
+
+
+def test_dask_scheduler_and_worker_pair(tmp_path, reference):
+    dask = Path(sys.executable).with_name("dask")
+    sched_file = tmp_path / "scheduler.json"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                               "--no-dashboard", "--scheduler-file", str(sched_file)],
+                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.time() + 60
+        while not sched_file.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        procs.append(subprocess.Popen([str(dask), "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                       "--no-dashboard", "--host", "127.0.0.1"],
+                                      cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        run_dir = tmp_path / "run"
+        r = invoke(*demo_args(run_dir, "--scheduler", address, "pipeline.connect_timeout=60"))
+        assert r.exit_code == 0, r.output
+        assert f"dask: scheduler {address} with 1 worker" in (run_dir / "logs" / "graphmert.log").read_text()
+        assert digest(run_dir) == reference
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def test_unreachable_scheduler_fails_fast_with_a_clear_message(tmp_path, monkeypatch):
+    with socket.socket() as s:                       # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    for how in ("option", "env"):
+        run_dir = tmp_path / how
+        extra = ["--scheduler", address] if how == "option" else []
+        if how == "env":
+            monkeypatch.setenv(ENV_ADDRESS, address)
+        t = time.perf_counter()
+        r = invoke(*demo_args(run_dir, *extra, "pipeline.connect_timeout=2"))
+        elapsed = time.perf_counter() - t
+        assert r.exit_code == 2
+        assert f"cannot reach the Dask scheduler at {address}" in r.output
+        assert ("--scheduler" if how == "option" else ENV_ADDRESS) in r.output
+        assert elapsed < 20, elapsed
+        assert not (run_dir / "ingest").exists()
