@@ -33,7 +33,7 @@ from graphmert.config import ExtractConfig
 from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
-from graphmert.extract.filters import FilterReport, Pending, apply_filters
+from graphmert.extract.filters import Pending, apply_filters
 from graphmert.extract.heads import Head, candidate_relations, find_heads
 from graphmert.extract.predict import LeafPredictor, Query
 from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, mention_candidates,

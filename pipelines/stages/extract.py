@@ -13,7 +13,6 @@ rerun. The driver merges the per-chunk triples of all parts
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +39,6 @@ from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext
 from pipelines.stages.corpus import document_shards
 
-log = logging.getLogger("graphmert.pipeline")
-
-
-
 def checkpoint_dir(ctx: StageContext) -> Path:
     return Path(ctx.cfg.extract.checkpoint) if ctx.cfg.extract.checkpoint else ctx.stage_dir("train") / "model"
 
@@ -59,9 +54,8 @@ def _load_model(ctx: StageContext, tok_path: Path):
     if ck_tok.exists() and file_sha256(ck_tok) != file_sha256(tok_path):
         raise CheckpointError(f"{ckpt}: the checkpoint was trained with a different tokenizer than "
                               f"{tok_path}; extract with the run the checkpoint came from")
-    device = "cuda" if ctx.cfg.train.device != "cpu" and torch.cuda.is_available() else "cpu"
-    model, info = load_checkpoint(ckpt, expected_vocab=tok.get_vocab_size(), expected_relations=rmap,
-                                  device=device)
+    # loaded here only to check it fits this run (clear errors in the driver); workers load their own
+    model, info = load_checkpoint(ckpt, expected_vocab=tok.get_vocab_size(), expected_relations=rmap)
     return model, tok, rmap, file_sha256(ckpt / "model.safetensors")[:16]
 
 
@@ -108,8 +102,6 @@ class ExtractInputs:
 
 
 def _build_extractor(inp: ExtractInputs) -> Extractor:
-    import torch
-
     tok = load_tokenizer(inp.tokenizer)
     device = "cuda" if inp.device != "cpu" and torch.cuda.is_available() else "cpu"
     model, _ = load_checkpoint(inp.checkpoint, expected_vocab=tok.get_vocab_size(),
