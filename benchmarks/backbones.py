@@ -28,10 +28,8 @@ import argparse
 import dataclasses
 import json
 import platform
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from encoder import load_graphs, synthetic_graphs  # noqa: E402  (shared input builders)
+from encoder import make_batches, time_steps  # noqa: E402  (shared with the encoder benchmark)
 from graphmert.config import load_config  # noqa: E402
-from graphmert.graph import collate_graphs  # noqa: E402
 from graphmert.io import atomic_write_json  # noqa: E402
 
 VARIANTS = ["roberta", "neobert", "neobert-normalized", "recurrent", "bridges", "bridges-qkv",
@@ -76,28 +73,6 @@ def model_config(args, variant: str):
     raise SystemExit(f"unknown variant {variant!r}; choose from {VARIANTS}")
 
 
-def make_batches(args):
-    """(packed batches, info) — the same graphs for every variant of a run."""
-    cfg = load_config(args.config)
-    n = args.batch_size * (args.steps + args.warmup)
-    if args.graphs:
-        graphs = load_graphs(Path(args.graphs), n)
-        source = f"graphs stage output {args.graphs}"
-    else:
-        graphs = synthetic_graphs(n, cfg.graph.num_roots, cfg.graph.num_leaves, args.fill,
-                                  cfg.tokenizer.vocab_size, args.num_relations, seed=0)
-        source = f"synthetic (leaf fill rate {args.fill})"
-    R, K = graphs[0].R, graphs[0].K
-    batches = [collate_graphs(graphs[i:i + args.batch_size], "packed") for i in range(0, n, args.batch_size)]
-    vocab = max(cfg.tokenizer.vocab_size, max(int(b.input_ids.max()) for b in batches) + 1)
-    rels = max([args.num_relations] + [int(b.hgat_edge_type.max()) + 1 for b in batches
-                                       if b.hgat_edge_type.numel()])
-    fill = sum(g.num_filled_leaves for g in graphs) / (len(graphs) * R * K)
-    real = sum(g.num_roots + g.num_filled_leaves for g in graphs) / len(graphs)
-    return batches, {"source": source, "R": R, "K": K, "fill_rate": round(fill, 4),
-                     "real_tokens_per_chunk": round(real, 1), "vocab_size": vocab, "num_relations": rels}
-
-
 def run_variant(args) -> dict:
     """Time ``--steps`` training steps of one variant (in this process)."""
     from graphmert.model import build_model
@@ -106,31 +81,15 @@ def run_variant(args) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    batches, info = make_batches(args)
+    batches, info = make_batches(args, "packed")
     cfg = model_config(args, args.variant)
     model = build_model(cfg, info["vocab_size"], info["num_relations"]).to(device).train()
-    times = []
-    for i, batch in enumerate(batches):
-        batch = batch.to(device)
-        gen = torch.Generator().manual_seed(i)
-        draw = torch.rand(batch.input_ids.shape, generator=gen) < 0.15                 # ~15 % masked
-        targets = batch.attention_mask & draw.to(device)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
+    def step(batch, targets):
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16):
             out = model(batch, logits_at=targets)
-            loss = F.cross_entropy(out.logits.float(), batch.input_ids[targets])
-        loss.backward()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        if i >= args.warmup:
-            times.append(time.perf_counter() - t0)
-        model.zero_grad(set_to_none=True)
-    if device.type == "cuda":
-        peak_mb = torch.cuda.max_memory_allocated() / 2**20
-    else:
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024       # Linux: KiB
+            return F.cross_entropy(out.logits.float(), batch.input_ids[targets])
+
+    times, peak_mb = time_steps(model, batches, device, args.warmup, step)
     sec = float(np.min(times))                  # min: robust to other processes sharing the CPU
     L = float(np.mean([b.input_ids.shape[1] for b in batches[args.warmup:]]))
     extra = {}

@@ -111,6 +111,28 @@ def mlm_targets(batch, seed: int) -> torch.Tensor:
     return batch.attention_mask & (torch.rand(batch.input_ids.shape, generator=gen) < 0.15)
 
 
+def time_steps(model, batches, device: torch.device, warmup: int, loss) -> tuple[list[float], float]:
+    """Time forward + backward of ``loss(batch, targets)`` per batch (targets: :func:`mlm_targets`),
+    CUDA-synchronised, skipping the first ``warmup`` batches. Returns (seconds per step, peak memory in
+    MiB: CUDA max allocated, else the process's max RSS)."""
+    times = []
+    for i, batch in enumerate(batches):
+        batch = batch.to(device)
+        targets = mlm_targets(batch, i).to(device)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        loss(batch, targets).backward()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+        model.zero_grad(set_to_none=True)
+    if device.type == "cuda":
+        return times, torch.cuda.max_memory_allocated() / 2**20
+    return times, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024          # Linux: KiB
+
+
 # -- one variant (runs in a subprocess) ----------------------------------------------------------------
 
 
@@ -150,23 +172,7 @@ def run_variant(args) -> dict:
             return model(input_ids=ids, attention_mask=batch.attention_mask.long(), labels=labels).loss
 
     params = sum(p.numel() for p in model.parameters())
-    times = []
-    for i, batch in enumerate(batches):
-        batch = batch.to(device)
-        targets = mlm_targets(batch, i).to(device)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        step(batch, targets).backward()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        if i >= args.warmup:
-            times.append(time.perf_counter() - t0)
-        model.zero_grad(set_to_none=True)
-    if device.type == "cuda":
-        peak_mb = torch.cuda.max_memory_allocated() / 2**20
-    else:
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # Linux: KiB
+    times, peak_mb = time_steps(model, batches, device, args.warmup, step)
     sec = float(np.min(times))          # min: robust to other processes sharing the CPU
     L = float(np.mean([b.input_ids.shape[1] for b in batches[args.warmup:]]))
     return {**info, "model": args.model, "layout": args.layout, "decay": args.decay if args.model ==

@@ -10,13 +10,14 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["atomic_path", "atomic_write_text", "atomic_write_json", "file_sha256", "read_json",
+__all__ = ["atomic_path", "atomic_dir", "atomic_write_text", "atomic_write_json", "file_sha256", "read_json",
            "write_shards"]
 
 
@@ -35,6 +36,30 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.replace(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary folder next to ``path`` (``.<name>.<random>.tmp``); on success it replaces
+    ``path`` — a reader sees the old folder or the new one, never a mix — and on failure it is
+    removed. The old folder is moved aside (``.<name>.<random>.old``) before the swap and deleted
+    after; such leftovers of a killed process can be found by those name patterns."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())           # mkdtemp makes 0700 folders; give the usual mode
+    try:
+        yield tmp
+        old = None
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.replace(path, old / path.name)
+        os.replace(tmp, path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

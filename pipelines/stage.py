@@ -30,7 +30,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Sized
@@ -40,7 +39,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
-from graphmert.io import atomic_write_json, file_sha256, read_json
+from graphmert.io import atomic_dir, atomic_write_json, file_sha256, read_json
 from pipelines.scheduler import Session
 
 __all__ = ["Stage", "StageContext", "StageError", "Shard", "run_stage", "setup_logging",
@@ -288,15 +287,25 @@ def _output_hash(out: Path) -> str:
     return _hash_json({str(p.relative_to(out)): file_sha256(p) for p in files})
 
 
-def _swap_in(tmp: Path, final: Path) -> None:
-    """Replace ``final`` by ``tmp`` so that a complete folder is always either old or new."""
-    old = None
-    if final.exists():
-        old = final.with_name(f".{final.name}.old-{os.getpid()}")
-        os.replace(final, old)
-    os.replace(tmp, final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, upstream: dict,
+              input_hash: str, config_hash: str, session: Session, previous: dict | None,
+              t0: float) -> dict:
+    """Run ``stage`` into the folder ``out`` and write its manifest there; return the manifest."""
+    ctx = StageContext(cfg=cfg, run_dir=run_dir.resolve(), out=out, quiet=quiet, upstream=upstream,
+                       stage=stage.name, input_hash=input_hash, config_hash=config_hash,
+                       session=session, previous=previous)
+    body = stage.run(ctx)
+    extra = {}
+    if ctx.shard_info:
+        extra["shard_info"] = ctx.shard_info
+    if ctx.tasks:
+        extra["tasks"] = ctx.tasks
+    manifest = {"stage": stage.name, "status": "ran", **body, **extra,
+                "input_hash": input_hash, "config_hash": config_hash,
+                "output_hash": _output_hash(out), "elapsed_s": round(time.time() - t0, 3),
+                "version": __version__}
+    atomic_write_json(out / "manifest.json", manifest)
+    return manifest
 
 
 def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
@@ -334,29 +343,15 @@ def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
     work = run_dir / WORK_ROOT / stage.name
     if force and work.exists():
         shutil.rmtree(work)
-    for stale in [*run_dir.glob(f".{stage.name}.tmp-*"), *run_dir.glob(f".{stage.name}.old-*")]:
+    for stale in [*run_dir.glob(f".{stage.name}.*.tmp"), *run_dir.glob(f".{stage.name}.*.old")]:
         shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
-    tmp = Path(tempfile.mkdtemp(prefix=f".{stage.name}.tmp-", dir=run_dir))
     t0 = time.time()
     log.info("%s: running", stage.name)
-    ctx = StageContext(cfg=cfg, run_dir=run_dir.resolve(), out=tmp, quiet=quiet, upstream=upstream,
-                       stage=stage.name, input_hash=input_hash, config_hash=config_hash,
-                       session=session, previous=None if force else old)
     try:
-        body = stage.run(ctx)
-        extra = {}
-        if ctx.shard_info:
-            extra["shard_info"] = ctx.shard_info
-        if ctx.tasks:
-            extra["tasks"] = ctx.tasks
-        manifest = {"stage": stage.name, "status": "ran", **body, **extra,
-                    "input_hash": input_hash, "config_hash": config_hash,
-                    "output_hash": _output_hash(tmp), "elapsed_s": round(time.time() - t0, 3),
-                    "version": __version__}
-        atomic_write_json(tmp / "manifest.json", manifest)
-        _swap_in(tmp, final)
+        with atomic_dir(final) as tmp:
+            manifest = _run_into(stage, tmp, run_dir, cfg, quiet, upstream, input_hash, config_hash,
+                                 session, None if force else old, t0)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
         _drop_if_empty(work)
         raise
     shutil.rmtree(work, ignore_errors=True)

@@ -359,7 +359,7 @@ def test_killed_run_resumes_without_recomputing_finished_shards(tmp_path, refere
     for name, inode in done.items():                 # the very same files, not recomputed
         assert (run_dir / "ingest" / name).stat().st_ino == inode
     assert digest(run_dir) == reference
-    assert not list(run_dir.glob(".ingest.tmp-*")) and not (run_dir / "work").exists()
+    assert not list(run_dir.glob(".ingest.*.tmp")) and not (run_dir / "work").exists()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
@@ -25,7 +23,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from graphmert.config import ConfigError, ModelConfig
-from graphmert.io import atomic_write_json, read_json
+from graphmert.io import atomic_dir, atomic_write_json, read_json
 from graphmert.model.graphmert import GraphMERT, build_model
 
 __all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "read_checkpoint_config"]
@@ -86,9 +84,7 @@ def save_checkpoint(directory: Union[str, Path], model: GraphMERT, model_cfg: Mo
         raise CheckpointError(f"{tokenizer_path}: tokenizer has {tok_vocab} tokens but the model's "
                               f"vocabulary holds {model.vocab_size}")
 
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=directory.parent))
-    try:
+    with atomic_dir(directory) as tmp:
         atomic_write_json(tmp / "config.json", {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "model": dataclasses.asdict(model_cfg),
@@ -97,16 +93,6 @@ def save_checkpoint(directory: Union[str, Path], model: GraphMERT, model_cfg: Mo
         save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
         shutil.copyfile(tokenizer_path, tmp / "tokenizer.json")
         atomic_write_json(tmp / "relation_map.json", rmap)
-        old = None
-        if directory.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".old", dir=directory.parent))
-            os.replace(directory, old / directory.name)
-        os.replace(tmp, directory)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return directory
 
 

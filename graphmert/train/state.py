@@ -17,10 +17,8 @@ masks come from (seed, epoch, sample index), so both follow from the step.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
@@ -28,7 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from graphmert.config import ModelConfig
-from graphmert.io import atomic_write_json, read_json
+from graphmert.io import atomic_dir, atomic_write_json, read_json
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 __all__ = ["STATE_FORMAT", "optimizer_state_tensors", "optimizer_state_from_tensors",
@@ -92,24 +90,13 @@ def save_training_checkpoint(folder: Union[str, Path], step: int, *, model: torc
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / checkpoint_name(step)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=folder))
-    try:
+    with atomic_dir(final) as tmp:
         save_checkpoint(tmp / "model", model, model_cfg, tokenizer_path, relation_map)
         tensors, meta = optimizer_state_tensors(optimizer)
         save_file(tensors, str(tmp / "optimizer.safetensors"), metadata={"format": STATE_FORMAT})
         atomic_write_json(tmp / "trainer_state.json", {
             "format": STATE_FORMAT, "format_version": STATE_VERSION, "step": step,
             **dict(state), "optimizer": meta})
-        if final.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=folder))
-            os.replace(final, old / final.name)
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return final
 
 

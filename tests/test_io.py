@@ -1,0 +1,51 @@
+"""Atomic files and folders: a reader sees the old content or the new, never a mix; failures leave
+nothing behind; outputs get the usual permissions (not mkstemp's 0600 / mkdtemp's 0700)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from graphmert.io import atomic_dir, atomic_write_text
+
+
+def _mode(p) -> int:
+    return stat.S_IMODE(os.stat(p).st_mode)
+
+
+def umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def test_atomic_dir_replaces_the_old_folder_and_leaves_no_temporaries(tmp_path):
+    final = tmp_path / "out"
+    final.mkdir()
+    (final / "old.txt").write_text("old")
+    with atomic_dir(final) as tmp:
+        assert tmp.parent == tmp_path and tmp != final
+        (tmp / "new.txt").write_text("new")
+        assert (final / "old.txt").exists()           # the old folder is intact until the swap
+    assert sorted(p.name for p in final.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert _mode(final) == 0o777 & ~umask()
+
+
+def test_atomic_dir_failure_keeps_the_old_folder_and_removes_the_temporary(tmp_path):
+    final = tmp_path / "out"
+    final.mkdir()
+    (final / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_dir(final) as tmp:
+            (tmp / "half.txt").write_text("half")
+            raise RuntimeError("killed")
+    assert sorted(p.name for p in final.iterdir()) == ["old.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_atomic_files_get_the_umask_mode(tmp_path):
+    p = atomic_write_text(tmp_path / "a.txt", "x")
+    assert p.read_text() == "x" and _mode(p) == 0o666 & ~umask()
