@@ -142,11 +142,13 @@ def export(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = 
            run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
            formats: list[str] = typer.Option([], "--format", "-f", help="ttl, nt, jsonld, kgx, trig, "
                                              "nq (repeatable); replaces export.formats."),
-           force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
+           force: bool = typer.Option(False, "--force", help="Rerun even if up to date."),
+           scheduler: Optional[str] = SCHEDULER) -> None:
     overrides = list(overrides or [])
     if formats:
         overrides.append("export.formats=[" + ",".join(formats) + "]")
-    _run_stages(["export"], config, run_dir, overrides, quiet, {"export"} if force else set(), skip_bad)
+    _run_stages(["export"], config, run_dir, overrides, quiet, {"export"} if force else set(), skip_bad,
+                scheduler)
 
 
 @app.command(help=f"{STAGES['evaluate'].help}\n\nWrites RUN/evaluate/metrics.json and metrics.md.")

@@ -417,3 +417,36 @@ def test_unreachable_scheduler_fails_fast_with_a_clear_message(tmp_path, monkeyp
         assert ("--scheduler" if how == "option" else ENV_ADDRESS) in r.output
         assert elapsed < 20, elapsed
         assert not (run_dir / "ingest").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# Export: one task per triple shard
+# --------------------------------------------------------------------------------------------------
+
+
+def test_export_maps_triple_shards_on_the_cluster(tmp_path, cluster):
+    """Export parts written by cluster workers join into the bytes of the synchronous run."""
+    from graphmert.extract.triples import write_triples
+    from graphmert.io import atomic_write_json
+    from pipelines.stages.export import EXPORT
+    from tests.export.helpers import hostile_triples, make_triples
+
+    triples = make_triples() + hostile_triples()
+    outputs = {}
+    for how in ("synchronous", cluster.scheduler_address):
+        run_dir = tmp_path / ("sync" if how == "synchronous" else "cluster")
+        (run_dir / "extract").mkdir(parents=True)
+        names = [f"triples-{i:05d}.parquet" for i in range(3)]
+        for i, name in enumerate(names):
+            write_triples(triples[3 * i:3 * i + 3], run_dir / "extract" / name)
+        atomic_write_json(run_dir / "extract" / "manifest.json",
+                          {"stage": "extract", "shards": names, "config_hash": "c0", "output_hash": "o"})
+        cfg = load_config(None, ["export.formats=[ttl,nt,nq,kgx]"])
+        with Session(cfg.pipeline, run_dir, how, quiet=True) as session:
+            m = run_stage(EXPORT, cfg, run_dir, quiet=True, session=session)
+        assert m["tasks"]["part"]["shards"] == 3 and m["tasks"]["part"]["ran"] == 3
+        assert m["kgx_edges"] == len(triples)
+        outputs[how] = digest(run_dir, ("export",))
+        assert not (run_dir / "work").exists()
+    assert outputs["synchronous"] == outputs[cluster.scheduler_address]
+    assert len(outputs["synchronous"]) == 7

@@ -34,8 +34,8 @@ from graphmert.export.vocab import Vocabulary, clean_text
 from graphmert.extract.triples import Triple, triple_key
 from graphmert.io import atomic_path
 
-__all__ = ["NODE_COLUMNS", "EDGE_COLUMNS", "KGX_FILES", "kgx_edge", "kgx_nodes", "write_kgx",
-           "read_kgx_jsonl"]
+__all__ = ["NODE_COLUMNS", "EDGE_COLUMNS", "KGX_FILES", "kgx_edge", "kgx_nodes", "tsv_row", "json_line",
+           "write_kgx", "write_kgx_nodes", "read_kgx_jsonl"]
 
 NODE_COLUMNS = ("id", "name", "category")
 EDGE_COLUMNS = ("id", "subject", "predicate", "object", "original_predicate", "knowledge_level",
@@ -88,11 +88,11 @@ def _tsv_value(v: Any) -> str:
     return _TSV_SPACE.sub(" ", clean_text(str(v))).strip()
 
 
-def _tsv_row(record: dict[str, Any], columns: tuple[str, ...]) -> str:
+def tsv_row(record: dict[str, Any], columns: tuple[str, ...]) -> str:
     return "\t".join(_tsv_value(record[c]) for c in columns) + "\n"
 
 
-def _json_line(record: dict[str, Any]) -> str:
+def json_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, allow_nan=True) + "\n"
 
 
@@ -115,21 +115,29 @@ def write_kgx(shards: Iterable[Iterable[Triple]], folder: str | Path, vocab: Voc
             for t in shard:
                 rec = kgx_edge(t, vocab, run)
                 for kind, f in outs:
-                    f.write(_tsv_row(rec, EDGE_COLUMNS) if kind == "tsv" else _json_line(rec))
+                    f.write(tsv_row(rec, EDGE_COLUMNS) if kind == "tsv" else json_line(rec))
                 for n in kgx_nodes(t, vocab):
                     nodes.setdefault(n["id"], n)
                 edges += 1
+    return {"nodes": write_kgx_nodes(nodes, folder, tsv, jsonl), "edges": edges}
+
+
+def write_kgx_nodes(nodes: dict[str, dict[str, Any]], folder: str | Path, tsv: bool = True,
+                    jsonl: bool = True) -> int:
+    """Write node records (id → record) sorted by id as ``kg_nodes.tsv`` / ``kg_nodes.jsonl``
+    atomically; returns how many."""
+    folder = Path(folder)
     ordered = [nodes[k] for k in sorted(nodes)]
     if tsv:
         with atomic_path(folder / KGX_FILES["nodes_tsv"]) as tmp, \
                 open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write("\t".join(NODE_COLUMNS) + "\n")
-            f.writelines(_tsv_row(n, NODE_COLUMNS) for n in ordered)
+            f.writelines(tsv_row(n, NODE_COLUMNS) for n in ordered)
     if jsonl:
         with atomic_path(folder / KGX_FILES["nodes_jsonl"]) as tmp, \
                 open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.writelines(_json_line(n) for n in ordered)
-    return {"nodes": len(ordered), "edges": edges}
+            f.writelines(json_line(n) for n in ordered)
+    return len(ordered)
 
 
 def read_kgx_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, NamedTuple, Union
+from typing import Iterable, Iterator, NamedTuple, Union
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
@@ -50,8 +50,8 @@ from graphmert.extract.triples import Triple, triple_key
 from graphmert.io import atomic_path
 
 __all__ = ["Lit", "RunInfo", "Statement", "triple_statements", "supporting_texts", "documents",
-           "to_rdflib", "nt_line", "NTriplesEncoder", "build_graph", "write_rdf", "write_ntriples",
-           "RDF_FORMATS", "STREAM_FORMATS", "jsonld_context"]
+           "to_rdflib", "nt_line", "NTriplesEncoder", "build_graph", "write_rdf", "ntriples_lines",
+           "write_ntriples", "RDF_FORMATS", "STREAM_FORMATS", "jsonld_context"]
 
 RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "trig": "trig"}   # in-memory graph
 STREAM_FORMATS = {"nt": False, "nq": True}                            # format → with graph names
@@ -275,6 +275,15 @@ def write_rdf(triples: Iterable[Triple], path: str | Path, fmt: str, vocab: Voca
     return len(g)
 
 
+def ntriples_lines(t: Triple, vocab: Vocabulary, run: RunInfo, quads: bool, encode: NTriplesEncoder,
+                   seen: set[str]) -> Iterator[str]:
+    """The N-Triples (N-Quads with ``quads``) lines of one triple; ``seen`` as in
+    :func:`triple_statements` (one set per shard)."""
+    run_key, statements = triple_statements(t, vocab, run, seen)
+    graph = vocab.graph(run_key) if quads else None
+    return (encode(st, graph) for st in statements)
+
+
 def write_ntriples(shards: Iterable[Iterable[Triple]], path: str | Path, vocab: Vocabulary,
                    run: RunInfo, quads: bool = False) -> int:
     """Stream N-Triples (N-Quads with ``quads``: each run its own named graph) atomically, one shard
@@ -284,11 +293,9 @@ def write_ntriples(shards: Iterable[Iterable[Triple]], path: str | Path, vocab: 
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:
         for shard in shards:
             seen: set[str] = set()
-            lines = []
+            lines: list[str] = []
             for t in shard:
-                run_key, statements = triple_statements(t, vocab, run, seen)
-                graph = vocab.graph(run_key) if quads else None
-                lines.extend(encode(st, graph) for st in statements)
+                lines.extend(ntriples_lines(t, vocab, run, quads, encode, seen))
                 if len(lines) >= 8192:
                     f.writelines(lines)
                     n += len(lines)

@@ -263,6 +263,11 @@ class Vocabulary:
         self._categories[raw] = term
         return term
 
+    def is_unknown_category(self, raw: str) -> bool:
+        """Whether ``raw`` is typed NamedThing only because it is not recognised."""
+        self.category(raw)
+        return raw in self.unknown_categories
+
     def category_curie(self, raw: str) -> str:
         return "biolink:" + str(self.category(raw))[len(str(BIOLINK._NS)):]
 

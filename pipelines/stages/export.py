@@ -6,9 +6,11 @@
     ttl → kg.ttl      nt → kg.nt      jsonld → kg.jsonld      trig → kg.trig      nq → kg.nq
     kgx → kg_nodes.tsv, kg_edges.tsv, kg_nodes.jsonl, kg_edges.jsonl
 
-N-Triples / N-Quads / KGX are streamed shard by shard; Turtle / JSON-LD / TriG are built in memory and
-skipped (listed under ``skipped_formats``, with a warning) when there are more than
-``export.max_graph_triples`` triples. The run activity records the extract stage's config hash.
+N-Triples / N-Quads / KGX are written in parts, one Dask task per triple shard
+(:mod:`graphmert.export.parts`), and joined in shard order in the driver; Turtle / JSON-LD / TriG are
+built in memory in the driver and skipped (listed under ``skipped_formats``, with a warning) when
+there are more than ``export.max_graph_triples`` triples. The run activity records the extract
+stage's config hash.
 
 ``report`` (upstream ``extract``) writes ``RUN/report/report.html``: a self-contained page (plots
 inline) that any browser opens from disk; training curves are included when
@@ -19,12 +21,15 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from graphmert.config import ExportConfig
 from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, Vocabulary,
-                              check_formats, write_kgx, write_ntriples, write_rdf, write_report)
+                              check_formats, write_rdf, write_report)
+from graphmert.export.parts import join_parts, write_part
 from graphmert.extract.triples import read_triples
 from pipelines.stage import Stage, StageContext, StageError
 
@@ -49,39 +54,46 @@ def triple_shards(ctx: StageContext) -> list[Path]:
     return paths
 
 
+def export_part(shard: str, shared: tuple[list[str], ExportConfig, RunInfo], path: Path) -> dict:
+    """Shard task: one triple shard → its part of the N-Triples / N-Quads / KGX files (and the
+    fallback counts of every format) at ``path``."""
+    formats, cfg, run = shared
+    return write_part(read_triples(shard), path, formats, cfg, run)
+
+
 def _export(ctx: StageContext) -> dict:
     cfg = ctx.cfg.export
     formats = check_formats(cfg.formats)
     shards = triple_shards(ctx)
     n = sum(pq.ParquetFile(p).metadata.num_rows for p in shards)
     run = RunInfo(config_hash=str(ctx.upstream["extract"].get("config_hash", "")))
+    parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
+                           shared=(formats, cfg, run), suffix=".part")
+    joined = join_parts([(p.path, p.counts) for p in parts], ctx.out, formats)
+    unmapped: Counter = Counter()
+    unknown: Counter = Counter()
+    for p in parts:
+        unmapped.update(p.counts["unmapped_relations"])
+        unknown.update(p.counts["unknown_categories"])
     body: dict = {"triples": n, "formats": formats}
-    statements: dict[str, int] = {}
+    statements = {fmt: joined[fmt] for fmt in formats if fmt in STREAM_FORMATS}
+    if "kgx" in formats:
+        body["kgx_nodes"], body["kgx_edges"] = joined["kgx_nodes"], joined["kgx_edges"]
     skipped: list[str] = []
-    vocab = None
-    for fmt in formats:
-        vocab = Vocabulary(cfg)        # fresh per format: its fallback counters cover one pass
-        if fmt in STREAM_FORMATS:
-            statements[fmt] = write_ntriples((read_triples(p) for p in shards), ctx.out / f"kg.{fmt}",
-                                             vocab, run, quads=STREAM_FORMATS[fmt])
-        elif fmt in RDF_FORMATS:
-            if n > cfg.max_graph_triples:
-                log.warning("export: %d triples > export.max_graph_triples (%d): %s not written; "
-                            "use nt / nq / kgx", n, cfg.max_graph_triples, fmt)
-                skipped.append(fmt)
-                continue
-            statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, vocab, run)
-        else:   # kgx
-            counts = write_kgx((read_triples(p) for p in shards), ctx.out, vocab, run)
-            body["kgx_nodes"], body["kgx_edges"] = counts["nodes"], counts["edges"]
-    if vocab is not None and vocab.unmapped_relations:
+    for fmt in (f for f in formats if f in RDF_FORMATS):
+        if n > cfg.max_graph_triples:
+            log.warning("export: %d triples > export.max_graph_triples (%d): %s not written; "
+                        "use nt / nq / kgx", n, cfg.max_graph_triples, fmt)
+            skipped.append(fmt)
+            continue
+        statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, Vocabulary(cfg), run)
+    if unmapped:
         log.warning("export: relations without a Biolink predicate in export.predicate_map, exported "
-                    "as %s: %s", cfg.default_predicate, dict(vocab.unmapped_relations))
+                    "as %s: %s", cfg.default_predicate, dict(unmapped))
     files = [f for fmt in formats if fmt not in skipped for f in FORMAT_FILES[fmt]]
-    return {**body, "statements": statements, "skipped_formats": skipped,
-            "unmapped_relations": dict(sorted(vocab.unmapped_relations.items())) if vocab else {},
-            "unknown_categories": dict(sorted(vocab.unknown_categories.items())) if vocab else {},
-            "files": files}
+    return {**body, "statements": {fmt: statements[fmt] for fmt in formats if fmt in statements},
+            "skipped_formats": skipped, "unmapped_relations": dict(sorted(unmapped.items())),
+            "unknown_categories": dict(sorted(unknown.items())), "files": files}
 
 
 def _read_metrics(path: Path) -> list[dict]:
@@ -109,7 +121,8 @@ def _report(ctx: StageContext) -> dict:
 EXPORT = Stage("export", sections=("export",), upstream=("extract",), run=_export,
                help="Write the extracted triples as RDF (Turtle, N-Triples, JSON-LD; TriG / N-Quads "
                     "with a named graph per run) with Biolink + PROV-O provenance, and as KGX "
-                    "node/edge tables (TSV + JSON Lines), per export.formats.")
+                    "node/edge tables (TSV + JSON Lines), per export.formats. N-Triples, N-Quads and KGX "
+                    "are written as one Dask task per triple shard.")
 
 REPORT = Stage("report", sections=("export.report_samples", "export.report_top_entities",
                                    "export.predicate_map", "export.default_predicate"),
