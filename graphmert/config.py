@@ -358,6 +358,9 @@ class PipelineConfig:
                        "died")
     connect_timeout: float = opt(10.0, min=0.0, min_exclusive=True,
                                  help="seconds to reach a scheduler address and find a worker there")
+    mirror: str = opt("", help="local working copy of a run directory given as an fsspec URL "
+                      "(s3://…, gs://…, file://…); '' = $GRAPHMERT_CACHE/runs/<hash of the URL>, "
+                      "GRAPHMERT_CACHE defaulting to ~/.cache/graphmert")
 
 
 @dataclass

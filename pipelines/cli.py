@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -32,8 +31,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 CONFIG = typer.Option(None, "--config", "-c", help="YAML file that overrides the defaults.",
                       exists=False, dir_okay=False)
-RUN_DIR = typer.Option(..., "--run-dir", "-r", help="Run directory: stages read and write here.",
-                       file_okay=False)
+RUN_DIR = typer.Option(..., "--run-dir", "-r", help="Run directory: stages read and write here. A "
+                       "path, or an fsspec URL (s3://bucket/run, gs://…, file://…) worked on through "
+                       "a local copy (pipeline.mirror).")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars; only warnings on the console.")
 SKIP_BAD = typer.Option(False, "--skip-bad-records",
                         help="Count and log bad input records (corpus and seed KG) instead of "
@@ -64,22 +64,21 @@ def _summary(manifest: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in counts.items())
 
 
-def _run_stages(names: list[str], config: Optional[Path], run_dir: Path, overrides, quiet: bool,
+def _run_stages(names: list[str], config: Optional[Path], run_dir: str, overrides, quiet: bool,
                 force: set[str] = frozenset(), skip_bad: bool = False,
-                scheduler: Optional[str] = None) -> list[dict]:
+                scheduler: Optional[str] = None) -> Session:
     overrides = list(overrides or [])
     if skip_bad:
         overrides += ["corpus.skip_bad_records=true", "kg.skip_bad_records=true"]
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:/", str(run_dir)):
-        _fail(f"--run-dir {run_dir}: URLs are not supported; give a path on a filesystem every Dask "
-              f"worker mounts at the same place (local disk, NFS, or an s3fs/gcsfuse mount)")
     cfg = _load(config, overrides)
     try:
         session = Session(cfg.pipeline, run_dir, scheduler, quiet)
-    except ConfigError as e:
+    except (ConfigError, ValueError, OSError) as e:
         _fail(str(e))
-    setup_logging(run_dir, quiet)
-    out = []
+    store = session.store
+    setup_logging(store.local, quiet)
+    if store.remote:
+        typer.echo(f"run directory {store.url}: working copy {store.local}")
     with session:                   # the Dask cluster (if one was opened) closes with the command
         for name in names:
             try:
@@ -87,13 +86,12 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: Path, overrid
                               session=session)
             except (ConfigError, StageError, SchedulerError, ValueError, OSError) as e:
                 _fail(f"{name}: {e}")
-            out.append(m)
-            typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {run_dir / name}")
+            typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {store.display(name)}")
             for f in m.get("files", []):
-                typer.echo(f"{'':>12}{run_dir / name / f}")
+                typer.echo(f"{'':>12}{store.display(name, f)}")
             if not quiet:
-                _show(name, run_dir)
-    return out
+                _show(name, store.local)
+    return session
 
 
 def _show(name: str, run_dir: Path, n: int = 5) -> None:
@@ -122,7 +120,7 @@ def _stage_command(name: str) -> None:
     stage = STAGES[name]
 
     def command(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
-                run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
+                run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
                 force: bool = typer.Option(False, "--force", help="Rerun even if up to date."),
                 scheduler: Optional[str] = SCHEDULER) -> None:
         _run_stages([name], config, run_dir, overrides, quiet, {name} if force else set(), skip_bad,
@@ -139,7 +137,7 @@ for _name in STAGES:
 
 @app.command(help=f"{STAGES['export'].help}\n\nWrites RUN/export/manifest.json.")
 def export(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
-           run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
+           run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
            formats: list[str] = typer.Option([], "--format", "-f", help="ttl, nt, jsonld, kgx, trig, "
                                              "nq (repeatable); replaces export.formats."),
            force: bool = typer.Option(False, "--force", help="Rerun even if up to date."),
@@ -153,7 +151,7 @@ def export(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = 
 
 @app.command(help=f"{STAGES['evaluate'].help}\n\nWrites RUN/evaluate/metrics.json and metrics.md.")
 def evaluate(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
-             run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
+             run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
              gold: list[Path] = typer.Option([], "--gold", "-g", help="Gold file (PubTator or BioC); "
                                              "repeatable; replaces evaluate.gold.", dir_okay=False),
              force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
@@ -166,7 +164,7 @@ def evaluate(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] 
 
 @app.command()
 def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
-        run_dir: Path = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
+        run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
         from_: Optional[str] = typer.Option(None, "--from", help="First stage to run."),
         to: Optional[str] = typer.Option(None, "--to", help="Last stage to run."),
         force: list[str] = typer.Option([], "--force", help="Rerun this stage even if up to date "
@@ -197,8 +195,8 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     selected = names[lo:hi]
     if "evaluate" in selected and to != "evaluate" and not _load(config, overrides).evaluate.gold:
         selected.remove("evaluate")          # evaluation runs only when gold is configured
-    _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler)
-    typer.echo(f"run directory: {run_dir.resolve()}")
+    session = _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler)
+    typer.echo(f"run directory: {session.store.display()}")
 
 
 def _parameters(cfg, run_dir: Optional[Path]) -> dict:

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from graphmert import __version__
 from graphmert.config import ConfigError, PipelineConfig
+from pipelines.store import RunStore, is_url
 
 __all__ = ["ENV_ADDRESS", "SchedulerError", "Executor", "InlineExecutor", "DaskExecutor", "Session",
            "resolve_scheduler", "worker_cache"]
@@ -209,10 +210,44 @@ def _identity(x: Any) -> Any:
 
 
 def _probe(run_dir: str, marker: str) -> dict:
-    """Runs on each worker of an existing cluster: code version and whether it sees the run dir."""
+    """Runs on each worker: code version and whether it sees the run dir (a path, or a URL through
+    fsspec)."""
     from graphmert import __version__ as version
 
-    return {"version": version, "sees_run_dir": (Path(run_dir) / marker).exists(), "cwd": os.getcwd()}
+    if is_url(run_dir):
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(run_dir)
+        sees = fs.exists(f"{root}/{marker}")
+    else:
+        sees = (Path(run_dir) / marker).exists()
+    return {"version": version, "sees_run_dir": sees, "cwd": os.getcwd()}
+
+
+def check_workers(client, store: RunStore, what: str) -> int:
+    """Every worker of ``client`` runs this graphmert version and sees the run directory (a marker
+    written there is found); returns the number of workers, else raises :class:`SchedulerError`."""
+    marker = f".probe-{uuid.uuid4().hex}"
+    where = store.url or str(store.local)
+    store.touch(marker)
+    try:
+        seen = client.run(_probe, where, marker)
+    except Exception as e:   # a worker that cannot unpickle the probe cannot import graphmert
+        raise SchedulerError(f"the workers of {what} cannot run graphmert code ({e}); install "
+                             f"this project (same version) where the workers run") from None
+    finally:
+        store.unlink(marker)
+    for worker, info in sorted(seen.items()):
+        if info["version"] != __version__:
+            raise SchedulerError(f"worker {worker} runs graphmert {info['version']}, the driver "
+                                 f"{__version__}; shard names include the code version, so every "
+                                 f"worker must run the same version")
+        if not info["sees_run_dir"]:
+            need = ("a URL every worker can open with fsspec (not memory://, which is per process)"
+                    if store.url else "a shared filesystem at the same path")
+            raise SchedulerError(f"worker {worker} (cwd {info['cwd']}) cannot see the run directory "
+                                 f"{where}; Dask workers need it on {need}")
+    return len(seen)
 
 
 def _dashboard_link(client) -> str | None:
@@ -223,7 +258,7 @@ def _dashboard_link(client) -> str | None:
     return client.dashboard_link
 
 
-def open_local(cfg: PipelineConfig, quiet: bool) -> DaskExecutor:
+def open_local(cfg: PipelineConfig, quiet: bool, store: RunStore) -> DaskExecutor:
     """A LocalCluster of ``cfg.workers`` single-threaded processes (0: one per core)."""
     import dask
     from distributed import Client, LocalCluster
@@ -240,6 +275,13 @@ def open_local(cfg: PipelineConfig, quiet: bool) -> DaskExecutor:
                                silence_logs=logging.ERROR if quiet else logging.WARNING)
     client = Client(cluster, set_as_default=False)
     n = len(cluster.workers)
+    if store.url:                       # a URL run directory: the workers must reach it too
+        try:
+            check_workers(client, store, "the LocalCluster")
+        except BaseException:
+            client.close()
+            cluster.close()
+            raise
     link = _dashboard_link(client)
     log.info("dask: LocalCluster with %d worker process%s; dashboard %s", n, "es" if n != 1 else "",
              link or "not served (install bokeh for it)")
@@ -247,7 +289,7 @@ def open_local(cfg: PipelineConfig, quiet: bool) -> DaskExecutor:
                         cluster=cluster)
 
 
-def connect(address: str, cfg: PipelineConfig, run_dir: Path, source: str) -> DaskExecutor:
+def connect(address: str, cfg: PipelineConfig, store: RunStore, source: str) -> DaskExecutor:
     """A client of the scheduler at ``address``; every failure within ``connect_timeout`` seconds is
     a :class:`SchedulerError` saying what to do."""
     from distributed import Client
@@ -265,28 +307,10 @@ def connect(address: str, cfg: PipelineConfig, run_dir: Path, source: str) -> Da
         except (TimeoutError, OSError):
             raise SchedulerError(f"the Dask scheduler at {address} has no workers (waited {t:g} s); "
                                  f"start one with `dask worker {address}`") from None
-        marker = f".probe-{uuid.uuid4().hex}"
-        (run_dir / marker).touch()
-        try:
-            seen = client.run(_probe, str(run_dir), marker)
-        except Exception as e:   # a worker that cannot unpickle the probe cannot import graphmert
-            raise SchedulerError(f"the workers of {address} cannot run graphmert code ({e}); install "
-                                 f"this project (same version) where the workers run") from None
-        finally:
-            (run_dir / marker).unlink(missing_ok=True)
-        for worker, info in sorted(seen.items()):
-            if info["version"] != __version__:
-                raise SchedulerError(f"worker {worker} runs graphmert {info['version']}, the driver "
-                                     f"{__version__}; shard names include the code version, so every "
-                                     f"worker must run the same version")
-            if not info["sees_run_dir"]:
-                raise SchedulerError(f"worker {worker} (cwd {info['cwd']}) cannot see the run directory "
-                                     f"{run_dir}; Dask workers need it on a shared filesystem at the "
-                                     f"same path")
+        n = check_workers(client, store, address)
     except BaseException:
         client.close()
         raise
-    n = len(seen)
     link = _dashboard_link(client)
     log.info("dask: scheduler %s with %d worker%s%s", address, n, "s" if n != 1 else "",
              f"; dashboard {link}" if link else "")
@@ -296,9 +320,11 @@ def connect(address: str, cfg: PipelineConfig, run_dir: Path, source: str) -> Da
 class Session:
     """The scheduler of one command (module docstring): resolved now, opened on first real use."""
 
-    def __init__(self, cfg: PipelineConfig, run_dir: Path, option: str | None = None,
+    def __init__(self, cfg: PipelineConfig, run_dir: str | Path, option: str | None = None,
                  quiet: bool = False) -> None:
-        self.cfg, self.run_dir, self.quiet = cfg, Path(run_dir).resolve(), quiet
+        self.cfg, self.quiet = cfg, quiet
+        self.store = RunStore(run_dir, cfg.mirror or None)
+        self.run_dir = self.store.local
         self.scheduler, self.source = resolve_scheduler(option, cfg)
         self._executor: Executor | None = None
         self.inline = InlineExecutor("a single task, in the driver")
@@ -316,9 +342,9 @@ class Session:
             if self.scheduler == "synchronous":
                 self._executor = InlineExecutor()
             elif self.scheduler == "local":
-                self._executor = open_local(self.cfg, self.quiet)
+                self._executor = open_local(self.cfg, self.quiet, self.store)
             else:
-                self._executor = connect(self.scheduler, self.cfg, self.run_dir, self.source)
+                self._executor = connect(self.scheduler, self.cfg, self.store, self.source)
         return self._executor
 
     def close(self) -> None:

@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Sized
@@ -41,6 +42,7 @@ from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, read_json
 from pipelines.scheduler import Session
+from pipelines.store import RunStore, ShardStore
 
 __all__ = ["Stage", "StageContext", "StageError", "Shard", "run_stage", "setup_logging",
            "manifest_path", "WORK_ROOT"]
@@ -72,24 +74,38 @@ class Shard:
                 "seconds": self.seconds, "reused": self.reused}
 
 
-def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str, shared: Any) -> dict:
+def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str,
+               store: ShardStore | None, shared: Any) -> dict:
     """The body of every shard task (runs on a worker): ``fn(item, shared, tmp)`` writes ``tmp``,
-    which is renamed to ``work_dir/file``; then the sidecar ``file.json`` marks the shard finished."""
+    which is renamed to ``work_dir/file``; then the sidecar ``file.json`` marks the shard finished.
+
+    With a run directory at a URL (``store``) the shard and then its sidecar are also uploaded to
+    ``URL/work/<stage>/``; a worker on another host than the driver fetches the working-copy files
+    its task reads and writes the shard in a scratch folder instead of ``work_dir``."""
     t0 = time.perf_counter()
     final = Path(work_dir) / file
-    tmp = final.with_name(f".{file}.{uuid.uuid4().hex[:8]}.tmp")
+    elsewhere = store is not None and not store.same_host
+    scratch = Path(tempfile.mkdtemp(prefix="graphmert-shard-")) if elsewhere else None
+    here = scratch / file if scratch is not None else final
+    tmp = here.with_name(f".{file}.{uuid.uuid4().hex[:8]}.tmp")
     try:
+        if store is not None:
+            item, shared = store.localize(item), store.localize(shared)
         counts = fn(item, shared, tmp)
         if not tmp.is_file():
             raise StageError(f"shard {file}: {getattr(fn, '__qualname__', fn)} wrote no file")
         sha = file_sha256(tmp)
-        os.replace(tmp, final)
-    except BaseException:
+        os.replace(tmp, here)
+        rec = {"file": file, "id": shard_id, "sha256": sha, "counts": dict(counts or {}),
+               "seconds": round(time.perf_counter() - t0, 4)}
+        atomic_write_json(here.with_name(file + ".json"), rec)
+        if store is not None:
+            store.upload(here, final)
+            store.upload(here.with_name(file + ".json"), final.with_name(file + ".json"))
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
-    rec = {"file": file, "id": shard_id, "sha256": sha, "counts": dict(counts or {}),
-           "seconds": round(time.perf_counter() - t0, 4)}
-    atomic_write_json(final.with_name(file + ".json"), rec)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return rec
 
 
@@ -104,6 +120,7 @@ class StageContext:
     input_hash: str = ""
     config_hash: str = ""
     session: Session | None = None
+    store: RunStore | None = None    # where the run directory lives (None: run_dir itself)
     previous: dict | None = None  # this stage's last complete manifest (its shards can be reused)
     shard_info: list[dict] = field(default_factory=list)      # published shards, for the manifest
     tasks: dict[str, dict] = field(default_factory=dict)      # per map: shards run / reused
@@ -156,14 +173,16 @@ class StageContext:
                                   "inputs": inputs})
                 file = f"{name}-{i:05d}-{sid}{suffix}"
                 ids[i] = (file, sid)
-                found = self._finished(work, file, sid, i) or self._previous(prev_dir, prev, file, sid, i)
+                found = (self._finished(work, file, sid, i) or self._fetched(file, sid, i)
+                         or self._previous(prev_dir, prev, file, sid, i))
                 if found is not None:
                     shards[i] = found
                     bar.update(1)
                     continue
-                yield i, f"{self.stage}-{name}-{i:05d}", (fn, item, str(work), file, sid)
+                yield i, f"{self.stage}-{name}-{i:05d}", (fn, item, str(work), file, sid, shard_store)
 
         t0 = time.perf_counter()
+        shard_store = self.store.shard_store() if self.store is not None else None
         tasks = pending()
         head = list(itertools.islice(tasks, 2))
         ex = self.session.executor(len(head))
@@ -171,6 +190,10 @@ class StageContext:
         try:
             for i, rec in ex.run(_run_shard, itertools.chain(head, tasks), shared):
                 file, sid = ids[i]
+                if shard_store is not None and self._finished(work, file, sid, i) is None:
+                    if self._fetched(file, sid, i) is None:      # the task uploaded it, then it vanished
+                        raise StageError(f"{self.stage}: shard {file} is not at "
+                                         f"{self.store.display(WORK_ROOT, self.stage, file)}")
                 shards[i] = Shard(i, file, sid, work / file, rec["sha256"], rec["counts"],
                                   rec["seconds"], False)
                 ran += 1
@@ -202,6 +225,16 @@ class StageContext:
             return None
         return Shard(i, file, sid, path, rec["sha256"], rec.get("counts", {}), rec.get("seconds", 0.0),
                      True)
+
+    def _fetched(self, file: str, sid: str, i: int) -> Shard | None:
+        """A shard finished at the run directory's URL (by a worker, or an earlier run elsewhere),
+        copied into the working copy; else None."""
+        if self.store is None or not self.store.remote:
+            return None
+        rec = self.store.fetch_finished(f"{WORK_ROOT}/{self.stage}", file, self.work_dir / file)
+        if rec is None:
+            return None
+        return self._finished(self.work_dir, file, sid, i)
 
     def _previous(self, folder: Path, prev: dict, file: str, sid: str, i: int) -> Shard | None:
         """The same shard in this stage's last complete output, else None."""
@@ -293,7 +326,7 @@ def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, 
     """Run ``stage`` into the folder ``out`` and write its manifest there; return the manifest."""
     ctx = StageContext(cfg=cfg, run_dir=run_dir.resolve(), out=out, quiet=quiet, upstream=upstream,
                        stage=stage.name, input_hash=input_hash, config_hash=config_hash,
-                       session=session, previous=previous)
+                       session=session, store=session.store, previous=previous)
     body = stage.run(ctx)
     extra = {}
     if ctx.shard_info:
@@ -308,26 +341,31 @@ def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, 
     return manifest
 
 
-def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
+def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = False,
               force: bool = False, session: Session | None = None) -> dict:
     """Run (or skip) one stage and return its manifest.
 
-    ``session`` provides the scheduler for shard tasks; without one a session for ``cfg.pipeline``
-    is opened for this stage alone. ``force`` recomputes every shard too.
+    ``run_dir`` is a path or an fsspec URL (:mod:`pipelines.store`). ``session`` provides the
+    scheduler for shard tasks and the run directory's store; without one a session for
+    ``cfg.pipeline`` is opened for this stage alone. ``force`` recomputes every shard too.
     """
     if session is None:
         with Session(cfg.pipeline, run_dir, quiet=quiet) as own:
             return run_stage(stage, cfg, run_dir, quiet, force, own)
-    run_dir = Path(run_dir)
+    store = session.store
+    run_dir = store.local
     run_dir.mkdir(parents=True, exist_ok=True)
     save_config(cfg, run_dir / "config.yaml")
     upstream = {}
     for name in stage.upstream:
+        store.pull(name)
         mp = manifest_path(run_dir, name)
         if not mp.exists():
             raise StageError(f"stage '{stage.name}' needs the output of stage '{name}', but "
-                             f"{mp} does not exist; run `graphmert {name}` (or `graphmert run`) first")
+                             f"{store.display(name, 'manifest.json')} does not exist; run "
+                             f"`graphmert {name}` (or `graphmert run`) first")
         upstream[name] = read_json(mp)
+    store.pull(stage.name)
     config_hash = section_hash(*(_config_part(cfg, s) for s in stage.sections), __version__)
     input_hash = _input_hash(stage, cfg, upstream)
     final = run_dir / stage.name
@@ -339,10 +377,13 @@ def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
             old["status"] = "skipped"
             atomic_write_json(mp, old)
             log.info("%s: up to date, skipped", stage.name)
+            _publish(store, stage.name)
             return old
     work = run_dir / WORK_ROOT / stage.name
     if force and work.exists():
         shutil.rmtree(work)
+    if force:
+        store.remove(f"{WORK_ROOT}/{stage.name}")
     for stale in [*run_dir.glob(f".{stage.name}.*.tmp"), *run_dir.glob(f".{stage.name}.*.old")]:
         shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
     t0 = time.time()
@@ -357,7 +398,16 @@ def run_stage(stage: Stage, cfg: Config, run_dir: Path, quiet: bool = False,
     shutil.rmtree(work, ignore_errors=True)
     _drop_if_empty(work.parent)
     log.info("%s: done in %.1fs", stage.name, manifest["elapsed_s"])
+    _publish(store, stage.name)
+    store.remove(f"{WORK_ROOT}/{stage.name}")
     return manifest
+
+
+def _publish(store: RunStore, stage: str) -> None:
+    """A run directory at a URL: the stage folder, the config and the log go there (no-op else)."""
+    store.push(stage)
+    store.push_file("config.yaml")
+    store.push_file("logs/graphmert.log")
 
 
 def _drop_if_empty(folder: Path) -> None:

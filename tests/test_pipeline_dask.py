@@ -1,4 +1,5 @@
-"""The staged pipeline on Dask (issue #9): shard tasks, skip/rerun rules, fault tolerance, schedulers.
+"""The staged pipeline on Dask (issue #9): shard tasks, skip/rerun rules, fault tolerance, schedulers,
+export parts, run directories at an fsspec URL.
 
 Every run uses the demo data cut into small shards (12 document shards, 12 chunk shards, 6 graph
 shards) so that stages really map over several tasks; outputs are compared byte for byte with a
@@ -15,8 +16,10 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
+import fsspec
 import pytest
 from typer.testing import CliRunner
 
@@ -27,8 +30,10 @@ from graphmert.graph.builder import build_graphs
 from graphmert.graph.io import graphs_equal, read_graphs
 from graphmert.kg.loaders import load_kg
 from pipelines.cli import app
-from pipelines.scheduler import ENV_ADDRESS, Session, resolve_scheduler
+from pipelines import store as store_mod
+from pipelines.scheduler import ENV_ADDRESS, SchedulerError, Session, resolve_scheduler
 from pipelines.stage import Stage, StageContext, run_stage
+from pipelines.store import RunStore, ShardStore
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "configs" / "demo.yaml"
@@ -150,7 +155,8 @@ def test_scheduler_choice_order_and_errors(monkeypatch, tmp_path):
     r = invoke("ingest", "--run-dir", tmp_path / "run", "--scheduler", "bogus")
     assert r.exit_code == 2 and "'bogus' is not a scheduler" in r.output
     r = invoke("ingest", "--run-dir", "s3://bucket/run")
-    assert r.exit_code == 2 and "URLs are not supported" in r.output
+    assert r.exit_code == 2 and "--run-dir s3://bucket/run: fsspec cannot open it" in r.output
+    assert "install the package for this protocol (s3fs" in r.output
     assert not (tmp_path / "run").exists() and not Path("s3:").exists()
 
 
@@ -450,3 +456,120 @@ def test_export_maps_triple_shards_on_the_cluster(tmp_path, cluster):
         assert not (run_dir / "work").exists()
     assert outputs["synchronous"] == outputs[cluster.scheduler_address]
     assert len(outputs["synchronous"]) == 7
+
+
+# --------------------------------------------------------------------------------------------------
+# Run directories at an fsspec URL: the driver works on a local copy, shards and stage folders go to
+# the URL, workers on another host fetch what their tasks read
+# --------------------------------------------------------------------------------------------------
+
+
+def url_digest(url: str, stages=TO_GRAPHS) -> dict[str, str]:
+    """As ``digest``, read through fsspec from the URL."""
+    fs, root = fsspec.core.url_to_fs(url)
+    out = {}
+    for s in stages:
+        for f in sorted(fs.find(f"{root}/{s}")):
+            if not f.endswith("/manifest.json"):
+                out[f[len(root) + 1:]] = hashlib.sha256(fs.cat_file(f)).hexdigest()
+    return out
+
+
+@pytest.fixture
+def elsewhere(monkeypatch):
+    """Shard tasks behave as on a worker on another host: they fetch the run-directory files they
+    read from the URL and upload what they write, never touching the driver's working copy."""
+    made = RunStore.shard_store
+
+    def shard_store(self):
+        s = made(self)
+        return None if s is None else ShardStore(s.url, s.mirror, "another-host")
+
+    monkeypatch.setattr(RunStore, "shard_store", shard_store)
+
+
+def test_url_run_dir_on_a_cluster_gives_the_same_bytes_and_reruns_from_a_fresh_copy(
+        tmp_path, reference, cluster, elsewhere):
+    url = f"file://{tmp_path}/remote/run"
+    r = invoke(*demo_args(url, "--scheduler", cluster.scheduler_address,
+                          f"pipeline.mirror={tmp_path / 'copy'}"))
+    assert r.exit_code == 0, r.output
+    assert f"→ {url}/graphs" in r.output
+    assert url_digest(url) == reference
+    remote = tmp_path / "remote" / "run"
+    assert sorted(p.name for p in remote.iterdir()) == ["chunks", "config.yaml", "graphs", "ingest",
+                                                        "logs", "tokenizer"]     # no work/ left
+    # another machine (a fresh working copy): every stage is pulled and skipped
+    r = invoke(*demo_args(url, "--scheduler", "synchronous", f"pipeline.mirror={tmp_path / 'copy2'}"))
+    assert r.exit_code == 0, r.output
+    assert r.output.count("[skipped]") == 4 and "[ran]" not in r.output
+    log = (remote / "logs" / "graphmert.log").read_text()
+    assert all(f"{s}: pulled from {url}/{s}" in log for s in TO_GRAPHS)
+    assert digest(tmp_path / "copy2") == reference == url_digest(url)
+
+
+def test_finished_shards_at_the_url_are_reused_from_another_working_copy(tmp_path, elsewhere):
+    """A run killed after its shards finished, resumed with an empty working copy."""
+    cfg = load_config(None, [])
+    url = f"file://{tmp_path}/remote"
+    first = Session(PipelineConfig(scheduler="synchronous", mirror=str(tmp_path / "a")), url)
+    CALLS.clear()
+    with pytest.raises(RuntimeError, match="killed after the map"):
+        run_stage(_toy_stage(True), cfg, url, quiet=True, session=first)
+    work = tmp_path / "remote" / "work" / "toy"
+    assert len(list(work.glob("*.txt.json"))) == 6
+    (work / next(work.glob("sq-00003-*.txt.json")).name).unlink()       # one never finished
+    CALLS.clear()
+    second = Session(PipelineConfig(scheduler="synchronous", mirror=str(tmp_path / "b")), url)
+    m = run_stage(_toy_stage(False), cfg, url, quiet=True, session=second)
+    assert CALLS == [3] and m["tasks"]["sq"]["reused"] == 5
+    assert m["total"] == sum(i * i + 100 for i in range(6))
+    assert sorted(p.name for p in (tmp_path / "remote" / "toy").iterdir()) == sorted(
+        m["shards"] + ["manifest.json"])
+    assert not (tmp_path / "remote" / "work").exists()
+
+
+def test_memory_url_in_process_and_refused_on_a_cluster(tmp_path):
+    """memory:// lives in one process: fine for the synchronous scheduler (nothing of the run is on
+    the local disk but the working copy), refused with a clear message by a LocalCluster."""
+    url = f"memory://graphmert-test-{uuid.uuid4().hex[:8]}/run"
+    cfg = load_config(None, [])
+    session = Session(PipelineConfig(scheduler="synchronous", mirror=str(tmp_path / "copy")), url)
+    m = run_stage(_toy_stage(False), cfg, url, quiet=True, session=session)
+    fs, root = fsspec.core.url_to_fs(url)
+    assert sorted(Path(f).name for f in fs.find(f"{root}/toy")) == sorted(m["shards"] + ["manifest.json"])
+    assert fs.cat_file(f"{root}/toy/{m['shards'][2]}") == b"104\n"
+    with pytest.raises(SchedulerError, match=r"cannot see the run directory memory://.*not memory://"):
+        with Session(PipelineConfig(scheduler="local", workers=1,
+                                    mirror=str(tmp_path / "copy2")), url) as s:
+            s.executor(2)
+
+
+def test_bad_urls_and_the_default_working_copy(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match=r"--run-dir nosuchproto://x: fsspec cannot open it"):
+        RunStore("nosuchproto://x")
+    monkeypatch.setenv("GRAPHMERT_CACHE", str(tmp_path / "cache"))
+    s = RunStore(f"file://{tmp_path}/r/")
+    assert s.local.parent == tmp_path / "cache" / "runs" and s.local.is_dir()
+    assert s.local == RunStore(f"file://{tmp_path}/r").local          # a trailing / is the same run
+    assert RunStore(tmp_path / "local").shard_store() is None and not RunStore(tmp_path).remote
+    assert store_mod.is_url("s3://b/k") and not store_mod.is_url("/a/b") and not store_mod.is_url("a:b")
+
+
+def test_localize_fetches_working_copy_paths_only(tmp_path):
+    remote, mirror = tmp_path / "remote", tmp_path / "mirror"
+    (remote / "tokenizer").mkdir(parents=True)
+    (remote / "tokenizer" / "tokenizer.json").write_text("{}")
+    (remote / "train" / "model").mkdir(parents=True)
+    (remote / "train" / "model" / "config.json").write_text("[1]")
+    s = ShardStore(f"file://{remote}", str(mirror), "another-host")
+    tok, model, other = (str(mirror / "tokenizer" / "tokenizer.json"), str(mirror / "train" / "model"),
+                         str(ROOT / "configs" / "demo.yaml"))
+    got = s.localize((tok, [model, 3], {"k": other}))
+    assert Path(got[0]).read_text() == "{}" and not got[0].startswith(str(mirror))
+    assert (Path(got[1][0]) / "config.json").read_text() == "[1]" and got[1][1] == 3
+    assert got[2] == {"k": other}                                 # not in the run directory
+    assert s.localize(tok) == got[0]                              # cached
+    (remote / "tokenizer" / "tokenizer.json").write_text('{"v": 2}')
+    assert Path(s.localize(tok)).read_text() == '{"v": 2}'        # a new version is fetched
+    assert ShardStore(f"file://{remote}", str(mirror), store_mod.socket.gethostname()).localize(tok) == tok
