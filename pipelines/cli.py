@@ -24,6 +24,7 @@ from graphmert import __version__
 from graphmert.config import ConfigError, load_config, to_dict
 from pipelines.scheduler import SchedulerError, Session
 from pipelines.stage import StageError, run_stage, setup_logging
+from pipelines.store import RunDirBusy
 from pipelines.stages import STAGES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -76,10 +77,14 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
     except (ConfigError, ValueError, OSError) as e:
         _fail(str(e))
     store = session.store
-    setup_logging(store.local, quiet)
-    if store.remote:
-        typer.echo(f"run directory {store.url}: working copy {store.local}")
-    with session:                   # the Dask cluster (if one was opened) closes with the command
+    try:
+        session.__enter__()         # takes the run directory's lock
+    except RunDirBusy as e:
+        _fail(str(e))
+    try:
+        setup_logging(store.local, quiet)
+        if store.remote:
+            typer.echo(f"run directory {store.url}: working copy {store.local}")
         for name in names:
             try:
                 m = run_stage(STAGES[name], cfg, run_dir, quiet=quiet, force=name in force,
@@ -91,6 +96,8 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
                 typer.echo(f"{'':>12}{store.display(name, f)}")
             if not quiet:
                 _show(name, store.local)
+    finally:
+        session.__exit__(None, None, None)   # the Dask cluster (if one was opened) closes, the lock goes
     return session
 
 

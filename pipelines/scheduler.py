@@ -159,6 +159,7 @@ class DaskExecutor:
             # the scheduler recomputes it from the task instead of failing the map
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*Large object", category=UserWarning)
+                warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
                 shared_f = self.client.submit(_identity, shared, key=f"shared-{token}", pure=False,
                                               retries=self.retries)
         window = 2 * self.workers + 2
@@ -274,6 +275,7 @@ def open_local(cfg: PipelineConfig, quiet: bool, store: RunStore) -> DaskExecuto
                                dashboard_address=dashboard, env=env,
                                silence_logs=logging.ERROR if quiet else logging.WARNING)
     client = Client(cluster, set_as_default=False)
+    client.forward_logging("graphmert", level=logging.WARNING)   # task warnings reach RUN/logs
     n = len(cluster.workers)
     if store.url:                       # a URL run directory: the workers must reach it too
         try:
@@ -308,6 +310,7 @@ def connect(address: str, cfg: PipelineConfig, store: RunStore, source: str) -> 
             raise SchedulerError(f"the Dask scheduler at {address} has no workers (waited {t:g} s); "
                                  f"start one with `dask worker {address}`") from None
         n = check_workers(client, store, address)
+        client.forward_logging("graphmert", level=logging.WARNING)   # task warnings reach RUN/logs
     except BaseException:
         client.close()
         raise
@@ -353,7 +356,14 @@ class Session:
             self._executor = None
 
     def __enter__(self) -> "Session":
+        """Takes the run directory's lock (:meth:`RunStore.lock`) for the life of the session."""
+        self._lock = self.store.lock()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.close()
+        try:
+            self.close()
+        finally:
+            lock, self._lock = getattr(self, "_lock", None), None
+            if lock is not None:
+                lock.close()

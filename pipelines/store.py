@@ -36,12 +36,16 @@ from typing import Any
 
 from graphmert.io import atomic_dir, atomic_path
 
-__all__ = ["RunStore", "ShardStore", "is_url", "default_mirror"]
+__all__ = ["RunStore", "ShardStore", "RunDirBusy", "is_url", "default_mirror"]
 
 log = logging.getLogger("graphmert.pipeline")
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 MANIFEST = "manifest.json"
+
+
+class RunDirBusy(RuntimeError):
+    """Another graphmert command holds the run directory's lock."""
 
 
 def is_url(run_dir: str | Path) -> bool:
@@ -197,6 +201,28 @@ class RunStore:
             return self.fs.cat_file(self._path(stage, MANIFEST))
         except FileNotFoundError:
             return None
+
+    def lock(self):
+        """Hold ``RUN/.graphmert.lock`` (of the working copy) for one command: a second command on
+        the same run directory stops with :class:`RunDirBusy` instead of racing the first. The lock
+        is released when the file is closed, or when the process dies. Returns the open file."""
+        import fcntl
+
+        self.local.mkdir(parents=True, exist_ok=True)
+        f = open(self.local / ".graphmert.lock", "a+", encoding="utf-8")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            who = f.read().strip() or "unknown process"
+            f.close()
+            raise RunDirBusy(f"{self.display()} is in use by another graphmert command ({who}); "
+                             f"wait for it to finish, or use another --run-dir") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        f.flush()
+        return f
 
     def touch(self, rel: str) -> None:
         """Create the empty file ``RUN/<rel>`` (at the URL when there is one)."""

@@ -573,3 +573,47 @@ def test_localize_fetches_working_copy_paths_only(tmp_path):
     (remote / "tokenizer" / "tokenizer.json").write_text('{"v": 2}')
     assert Path(s.localize(tok)).read_text() == '{"v": 2}'        # a new version is fetched
     assert ShardStore(f"file://{remote}", str(mirror), store_mod.socket.gethostname()).localize(tok) == tok
+
+
+# --------------------------------------------------------------------------------------------------
+# One command per run directory; worker warnings in the run log
+# --------------------------------------------------------------------------------------------------
+
+
+def test_a_second_command_on_a_busy_run_directory_stops(tmp_path):
+    run_dir = tmp_path / "run"
+    held = RunStore(run_dir).lock()
+    try:
+        r = invoke("ingest", "--run-dir", run_dir, "--scheduler", "synchronous")
+        assert r.exit_code == 2
+        assert f"{run_dir} is in use by another graphmert command (pid {os.getpid()} on " in r.output
+        assert not (run_dir / "ingest").exists()
+    finally:
+        held.close()
+    RunStore(run_dir).lock().close()                # free again once the holder is gone
+
+
+def _warn(item: int, shared: None, path: Path) -> dict:
+    import logging
+
+    logging.getLogger("graphmert.test").warning("shard %d looked odd", item)
+    path.write_text(str(item))
+    return {}
+
+
+def test_warnings_logged_by_tasks_on_workers_reach_the_run_log(tmp_path, cluster):
+    from pipelines.stage import setup_logging
+
+    run_dir = tmp_path / "run"
+    setup_logging(run_dir, quiet=True)
+    stage = Stage("warny", sections=(), upstream=(),
+                  run=lambda ctx: {"shards": [ctx.publish(s) for s in
+                                              ctx.map_shards(_warn, [0, 1, 2], name="w", suffix=".txt")]})
+    with Session(PipelineConfig(), run_dir, cluster.scheduler_address) as session:
+        run_stage(stage, load_config(None, []), run_dir, quiet=True, session=session)
+    deadline = time.time() + 10
+    log = ""
+    while time.time() < deadline and log.count("looked odd") < 3:
+        time.sleep(0.2)
+        log = (run_dir / "logs" / "graphmert.log").read_text()
+    assert all(f"WARNING graphmert.test: shard {i} looked odd" in log for i in range(3)), log
