@@ -15,12 +15,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The whole pipeline on a Dask LocalCluster (one worker process per core; docs/PIPELINE.md). Shards
-# of 20 documents / 64 graphs make the demo's 60 documents several Dask tasks per stage. SCHEDULER=
-# tcp://host:8786 (or DASK_SCHEDULER_ADDRESS) uses an existing cluster, SCHEDULER=synchronous none.
-DEMO_SHARDS ?= corpus.shard_size=20 graph.shard_size=64
+# The whole pipeline on a Dask LocalCluster (one worker process per core; docs/PIPELINE.md); the demo
+# config's shard sizes make its 60 documents several Dask tasks per stage. SCHEDULER=tcp://host:8786
+# (or DASK_SCHEDULER_ADDRESS) uses an existing cluster, SCHEDULER=synchronous none.
 demo: $(STAMP)
-	$(BIN)/graphmert run --config configs/demo.yaml --run-dir $(RUN) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(DEMO_SHARDS)
+	$(BIN)/graphmert run --config configs/demo.yaml --run-dir $(RUN) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
