@@ -19,7 +19,7 @@ One :class:`Session` serves one ``graphmert`` command. Its scheduler is chosen b
 
 The cluster is opened lazily, the first time a stage has at least two shard tasks to run: a rerun
 that skips everything, and a stage with a single pending shard, never start one (the single task runs
-in the driver). Failed tasks are retried ``pipeline.retries`` times (Dask's ``retries`` for a task that
+in the driver — with a LocalCluster always, as its workers share the driver's machine). Failed tasks are retried ``pipeline.retries`` times (Dask's ``retries`` for a task that
 raised; the scheduler's ``allowed-failures`` for a task whose worker died, set on a LocalCluster).
 
 :func:`worker_cache` keeps expensive per-worker objects (a model, a spaCy pipeline) for the life of
@@ -338,8 +338,10 @@ class Session:
 
     def executor(self, tasks: int) -> Executor:
         """The executor for a map with ``tasks`` pending tasks: the driver for a single task while no
-        cluster is open, else the session's scheduler (opened now if needed)."""
-        if self._executor is None and tasks <= 1:
+        cluster is open — or always with a LocalCluster, whose single-threaded workers share the
+        driver's machine (the driver uses all its cores) — else the session's scheduler (opened now
+        if needed)."""
+        if tasks <= 1 and (self._executor is None or self.scheduler == "local"):
             return self.inline
         if self._executor is None:
             if self.scheduler == "synchronous":

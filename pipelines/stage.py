@@ -19,6 +19,10 @@ into the stage folder; the manifest lists the published shards under ``shard_inf
 sha256, counts, seconds, reused) next to ``shards`` (the file names, in order) and per map the
 number of shards run and reused under ``tasks``. ``RUN/work/<stage>`` is removed once the stage is
 complete.
+
+A run directory at an fsspec URL is worked on through a local copy (:mod:`pipelines.store`):
+``run_stage`` pulls the upstream folders first and pushes the finished stage folder; shard tasks
+upload each shard, then its sidecar, to ``URL/work/<stage>/``.
 """
 
 from __future__ import annotations
