@@ -10,7 +10,11 @@ peak RSS (``ru_maxrss``) belongs to that mode alone:
 * ``stream nt``     — :func:`graphmert.export.rdf.write_ntriples`, triples generated shard by shard;
 * ``graph nt``      — :func:`graphmert.export.rdf.build_graph` (all triples) + rdflib's N-Triples
   serialiser: the in-memory path the Turtle / JSON-LD writers use;
-* ``stream kgx``    — :func:`graphmert.export.kgx.write_kgx` (TSV + JSON Lines).
+* ``stream kgx``    — :func:`graphmert.export.kgx.write_kgx` (TSV + JSON Lines);
+* ``stage sync`` / ``stage 2 workers`` — the pipeline's export stage with ``export.formats=[nt,kgx]``
+  over the same shards written as an extract stage's Parquet files (writing them is not timed): one
+  part per shard, on the synchronous scheduler or on a LocalCluster of two workers (its start
+  included), then joined in the driver. Its ``kg.nt`` must be the bytes of ``stream nt``.
 
 Reported: seconds, triples/s, lines (statements written), peak RSS and its growth over the process
 baseline after imports, output size. The stream and graph rows must describe the same graph: the
@@ -32,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, print_table, write_json  # noqa: E402
 
-MODES = ("generate", "stream nt", "graph nt", "stream kgx")
+MODES = ("generate", "stream nt", "graph nt", "stream kgx", "stage sync", "stage 2 workers")
 RELATIONS = ("associated_with", "treats", "binds", "upregulates", "downregulates", "presents",
              "isa", "causes")
 CATEGORIES = ("biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity", "biolink:PhenotypicFeature")
@@ -100,13 +104,45 @@ def worker(mode: str, n: int, shard_size: int, out: Path) -> dict:
     elif mode == "stream kgx":
         counts = write_kgx(synthetic_shards(n, shard_size), out, vocab, run)
         lines = counts["nodes"] + counts["edges"]
+    elif mode.startswith("stage"):
+        m = _export_stage(out, n, shard_size, synchronous=mode == "stage sync")
+        t = time.perf_counter() - m.pop("seconds")
+        lines, extra = m["lines"], {"tasks": m["tasks"]}
+        out = out / "run" / "export"
     else:
         raise SystemExit(f"unknown mode {mode!r}; choose from {MODES}")
     seconds = time.perf_counter() - t
-    size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
+    size = sum(p.stat().st_size for p in out.iterdir() if p.is_file() and p.name != "manifest.json")
     return {"mode": mode, "seconds": seconds, "triples/s": n / seconds, "lines": lines,
             "peak RSS MB": _peak_mb(), "RSS growth MB": _peak_mb() - baseline,
             "output MB": size / 1e6, **extra}
+
+
+def _export_stage(out: Path, n: int, shard_size: int, synchronous: bool) -> dict:
+    """The export stage over the synthetic shards written as a fake extract stage; returns the
+    stage's seconds (cluster start included), lines written and shard tasks."""
+    from graphmert.config import load_config
+    from graphmert.extract.triples import write_triples
+    from graphmert.io import atomic_write_json
+    from pipelines.scheduler import Session
+    from pipelines.stage import run_stage
+    from pipelines.stages.export import EXPORT
+
+    run_dir = out / "run"
+    ex = run_dir / "extract"
+    ex.mkdir(parents=True)
+    names = []
+    for i, shard in enumerate(synthetic_shards(n, shard_size)):
+        names.append(f"triples-{i:05d}.parquet")
+        write_triples(shard, ex / names[-1])
+    atomic_write_json(ex / "manifest.json", {"stage": "extract", "shards": names, "config_hash": "bench",
+                                             "output_hash": "bench"})
+    cfg = load_config(None, ["export.formats=[nt,kgx]", "pipeline.workers=2"])
+    t = time.perf_counter()
+    with Session(cfg.pipeline, run_dir, "synchronous" if synchronous else "local", quiet=True) as s:
+        m = run_stage(EXPORT, cfg, run_dir, quiet=True, session=s)
+    return {"seconds": time.perf_counter() - t, "tasks": m["tasks"]["part"]["shards"],
+            "lines": m["statements"]["nt"] + m["kgx_nodes"] + m["kgx_edges"]}
 
 
 def _distinct_lines(path: Path) -> int:
@@ -153,10 +189,17 @@ def main() -> None:
             graph = next(r["lines"] for r in rows if r["mode"] == "graph nt")
             check = {"stream_distinct_lines": distinct, "graph_statements": graph,
                      "same_statement_count": distinct == graph}
+        stage = [m for m in ("stage sync", "stage 2 workers") if m in dirs]
+        if "stream nt" in dirs and stage:
+            ref = (dirs["stream nt"] / "kg.nt").read_bytes()
+            check["stage_nt_equals_stream_nt"] = all(
+                (dirs[m] / "run" / "export" / "kg.nt").read_bytes() == ref for m in stage)
     print_table(rows, f"export: {args.triples:,} synthetic triples, shards of {args.shard_size:,}")
-    if check:
+    if "stream_distinct_lines" in check:
         print(f"\nstream nt distinct lines {check['stream_distinct_lines']:,} vs graph statements "
               f"{check['graph_statements']:,}: {'same' if check['same_statement_count'] else 'DIFFERENT'}")
+    if "stage_nt_equals_stream_nt" in check:
+        print(f"stage kg.nt equals stream nt byte for byte: {check['stage_nt_equals_stream_nt']}")
     write_json("export", rows, args.out, triples=args.triples, shard_size=args.shard_size, **check)
 
 
