@@ -177,7 +177,8 @@ class StageContext:
                                   "inputs": inputs})
                 file = f"{name}-{i:05d}-{sid}{suffix}"
                 ids[i] = (file, sid)
-                found = (self._finished(work, file, sid, i) or self._fetched(file, sid, i)
+                found = (self._finished(work, file, sid, i)
+                         or (self._fetched(file, sid, i) if f"{file}.json" in at_url else None)
                          or self._previous(prev_dir, prev, file, sid, i))
                 if found is not None:
                     shards[i] = found
@@ -187,6 +188,7 @@ class StageContext:
 
         t0 = time.perf_counter()
         shard_store = self.store.shard_store() if self.store is not None else None
+        at_url = self.store.names(f"{WORK_ROOT}/{self.stage}") if self.store is not None else set()
         tasks = pending()
         head = list(itertools.islice(tasks, 2))
         ex = self.session.executor(len(head))

@@ -319,6 +319,15 @@ class RunStore:
             tmp.write_text(json.dumps(rec), encoding="utf-8")
         return rec
 
+    def names(self, rel: str) -> set[str]:
+        """File names in the folder ``URL/<rel>`` (empty when it does not exist, or no URL)."""
+        if self.url is None:
+            return set()
+        try:
+            return {p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path(rel), detail=False)}
+        except FileNotFoundError:
+            return set()
+
     def remove(self, rel: str) -> None:
         """Remove ``URL/<rel>`` (a work folder of a finished stage) if it exists, and its parent
         folder when that is left empty."""
