@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import platform
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Optional
 
@@ -77,11 +78,11 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
     except (ConfigError, ValueError, OSError) as e:
         _fail(str(e))
     store = session.store
-    try:
-        session.__enter__()         # takes the run directory's lock
-    except RunDirBusy as e:
-        _fail(str(e))
-    try:
+    with ExitStack() as stack:      # on leaving: the Dask cluster (if one was opened) closes, the lock goes
+        try:
+            stack.enter_context(session)        # takes the run directory's lock
+        except RunDirBusy as e:
+            _fail(str(e))
         setup_logging(store.local, quiet)
         if store.remote:
             typer.echo(f"run directory {store.url}: working copy {store.local}")
@@ -96,8 +97,6 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
                 typer.echo(f"{'':>12}{store.display(name, f)}")
             if not quiet:
                 _show(name, store.local)
-    finally:
-        session.__exit__(None, None, None)   # the Dask cluster (if one was opened) closes, the lock goes
     return session
 
 

@@ -330,6 +330,7 @@ class Session:
         self.run_dir = self.store.local
         self.scheduler, self.source = resolve_scheduler(option, cfg)
         self._executor: Executor | None = None
+        self._lock = None                       # the run directory's lock file while entered
         self.inline = InlineExecutor("a single task, in the driver")
 
     @property
@@ -366,6 +367,6 @@ class Session:
         try:
             self.close()
         finally:
-            lock, self._lock = getattr(self, "_lock", None), None
-            if lock is not None:
-                lock.close()
+            if self._lock is not None:
+                self._lock.close()
+                self._lock = None

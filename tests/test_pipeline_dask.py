@@ -32,7 +32,7 @@ from graphmert.kg.loaders import load_kg
 from pipelines.cli import app
 from pipelines import store as store_mod
 from pipelines.scheduler import ENV_ADDRESS, SchedulerError, Session, resolve_scheduler
-from pipelines.stage import Stage, StageContext, run_stage
+from pipelines.stage import Stage, StageContext, StageError, run_stage
 from pipelines.store import RunStore, ShardStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -527,6 +527,30 @@ def test_finished_shards_at_the_url_are_reused_from_another_working_copy(tmp_pat
     assert sorted(p.name for p in (tmp_path / "remote" / "toy").iterdir()) == sorted(
         m["shards"] + ["manifest.json"])
     assert not (tmp_path / "remote" / "work").exists()
+
+
+def test_a_half_pushed_stage_folder_at_the_url_is_not_taken_as_finished(tmp_path):
+    """Files without their manifest (a push killed before its last upload) make the stage run."""
+    cfg = load_config(None, [])
+    url = f"file://{tmp_path}/remote"
+    first = Session(PipelineConfig(scheduler="synchronous", mirror=str(tmp_path / "a")), url)
+    run_stage(_toy_stage(False), cfg, url, quiet=True, session=first)
+    (tmp_path / "remote" / "toy" / "manifest.json").unlink()
+    CALLS.clear()
+    second = Session(PipelineConfig(scheduler="synchronous", mirror=str(tmp_path / "b")), url)
+    m = run_stage(_toy_stage(False), cfg, url, quiet=True, session=second)
+    assert m["status"] == "ran" and sorted(CALLS) == list(range(6))
+    assert json.loads((tmp_path / "remote" / "toy" / "manifest.json").read_text())["output_hash"] == \
+        m["output_hash"]
+
+
+def test_a_shard_missing_at_the_url_after_its_task_is_a_clear_error(tmp_path, elsewhere, monkeypatch):
+    monkeypatch.setattr(ShardStore, "upload", lambda self, src, dest: None)    # uploads lost
+    url = f"file://{tmp_path}/remote"
+    session = Session(PipelineConfig(scheduler="synchronous", mirror=str(tmp_path / "a")), url)
+    with pytest.raises(StageError, match=rf"toy: shard sq-00000-\w+\.txt is not at {url}/work/toy/"):
+        run_stage(_toy_stage(False), load_config(None, []), url, quiet=True, session=session)
+    assert not (tmp_path / "remote" / "toy").exists() and not (tmp_path / "a" / "toy").exists()
 
 
 def test_memory_url_in_process_and_refused_on_a_cluster(tmp_path):

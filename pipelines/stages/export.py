@@ -24,8 +24,6 @@ import logging
 from collections import Counter
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from graphmert.config import ExportConfig
 from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, Vocabulary,
                               check_formats, write_rdf, write_report)
@@ -65,10 +63,10 @@ def _export(ctx: StageContext) -> dict:
     cfg = ctx.cfg.export
     formats = check_formats(cfg.formats)
     shards = triple_shards(ctx)
-    n = sum(pq.ParquetFile(p).metadata.num_rows for p in shards)
     run = RunInfo(config_hash=str(ctx.upstream["extract"].get("config_hash", "")))
     parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
                            shared=(formats, cfg, run), suffix=".part")
+    n = sum(p.counts["triples"] for p in parts)
     joined = join_parts([(p.path, p.counts) for p in parts], ctx.out, formats)
     unmapped: Counter = Counter()
     unknown: Counter = Counter()
