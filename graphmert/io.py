@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -26,13 +27,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success rename it to ``path``, else delete it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = _new_temporary(path, os.open, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         yield tmp_path
-        if tmp_path.exists():                   # mkstemp makes 0600 files; give the usual mode
-            os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
@@ -47,8 +44,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     after; such leftovers of a killed process can be found by those name patterns."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    os.chmod(tmp, 0o777 & ~_umask())           # mkdtemp makes 0700 folders; give the usual mode
+    tmp = _new_temporary(path, os.mkdir, 0o777)
     try:
         yield tmp
         old = None
@@ -63,10 +59,26 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _new_temporary(path: Path, create: Callable[..., Any], *args: int) -> Path:
+    """Create ``.<name>.<random>.tmp`` next to ``path`` with ``create(tmp, *args)`` (``os.open`` with
+    O_EXCL and mode 0o666, or ``os.mkdir`` with 0o777); return it.
+
+    Why not mkstemp/mkdtemp: they create 0600 files and 0700 folders, and a stage's outputs must get
+    the usual permissions (0644 / 0755 under umask 022) so other users and workers can read them.
+    Fixing that with chmod needs the umask, which POSIX only lets a process read by *setting* it —
+    a process-wide change that the other threads of a Dask worker would see mid-flight. Creating
+    the entry with the full mode lets the kernel apply the umask itself, as for any ``open``.
+    """
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+        try:
+            fd = create(tmp, *args)
+        except FileExistsError:
+            continue
+        if isinstance(fd, int):
+            os.close(fd)
+        return tmp
+    raise FileExistsError(f"{path.parent}: no unused temporary name for {path.name} after 100 tries")
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

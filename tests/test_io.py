@@ -49,3 +49,21 @@ def test_atomic_dir_failure_keeps_the_old_folder_and_removes_the_temporary(tmp_p
 def test_atomic_files_get_the_umask_mode(tmp_path):
     p = atomic_write_text(tmp_path / "a.txt", "x")
     assert p.read_text() == "x" and _mode(p) == 0o666 & ~umask()
+
+
+def test_usual_modes_without_touching_the_umask(tmp_path, monkeypatch):
+    """The umask is process-wide and Dask workers run threads: reading it by setting it (os.umask)
+    would briefly change it for every other thread. Outputs still get 0o644 / 0o755 under umask 022."""
+    old = os.umask(0o022)
+    try:
+        def forbidden(*_):
+            raise AssertionError("os.umask called: it changes the mask of every thread")
+
+        monkeypatch.setattr(os, "umask", forbidden)
+        f = atomic_write_text(tmp_path / "sub" / "a.txt", "x")
+        with atomic_dir(tmp_path / "d") as tmp:
+            (tmp / "b.txt").write_text("y")
+        monkeypatch.undo()
+        assert _mode(f) == 0o644 and _mode(tmp_path / "d") == 0o755
+    finally:
+        os.umask(old)
