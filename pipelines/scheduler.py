@@ -14,8 +14,9 @@ One :class:`Session` serves one ``graphmert`` command. Its scheduler is chosen b
     every task runs in the driver process, one after another, so ``pdb`` and tracebacks work.
 ``tcp://host:port`` (or ``tls://``, ``ws://``, ``wss://``, ``ucx://``)
     an existing cluster (``dask scheduler`` + ``dask worker``). Reaching it and finding a worker is
-    bounded by ``pipeline.connect_timeout`` seconds; every worker must import the same graphmert
-    version and see the run directory (a shared filesystem), both checked on connect.
+    bounded by ``pipeline.connect_timeout`` seconds; every worker must run the same graphmert code
+    (:func:`pipelines.fingerprint.package_fingerprint`) and see the run directory (a shared
+    filesystem), both checked on connect.
 
 The cluster is opened lazily, the first time a stage has at least two shard tasks to run: a rerun
 that skips everything, and a stage with a single pending shard, never start one (the single task runs
@@ -40,6 +41,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from graphmert import __version__
 from graphmert.config import ConfigError, PipelineConfig
+from pipelines.fingerprint import package_fingerprint
 from pipelines.store import RunStore, is_url
 
 __all__ = ["ENV_ADDRESS", "SchedulerError", "Executor", "InlineExecutor", "DaskExecutor", "Session",
@@ -53,7 +55,7 @@ NAMED = ("local", "synchronous")
 
 
 class SchedulerError(RuntimeError):
-    """The scheduler cannot be reached or used (no workers, other code version, no shared run dir)."""
+    """The scheduler cannot be reached or used (no workers, other code, no shared run dir)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -211,9 +213,10 @@ def _identity(x: Any) -> Any:
 
 
 def _probe(run_dir: str, marker: str) -> dict:
-    """Runs on each worker: code version and whether it sees the run dir (a path, or a URL through
-    fsspec)."""
+    """Runs on each worker: its graphmert version and code fingerprint, and whether it sees the run
+    dir (a path, or a URL through fsspec)."""
     from graphmert import __version__ as version
+    from pipelines.fingerprint import package_fingerprint
 
     if is_url(run_dir):
         import fsspec
@@ -222,12 +225,14 @@ def _probe(run_dir: str, marker: str) -> dict:
         sees = fs.exists(f"{root}/{marker}")
     else:
         sees = (Path(run_dir) / marker).exists()
-    return {"version": version, "sees_run_dir": sees, "cwd": os.getcwd()}
+    return {"version": version, "code": package_fingerprint(), "sees_run_dir": sees,
+            "cwd": os.getcwd()}
 
 
 def check_workers(client, store: RunStore, what: str) -> int:
-    """Every worker of ``client`` runs this graphmert version and sees the run directory (a marker
-    written there is found); returns the number of workers, else raises :class:`SchedulerError`."""
+    """Every worker of ``client`` runs the driver's graphmert code (same package fingerprint) and sees
+    the run directory (a marker written there is found); returns the number of workers, else raises
+    :class:`SchedulerError`."""
     marker = f".probe-{uuid.uuid4().hex}"
     where = store.url or str(store.local)
     store.touch(marker)
@@ -235,14 +240,17 @@ def check_workers(client, store: RunStore, what: str) -> int:
         seen = client.run(_probe, where, marker)
     except Exception as e:   # a worker that cannot unpickle the probe cannot import graphmert
         raise SchedulerError(f"the workers of {what} cannot run graphmert code ({e}); install "
-                             f"this project (same version) where the workers run") from None
+                             f"this project (the same checkout) where the workers run") from None
     finally:
         store.unlink(marker)
+    code = package_fingerprint()
     for worker, info in sorted(seen.items()):
-        if info["version"] != __version__:
-            raise SchedulerError(f"worker {worker} runs graphmert {info['version']}, the driver "
-                                 f"{__version__}; shard names include the code version, so every "
-                                 f"worker must run the same version")
+        if info.get("code") != code:
+            raise SchedulerError(f"worker {worker} runs other graphmert code (version "
+                                 f"{info['version']}, code fingerprint {info.get('code')}) than the "
+                                 f"driver ({__version__}, {code}); shard names include the code "
+                                 f"fingerprint, so every worker must run the same code: install the "
+                                 f"driver's checkout where the workers run")
         if not info["sees_run_dir"]:
             need = ("a URL every worker can open with fsspec (not memory://, which is per process)"
                     if store.url else "a shared filesystem at the same path")

@@ -2,16 +2,17 @@
 
 A stage reads what earlier stages wrote in the same run directory and writes its own folder
 ``RUN/<stage>/`` with a ``manifest.json``. Each stage is a pure function of (its inputs, its config
-sections): its manifest records an ``input_hash`` (the upstream manifests' output hashes, or the
-source files' hashes for ingest), a ``config_hash`` (its resolved config sections + code version) and
-an ``output_hash``. Running a stage whose recorded hashes match does no work and records
+sections, its code): its manifest records an ``input_hash`` (the upstream manifests' output hashes,
+or the source files' hashes for ingest), a ``config_hash`` (its resolved config sections + its code
+fingerprint, also recorded as ``code_fingerprint``: :mod:`pipelines.fingerprint`) and an
+``output_hash``. Running a stage whose recorded hashes match does no work and records
 ``"status": "skipped"``; otherwise the stage writes into a temporary folder next to ``RUN/<stage>``
 and swaps it in only when complete, so an interrupted stage never leaves a folder that looks finished.
 
 Shard-parallel stages call :meth:`StageContext.map_shards` with a module-level per-shard function:
 one Dask task per shard (:mod:`pipelines.scheduler` decides where it runs). Each shard file is named
-``{name}-{index:05d}-{id}{suffix}`` where ``id`` hashes (stage, config hash with the code version, the
-shard's inputs), is written under a temporary name and renamed in ``RUN/work/<stage>/``, and then a
+``{name}-{index:05d}-{id}{suffix}`` where ``id`` hashes (stage, config hash with the code fingerprint,
+the shard's inputs), is written under a temporary name and renamed in ``RUN/work/<stage>/``, and then a
 sidecar ``<file>.json`` (sha256, counts, seconds) marks it finished. A rerun after a crash or a kill
 reuses every finished shard (sha256 checked) and computes only the rest; shards of the previous
 complete output with the same name are reused too. :meth:`StageContext.publish` hard-links a shard
@@ -45,6 +46,7 @@ from typing import Any, Callable, Iterable, Iterator
 from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, read_json
+from pipelines import fingerprint
 from pipelines.scheduler import Session
 from pipelines.store import RunStore, ShardStore
 
@@ -66,7 +68,7 @@ class Shard:
 
     index: int
     file: str                  # file name: {name}-{index:05d}-{id}{suffix}
-    id: str                    # hash of (stage, map name, config hash + code version, inputs)
+    id: str                    # hash of (stage, map name, config hash + code fingerprint, inputs)
     path: Path                 # where it is now (RUN/work/<stage>/, or the previous stage folder)
     sha256: str
     counts: dict               # what the shard function returned
@@ -276,6 +278,13 @@ class Stage:
     def cli_name(self) -> str:
         return self.command or self.name
 
+    @property
+    def code_fingerprint(self) -> str:
+        """Hash of the source of the module defining :attr:`run` and of every library module it
+        imports (:mod:`pipelines.fingerprint`): a code change reruns the stage and, through its new
+        outputs, everything downstream."""
+        return fingerprint.module_fingerprint(self.run.__module__)
+
 
 def manifest_path(run_dir: Path, stage: str) -> Path:
     return Path(run_dir) / stage / "manifest.json"
@@ -327,20 +336,19 @@ def _output_hash(out: Path) -> str:
 
 
 def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, upstream: dict,
-              input_hash: str, config_hash: str, session: Session, previous: dict | None,
-              t0: float) -> dict:
+              hashes: dict[str, str], session: Session, previous: dict | None, t0: float) -> dict:
     """Run ``stage`` into the folder ``out`` and write its manifest there; return the manifest."""
     ctx = StageContext(cfg=cfg, run_dir=run_dir.resolve(), out=out, quiet=quiet, upstream=upstream,
-                       stage=stage.name, input_hash=input_hash, config_hash=config_hash,
-                       session=session, store=session.store, previous=previous)
+                       stage=stage.name, input_hash=hashes["input_hash"],
+                       config_hash=hashes["config_hash"], session=session, store=session.store,
+                       previous=previous)
     body = stage.run(ctx)
     extra = {}
     if ctx.shard_info:
         extra["shard_info"] = ctx.shard_info
     if ctx.tasks:
         extra["tasks"] = ctx.tasks
-    manifest = {"stage": stage.name, "status": "ran", **body, **extra,
-                "input_hash": input_hash, "config_hash": config_hash,
+    manifest = {"stage": stage.name, "status": "ran", **body, **extra, **hashes,
                 "output_hash": _output_hash(out), "elapsed_s": round(time.time() - t0, 3),
                 "version": __version__}
     atomic_write_json(out / "manifest.json", manifest)
@@ -372,19 +380,20 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
                              f"`graphmert {name}` (or `graphmert run`) first")
         upstream[name] = read_json(mp)
     store.pull(stage.name)
-    config_hash = section_hash(*(_config_part(cfg, s) for s in stage.sections), __version__)
-    input_hash = _input_hash(stage, cfg, upstream)
+    code = stage.code_fingerprint
+    hashes = {"input_hash": _input_hash(stage, cfg, upstream),
+              "config_hash": section_hash(*(_config_part(cfg, s) for s in stage.sections), code),
+              "code_fingerprint": code}
     final = run_dir / stage.name
     mp = manifest_path(run_dir, stage.name)
     old = read_json(mp) if mp.exists() else None
-    if not force and old is not None:
-        if (old.get("input_hash") == input_hash and old.get("config_hash") == config_hash
-                and old.get("output_hash") == _output_hash(final)):
-            old["status"] = "skipped"
-            atomic_write_json(mp, old)
-            log.info("%s: up to date, skipped", stage.name)
-            _publish(store, stage.name)
-            return old
+    reason = "forced" if force else _stale(old, hashes, final)
+    if reason is None:
+        old["status"] = "skipped"
+        atomic_write_json(mp, old)
+        log.info("%s: up to date, skipped", stage.name)
+        _publish(store, stage.name)
+        return old
     work = run_dir / WORK_ROOT / stage.name
     if force and work.exists():
         shutil.rmtree(work)
@@ -393,11 +402,11 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     for stale in [*run_dir.glob(f".{stage.name}.*.tmp"), *run_dir.glob(f".{stage.name}.*.old")]:
         shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
     t0 = time.time()
-    log.info("%s: running", stage.name)
+    log.info("%s: running (%s)", stage.name, reason)
     try:
         with atomic_dir(final) as tmp:
-            manifest = _run_into(stage, tmp, run_dir, cfg, quiet, upstream, input_hash, config_hash,
-                                 session, None if force else old, t0)
+            manifest = _run_into(stage, tmp, run_dir, cfg, quiet, upstream, hashes, session,
+                                 None if force else old, t0)
     except BaseException:
         _drop_if_empty(work)
         raise
@@ -407,6 +416,23 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     _publish(store, stage.name)
     store.remove(f"{WORK_ROOT}/{stage.name}")
     return manifest
+
+
+def _stale(old: dict | None, hashes: dict[str, str], folder: Path) -> str | None:
+    """Why a stage whose last manifest is ``old`` must run again (for the log), or None when it is
+    up to date. The code fingerprint is part of the config hash; it is compared first only to name
+    the reason."""
+    if old is None:
+        return "no earlier output"
+    if old.get("code_fingerprint") != hashes["code_fingerprint"]:
+        return "its code changed"
+    if old.get("config_hash") != hashes["config_hash"]:
+        return "its config changed"
+    if old.get("input_hash") != hashes["input_hash"]:
+        return "its inputs changed"
+    if old.get("output_hash") != _output_hash(folder):
+        return "its output folder was changed"
+    return None
 
 
 def _publish(store: RunStore, stage: str) -> None:

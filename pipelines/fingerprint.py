@@ -1,0 +1,148 @@
+"""Code fingerprints: which source a stage's outputs depend on, so caches notice code changes.
+
+A stage's fingerprint is a SHA-256 over the source of the module that defines its ``run`` function
+(``pipelines/stages/<x>.py``) and of every module of ``graphmert`` and ``pipelines.stages`` that
+module imports, transitively. Imports are found by reading the import statements (those inside
+functions too), not by importing, so computing it imports nothing and takes milliseconds; it is
+computed once per process. Importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py`` too,
+so those are part of it (``graphmert/__init__.py``, with ``__version__``, is part of every stage's).
+Files are labelled by module name, not path, so every installation of the same code — an editable
+checkout, a Dask worker's site-packages — has the same fingerprint.
+
+The granularity is the module: a change anywhere in ``pipelines/stages/corpus.py`` reruns ingest,
+tokenizer and chunks, which it defines, and a change in ``graphmert/config.py`` reruns every stage.
+Over-invalidation costs a rerun; the alternative (a stale output after a code change) costs trust.
+
+The runner (``pipelines/stage.py``, ``scheduler.py``, ``store.py``, ``cli.py``) is not part of any
+fingerprint: it decides where and when stage code runs, never what it writes (outputs are
+byte-identical on every scheduler), and editing it should not retrain a model.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+
+__all__ = ["FOLLOWED", "module_closure", "module_fingerprint", "package_fingerprint", "clear_cache"]
+
+FOLLOWED = ("graphmert", "pipelines.stages")     # packages whose modules are part of a fingerprint
+
+
+def _followed(name: str) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in FOLLOWED)
+
+
+@functools.lru_cache(maxsize=None)
+def _package_dir(top: str) -> Path | None:
+    """The folder of the top-level package ``top`` (finding a top-level spec imports nothing)."""
+    spec = importlib.util.find_spec(top)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _source(name: str) -> tuple[Path, bool] | None:
+    """``(source file, is a package)`` of the module ``name``, or None when ``name`` names no module
+    (e.g. a function in ``from graphmert.io import file_sha256``)."""
+    if not _followed(name):
+        mod = sys.modules.get(name)          # a stage defined outside the library (tests): imported
+        file = getattr(mod, "__file__", None)
+        return (Path(file), Path(file).name == "__init__.py") if file else None
+    top, *rest = name.split(".")
+    base = _package_dir(top)
+    if base is None:
+        return None
+    folder = base.joinpath(*rest)
+    if (folder / "__init__.py").is_file():
+        return folder / "__init__.py", True
+    if rest and folder.with_suffix(".py").is_file():
+        return folder.with_suffix(".py"), False
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _imported(name: str, path: Path, is_package: bool) -> frozenset[str]:
+    """Every module name the import statements of ``path`` may refer to: the modules themselves,
+    their parent packages, and ``pkg.name`` for each ``from pkg import name`` (kept by the caller
+    only where it is a module)."""
+    package = name if is_package else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            mods = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for mod in mods:
+            parts = mod.split(".")
+            found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=None)
+def module_closure(module: str) -> dict[str, Path]:
+    """``module`` and every ``graphmert`` / ``pipelines.stages`` module it imports, transitively,
+    with their parent packages: module name → source file."""
+    start = _source(module)
+    if start is None:
+        raise ValueError(f"code fingerprint: no source file for module {module!r}")
+    files: dict[str, Path] = {}
+    todo: list[tuple[str, tuple[Path, bool]]] = [(module, start)]
+    while todo:
+        name, (path, is_package) = todo.pop()
+        if name in files:
+            continue
+        files[name] = path
+        for dep in _imported(name, path, is_package):
+            if dep not in files and _followed(dep) and (src := _source(dep)) is not None:
+                todo.append((dep, src))
+    return dict(sorted(files.items()))
+
+
+def _digest(files: dict[str, Path]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def module_fingerprint(module: str) -> str:
+    """16 hex digits of SHA-256 over the sources of :func:`module_closure` (``module``)."""
+    return _digest(module_closure(module))
+
+
+@functools.lru_cache(maxsize=None)
+def package_fingerprint() -> str:
+    """The fingerprint of every module of the followed packages: what the driver and each Dask
+    worker compare, so a worker running other code is refused before it writes a shard."""
+    files: dict[str, Path] = {}
+    for root in FOLLOWED:
+        top, *rest = root.split(".")
+        base = _package_dir(top)
+        if base is None:
+            continue
+        folder = base.joinpath(*rest)
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(base).with_suffix("")
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            files[".".join((top, *parts))] = path
+    return _digest(files)
+
+
+def clear_cache() -> None:
+    """Forget every computed fingerprint (tests that edit source files; a process that reloads
+    code)."""
+    for fn in (_package_dir, _imported, module_closure, module_fingerprint, package_fingerprint):
+        fn.cache_clear()

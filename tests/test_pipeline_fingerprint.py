@@ -1,0 +1,193 @@
+"""Caches notice code changes (issue 14): every stage's config hash and shard ids include a
+fingerprint of the source it runs, and the manifest records it."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipelines import fingerprint
+from pipelines.cli import app
+from pipelines.scheduler import SchedulerError, check_workers
+from pipelines.stage import Stage
+from pipelines.stages import STAGES
+from pipelines.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+TO_GRAPHS = ("ingest", "tokenizer", "chunks", "graphs")
+
+
+def manifest(run_dir: Path, stage: str) -> dict:
+    return json.loads((run_dir / stage / "manifest.json").read_text())
+
+
+def status(run_dir: Path) -> dict[str, str]:
+    return {s: manifest(run_dir, s)["status"] for s in TO_GRAPHS}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fingerprints():
+    fingerprint.clear_cache()
+    yield
+    fingerprint.clear_cache()
+
+
+# --------------------------------------------------------------------------------------------------
+# What a fingerprint covers
+# --------------------------------------------------------------------------------------------------
+
+
+def _write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_a_fingerprint_follows_imports_and_changes_with_their_source(tmp_path, monkeypatch):
+    """A stage module outside the library imports fakelib.a, whose function imports .b lazily;
+    fakelib.c is imported by nobody, fakelib.sub.d only as ``from fakelib.sub import d``."""
+    _write(tmp_path, "fakelib/__init__.py", "VERSION = 1\n")
+    _write(tmp_path, "fakelib/a.py", """
+        from fakelib.sub import d
+        def f():
+            from . import b
+            return b.g() + d.h()
+    """)
+    b = _write(tmp_path, "fakelib/b.py", "def g():\n    return 1\n")
+    c = _write(tmp_path, "fakelib/c.py", "X = 1\n")
+    _write(tmp_path, "fakelib/sub/__init__.py", "")
+    _write(tmp_path, "fakelib/sub/d.py", """
+        import os
+        try:
+            from ..optional import thing         # names no module here: left out
+        except ImportError:
+            thing = None
+        def h():
+            return 2
+    """)
+    _write(tmp_path, "fake_stage.py", "import json\nfrom fakelib.a import f\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(fingerprint, "FOLLOWED", ("fakelib",))
+    for name in ("fake_stage", "fakelib", "fakelib.a", "fakelib.sub", "fakelib.sub.d"):
+        monkeypatch.delitem(sys.modules, name, raising=False)      # removed again after the test
+    __import__("fake_stage")
+
+    closure = fingerprint.module_closure("fake_stage")
+    assert list(closure) == ["fake_stage", "fakelib", "fakelib.a", "fakelib.b", "fakelib.sub",
+                             "fakelib.sub.d"]
+    assert closure["fakelib.b"] == b
+    before = fingerprint.module_fingerprint("fake_stage")
+    assert fingerprint.module_fingerprint("fake_stage") == before           # stable
+
+    c.write_text("X = 2\n")                                                  # not imported
+    fingerprint.clear_cache()
+    assert fingerprint.module_fingerprint("fake_stage") == before
+    b.write_text("def g():\n    return 10\n")                               # imported lazily
+    assert fingerprint.module_fingerprint("fake_stage") == before            # cached per process
+    fingerprint.clear_cache()
+    assert fingerprint.module_fingerprint("fake_stage") != before
+    with pytest.raises(ValueError, match="no source file for module 'no_such_module'"):
+        fingerprint.module_closure("no_such_module")
+
+
+def test_stage_fingerprints_cover_the_library_code_each_stage_runs():
+    ingest = fingerprint.module_closure(STAGES["ingest"].run.__module__)
+    extract = fingerprint.module_closure(STAGES["extract"].run.__module__)
+    assert {"graphmert", "graphmert.config", "graphmert.corpus.readers.jsonl",
+            "pipelines.stages.corpus"} <= set(ingest)
+    assert not any(m.startswith(("graphmert.model", "graphmert.extract", "graphmert.train",
+                                 "graphmert.kg")) for m in ingest)
+    # lazily imported (inside a function) and through another stage module
+    assert {"graphmert.extract.llm", "graphmert.model.graphmert", "pipelines.stages.corpus"} <= set(extract)
+    for closure in (ingest, extract):        # the runner is in no fingerprint
+        assert not {"pipelines", "pipelines.stage", "pipelines.scheduler", "pipelines.cli"} & set(closure)
+    prints = {name: s.code_fingerprint for name, s in STAGES.items()}
+    assert prints["ingest"] == prints["tokenizer"] == prints["chunks"]      # one module defines them
+    assert len({prints[s] for s in ("ingest", "graphs", "train", "extract", "export", "evaluate")}) == 6
+    assert all(len(p) == 16 for p in prints.values())
+
+
+def test_a_worker_running_other_code_is_refused(tmp_path):
+    class Client:
+        def __init__(self, code: str) -> None:
+            self.code = code
+
+        def run(self, fn, where, marker):
+            return {"tcp://w:1": {"version": "0.1.0", "code": self.code, "sees_run_dir": True,
+                                  "cwd": "/"}}
+
+    store = RunStore(tmp_path / "run")
+    assert check_workers(Client(fingerprint.package_fingerprint()), store, "the test cluster") == 1
+    with pytest.raises(SchedulerError, match=r"worker tcp://w:1 runs other graphmert code .*"
+                                             r"code fingerprint 0123456789abcdef"):
+        check_workers(Client("0123456789abcdef"), store, "the test cluster")
+
+
+# --------------------------------------------------------------------------------------------------
+# A code change reruns its stage and what its outputs feed, nothing upstream
+# --------------------------------------------------------------------------------------------------
+
+
+def _edit_code(monkeypatch, *stages: str, tag: str) -> None:
+    """As if the source of ``stages`` had been edited: their fingerprint changes."""
+    real = Stage.code_fingerprint.fget
+    monkeypatch.setattr(Stage, "code_fingerprint",
+                        property(lambda self: f"edited-{tag}" if self.name in stages else real(self)))
+
+
+def test_a_code_change_reruns_its_stage_and_downstream_but_nothing_upstream(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    lines = (ROOT / "data" / "demo" / "corpus.jsonl").read_text().splitlines()[:12]
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("\n".join(lines) + "\n")
+    run_dir = tmp_path / "run"
+    args = ["run", "--config", str(ROOT / "configs" / "demo.yaml"), "--run-dir", str(run_dir),
+            "--to", "graphs", "--quiet", "--scheduler", "synchronous", f"corpus.paths=[{corpus}]",
+            "corpus.shard_size=4", "kg.min_relation_count=1", "tokenizer.vocab_size=400"]
+    invoke = lambda: CliRunner().invoke(app, args)       # noqa: E731
+    r = invoke()
+    assert r.exit_code == 0, r.output
+    assert set(status(run_dir).values()) == {"ran"}
+    for s in TO_GRAPHS:
+        m = manifest(run_dir, s)
+        assert m["code_fingerprint"] == STAGES[s].code_fingerprint
+    graph_shards = manifest(run_dir, "graphs")["shards"]
+    log = run_dir / "logs" / "graphmert.log"
+
+    # the tokenizer's code changes, and with it its output: it and everything after it rerun
+    from pipelines.stages import corpus as corpus_stages
+
+    real_train = corpus_stages.train_tokenizer
+    monkeypatch.setattr(corpus_stages, "train_tokenizer",
+                        lambda texts, cfg: real_train(texts, type(cfg)(**{**vars(cfg), "vocab_size": 300})))
+    _edit_code(monkeypatch, "tokenizer", tag="tok")
+    size = len(log.read_text())
+    r = invoke()
+    assert r.exit_code == 0, r.output
+    assert status(run_dir) == {"ingest": "skipped", "tokenizer": "ran", "chunks": "ran", "graphs": "ran"}
+    assert manifest(run_dir, "tokenizer")["code_fingerprint"] == "edited-tok"
+    new_log = log.read_text()[size:]
+    assert "tokenizer: running (its code changed)" in new_log
+    assert "chunks: running (its inputs changed)" in new_log and "ingest: up to date" in new_log
+    r = invoke()                                            # the same code again: nothing runs
+    assert r.exit_code == 0, r.output
+    assert set(status(run_dir).values()) == {"skipped"}
+
+    # only the graphs stage's code changes: it reruns (new shard ids), nothing upstream does
+    before = manifest(run_dir, "graphs")
+    _edit_code(monkeypatch, "graphs", tag="graphs")
+    r = invoke()
+    assert r.exit_code == 0, r.output
+    assert status(run_dir) == {"ingest": "skipped", "tokenizer": "skipped", "chunks": "skipped",
+                               "graphs": "ran"}
+    after = manifest(run_dir, "graphs")
+    assert after["code_fingerprint"] == "edited-graphs" != before["code_fingerprint"]
+    assert after["config_hash"] != before["config_hash"]
+    assert not set(after["shards"]) & set(before["shards"]) and graph_shards != after["shards"]
+    assert after["tasks"]["graphs"]["reused"] == 0
