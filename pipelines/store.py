@@ -36,16 +36,30 @@ from typing import Any
 
 from graphmert.io import atomic_dir, atomic_path
 
-__all__ = ["RunStore", "ShardStore", "RunDirBusy", "is_url", "default_mirror"]
+__all__ = ["RunStore", "ShardStore", "RunDirBusy", "RunDirLock", "is_url", "default_mirror"]
 
 log = logging.getLogger("graphmert.pipeline")
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 MANIFEST = "manifest.json"
+LOCK_FILE = ".graphmert.lock"
 
 
 class RunDirBusy(RuntimeError):
     """Another graphmert command holds the run directory's lock."""
+
+
+class RunDirLock:
+    """The run directory's lock while one command holds it (:meth:`RunStore.lock`)."""
+
+    def __init__(self, lock, owner: Path) -> None:
+        self._lock, self._owner = lock, owner
+
+    def close(self) -> None:
+        """Release the lock (idempotent); the holder file goes first, while the lock is still ours."""
+        if self._lock.is_locked:
+            self._owner.unlink(missing_ok=True)
+            self._lock.release()
 
 
 def is_url(run_dir: str | Path) -> bool:
@@ -202,27 +216,36 @@ class RunStore:
         except FileNotFoundError:
             return None
 
-    def lock(self):
+    def lock(self) -> "RunDirLock":
         """Hold ``RUN/.graphmert.lock`` (of the working copy) for one command: a second command on
-        the same run directory stops with :class:`RunDirBusy` instead of racing the first. The lock
-        is released when the file is closed, or when the process dies. Returns the open file."""
-        import fcntl
+        the same run directory stops with :class:`RunDirBusy`, naming the holder, instead of racing
+        the first. A ``filelock.FileLock`` (``flock`` on POSIX, ``msvcrt`` on Windows): released
+        when :meth:`RunDirLock.close` is called, or by the OS when the process dies, so a killed
+        command never leaves the run directory locked. The holder is written to a separate file,
+        ``RUN/.graphmert.lock.owner``, which contenders only read."""
+        from filelock import FileLock, Timeout
 
         self.local.mkdir(parents=True, exist_ok=True)
-        f = open(self.local / ".graphmert.lock", "a+", encoding="utf-8")
+        path = self.local / LOCK_FILE
+        lock = FileLock(path, timeout=0, thread_local=False)
+        owner = path.with_name(path.name + ".owner")
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            who = f.read().strip() or "unknown process"
-            f.close()
-            raise RunDirBusy(f"{self.display()} is in use by another graphmert command ({who}); "
-                             f"wait for it to finish, or use another --run-dir") from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
-        f.flush()
-        return f
+            lock.acquire()
+        except Timeout:
+            try:
+                who = owner.read_text(encoding="utf-8").strip()
+            except OSError:
+                who = ""
+            raise RunDirBusy(f"{self.display()} is in use by another graphmert command "
+                             f"({who or 'unknown process'}); wait for it to finish, or use another "
+                             f"--run-dir") from None
+        try:
+            with atomic_path(owner) as tmp:
+                tmp.write_text(f"pid {os.getpid()} on {socket.gethostname()}\n", encoding="utf-8")
+        except BaseException:
+            lock.release()
+            raise
+        return RunDirLock(lock, owner)
 
     def touch(self, rel: str) -> None:
         """Create the empty file ``RUN/<rel>`` (at the URL when there is one)."""
