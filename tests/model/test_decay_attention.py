@@ -11,6 +11,7 @@ import torch
 from graphmert.model.attention import ATTENTION_KERNELS, AttentionSpec, build_attention_spec
 from graphmert.model.decay import build_decay
 from model_testgraphs import collate, random_graphs
+from numerics import assert_close_f32
 
 
 def gelu(x: float) -> float:
@@ -25,20 +26,26 @@ def f(d: float, lam: float, p: float) -> float:
 @pytest.mark.parametrize("lam", [0.6, 0.3, 1.0])
 def test_values_at_init_match_formula(lam):
     d = torch.arange(128)
-    logit_scale = build_decay("logit_scale", 4, lam, 1.0)
-    log_bias = build_decay("log_bias", 4, lam, 1.0)
-    want_scale = torch.tensor([f(x + 1, lam, 1.0) for x in range(128)], dtype=torch.float64)
+    want_scale = torch.tensor([f(x + 1, lam, 1.0) for x in range(128)], dtype=torch.float64).expand(4, -1)
     want_bias = torch.tensor([gelu(math.sqrt(x) - 1.0) * math.log(lam) for x in range(128)],
-                             dtype=torch.float64)
-    got_scale = logit_scale.table(127).double()            # [h, 128]
-    got_bias = log_bias.table(127).double()
-    assert got_scale.shape == (4, 128)
-    assert torch.allclose(got_scale, want_scale.expand(4, -1), atol=1e-6, rtol=0)
-    assert torch.allclose(got_bias, want_bias.expand(4, -1), atol=1e-6, rtol=0)
+                             dtype=torch.float64).expand(4, -1)
+    want_f = torch.tensor([f(x, lam, 1.0) for x in range(128)], dtype=torch.float64).expand(4, -1)
+    # The formula, in float64 (the modules compute in their parameters' dtype): to rounding.
+    logit_scale = build_decay("logit_scale", 4, lam, 1.0).double()
+    log_bias = build_decay("log_bias", 4, lam, 1.0).double()
+    assert logit_scale.table(127).shape == (4, 128)
+    assert torch.allclose(logit_scale.table(127), want_scale, atol=1e-13, rtol=0)
+    assert torch.allclose(log_bias.table(127), want_bias, atol=1e-13, rtol=0)
     # the unshifted decay and the bias are the same function: exp(bias) = f(d)
-    assert torch.allclose(log_bias.values(d).double(),
-                          torch.tensor([f(x, lam, 1.0) for x in range(128)], dtype=torch.float64)
-                          .expand(4, -1), atol=1e-6)
+    assert torch.allclose(log_bias.values(d), want_f, atol=1e-13, rtol=0)
+    assert torch.allclose(log_bias.table(127).exp(), want_f, atol=1e-13, rtol=0)
+    # The float32 modules the model uses: the same values to float32 resolution. The bias reaches
+    # |ln 0.3| · GELU(√127 − 1) ≈ 12.4, where float32 resolves only ~1e-6 (tests/numerics.py).
+    for mode, want in (("logit_scale", want_scale), ("log_bias", want_bias)):
+        table = build_decay(mode, 4, lam, 1.0).table(127)
+        assert table.dtype == torch.float32
+        assert_close_f32(table, want, msg=mode)
+    assert_close_f32(build_decay("log_bias", 4, lam, 1.0).values(d), want_f, msg="values")
 
 
 def test_p_is_per_head_and_learnable():
