@@ -331,9 +331,9 @@ class ExportConfig:
                                        "category CURIE; Biolink CURIEs and corpus mention types "
                                        "(Gene, Chemical, ...) need no entry; unknown → NamedThing")
     prefix_map: dict[str, str] = opt(
-        factory=lambda: {"NCBIGene": "https://identifiers.org/ncbigene:"},
-        help="CURIE prefix → IRI base, overriding the built-in map (graphmert/vocab.py) per prefix "
-             "(a YAML value replaces this default)")
+        factory=dict,
+        help="CURIE prefix → IRI base, overriding the built-in map (graphmert/vocab.py, the one "
+             "the seed-KG RDF reader uses too) per prefix; empty: the built-in map as it is")
     pmid_base: str = opt("http://www.ncbi.nlm.nih.gov/pubmed/",
                          help="IRI base of PubMed ids (all-digit document ids)")
     max_supporting_text: int = opt(5, min=0, help="distinct evidence sentences kept per association")

@@ -4,9 +4,10 @@ Every IRI the exporter writes comes from one :class:`Vocabulary` (built from ``e
 
 ======================  ============================================================================
 entity with a CURIE     ``prefix base + percent-encoded local part`` — the base from
-                        ``export.prefix_map``, else :data:`graphmert.vocab.BUILTIN_PREFIXES`
-                        (``MESH:D003924`` → ``http://id.nlm.nih.gov/mesh/D003924``,
-                        ``NCBIGene:3630`` → ``https://identifiers.org/ncbigene:3630``)
+                        :data:`graphmert.vocab.BUILTIN_PREFIXES`, unless ``export.prefix_map``
+                        overrides that prefix (``MESH:D003924`` →
+                        ``http://id.nlm.nih.gov/mesh/D003924``, ``NCBIGene:3630`` →
+                        ``http://identifiers.org/ncbigene/3630``)
 other non-empty id      ``NS entity/<percent-encoded id>`` (unknown prefix, composite ``a|b`` ids,
                         ids with spaces, ``<>``, quotes or ``../``)
 no id                   ``NS entity/name-<sha256(normalised name)[:16]>``
@@ -38,7 +39,7 @@ from rdflib import URIRef
 from rdflib.namespace import DefinedNamespace, Namespace
 
 from graphmert.config import ConfigError, ExportConfig
-from graphmert.vocab import BUILTIN_PREFIXES
+from graphmert.vocab import BUILTIN_PREFIXES, MINTED_PREFIX, prefix_converter
 
 __all__ = ["BIOLINK", "GRAPHMERT", "CATEGORIES", "PREDICATES", "FORMATS", "Vocabulary",
            "check_formats", "clean_text", "encode_local", "is_safe_iri", "is_pmid", "name_key"]
@@ -216,12 +217,13 @@ class Vocabulary:
         if not self.namespace.endswith(("/", "#")):
             raise ConfigError(f"export.namespace: {cfg.namespace!r} must end with '/' or '#'")
         self.pmid_base = _check_base("export.pmid_base", cfg.pmid_base)
-        self.prefixes: dict[str, str] = dict(BUILTIN_PREFIXES)
         for prefix, base in cfg.prefix_map.items():
             if not _PREFIX.match(prefix):
                 raise ConfigError(f"export.prefix_map.{prefix}: not a valid prefix name "
                                   "(letters, digits, '_' and '-', not starting with a digit)")
-            self.prefixes[prefix] = _check_base(f"export.prefix_map.{prefix}", base)
+            _check_base(f"export.prefix_map.{prefix}", base)
+        # the built-in map with the config's overrides: the same converter the seed-KG reader uses
+        self.converter = prefix_converter({**cfg.prefix_map, MINTED_PREFIX: self.namespace})
         self.predicates = {rel: _biolink_term(f"export.predicate_map.{rel}", c, PREDICATES, "predicate")
                            for rel, c in cfg.predicate_map.items()}
         self.default_predicate = _biolink_term("export.default_predicate", cfg.default_predicate,
@@ -280,15 +282,22 @@ class Vocabulary:
             path = "entity/name-" + _digest(name_key(name), n=16)
             return self.namespace + path, "graphmert:" + path
         prefix, sep, local = entity_id.partition(":")
-        if (sep and local and prefix in self.prefixes and "|" not in entity_id
+        if prefix == MINTED_PREFIX and local and self._minted_path(local):
+            return self.namespace + local, entity_id       # a graphmert:… id read back from an export
+        if (sep and local and self.converter.has_prefix(prefix) and "|" not in entity_id
                 and entity_id == entity_id.strip()):
             self.used_prefixes.add(prefix)
-            return self.prefixes[prefix] + encode_local(local), entity_id
+            return self.converter.expand_pair(prefix, encode_local(local)), entity_id
         if _SCHEME.match(entity_id) and entity_id.startswith(("http://", "https://")) \
                 and is_safe_iri(entity_id) and "/../" not in entity_id and not entity_id.endswith("/.."):
             return entity_id, entity_id
         path = "entity/" + encode_local(entity_id)
         return self.namespace + path, "graphmert:" + path
+
+    def _minted_path(self, local: str) -> bool:
+        """Whether ``local`` can follow ``export.namespace`` as is: safe characters, no dot segments."""
+        return is_safe_iri(self.namespace + local) and not any(
+            seg in (".", "..") for seg in local.split("/"))
 
     def document(self, doc_id: str) -> tuple[str, str]:
         """(IRI, CURIE-or-IRI for KGX ``publications``) of a supporting document."""
@@ -316,5 +325,6 @@ class Vocabulary:
                 "xsd": BUILTIN_PREFIXES["xsd"], "prov": BUILTIN_PREFIXES["prov"],
                 "dcterms": BUILTIN_PREFIXES["dcterms"], "biolink": str(BIOLINK._NS),
                 "gm": str(GRAPHMERT._NS), "graphmert": self.namespace}
-        used = {p: self.prefixes[p] for p in sorted(self.used_prefixes)}
+        bases = self.converter.prefix_map                    # prefix (or synonym) → its base
+        used = {p: bases[p] for p in sorted(self.used_prefixes)}
         return {**used, **core}

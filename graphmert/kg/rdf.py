@@ -8,11 +8,16 @@ live in different files):
 * its category is a ``biolink:category`` object, else an ``rdf:type`` object (other than the OWL/RDFS
   meta classes), compacted to a CURIE; the smallest when several;
 * every other triple whose subject and object are IRIs is an edge; its predicate, compacted to a
-  CURIE, is the relation name. Literal-valued triples and blank nodes are ignored.
+  CURIE, is the relation name. Literal-valued triples and blank nodes are ignored, and so are the
+  statements *about* a ``biolink:Association`` or a ``prov:Activity`` (GraphMERT's own export
+  describes every triple by such an association node and its run: they are provenance, not edges —
+  so ``kg.nodes=[RUN/export/kg.ttl]`` reads an exported graph back as a seed KG).
 
-IRIs are compacted to CURIEs with a prefix map: ``kg.prefix_map`` first, then the built-in map below,
-then the prefixes the file itself binds; the longest matching IRI base wins. IRIs no prefix covers stay
-as full IRIs. Triples are sorted, so triple ids do not depend on the parser's iteration order.
+IRIs are compacted to CURIEs with the one shared prefix map (:func:`graphmert.vocab.prefix_converter`):
+``kg.prefix_map`` first, then the built-in map (the exporter's), then the prefixes the file itself
+binds; the longest matching IRI base wins, and the local part is percent-decoded (undoing the
+exporter's encoding). IRIs no prefix covers stay as full IRIs. Triples are sorted, so triple ids do
+not depend on the parser's iteration order.
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ from typing import Iterable
 
 from graphmert.kg.graph import Edge, KGError, Node, SeedKG
 from graphmert.kg.records import BadRecords, keep_known_edges
-from graphmert.vocab import BUILTIN_PREFIXES  # the built-in map, shared with the exporter
+from graphmert.vocab import BUILTIN_PREFIXES, compact_iri, prefix_converter
 
-__all__ = ["BUILTIN_PREFIXES", "CurieCompactor", "read_rdf", "rdf_format"]
+__all__ = ["CurieCompactor", "read_rdf", "rdf_format"]
 
 _RDF = BUILTIN_PREFIXES["rdf"]
 _RDFS = BUILTIN_PREFIXES["rdfs"]
@@ -37,6 +42,8 @@ _CATEGORY = _BIOLINK + "category"
 _META_CLASSES = {_OWL + "Class", _OWL + "NamedIndividual", _OWL + "Thing", _RDFS + "Class",
                  _RDFS + "Resource", _OWL + "ObjectProperty", _RDF + "Property"}
 _NOT_EDGES = {_TYPE, _LABEL, _PREF, _ALT, _CATEGORY, _BIOLINK + "name", _BIOLINK + "synonym"}
+# subjects of these types are descriptions (the export's association nodes and runs), not entities
+_DESCRIPTIONS = {_BIOLINK + "Association", BUILTIN_PREFIXES["prov"] + "Activity"}
 
 _FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".nt": "nt", ".ntriples": "nt", ".n3": "n3",
             ".rdf": "xml", ".owl": "xml", ".xml": "xml", ".jsonld": "json-ld", ".json": "json-ld",
@@ -51,21 +58,18 @@ def rdf_format(path: str | Path) -> str | None:
 
 
 class CurieCompactor:
-    """IRI → CURIE by the longest matching base. Precedence for one base: config > built-in > file."""
+    """IRI → CURIE by the longest matching base. Precedence: config > built-in > file (see
+    :func:`graphmert.vocab.prefix_converter`); results are cached, as IRIs repeat across triples."""
 
     def __init__(self, config: dict[str, str] | None = None, file: dict[str, str] | None = None) -> None:
-        by_base: dict[str, str] = {}
-        for source in (file or {}, BUILTIN_PREFIXES, config or {}):
-            for prefix, base in source.items():
-                if prefix and base:
-                    by_base[str(base)] = prefix
-        self._bases = sorted(by_base.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+        self._converter = prefix_converter(config, file)
+        self._cache: dict[str, str] = {}
 
     def __call__(self, iri: str) -> str:
-        for base, prefix in self._bases:
-            if iri.startswith(base) and len(iri) > len(base):
-                return f"{prefix}:{iri[len(base):]}"
-        return iri
+        hit = self._cache.get(iri)
+        if hit is None:
+            hit = self._cache[iri] = compact_iri(self._converter, iri)
+        return hit
 
 
 def _parse(paths: list[Path]):
@@ -103,8 +107,9 @@ def read_rdf(paths: Iterable[str | Path], prefix_map: dict[str, str] | None = No
     labels: dict[str, dict[str, list[str]]] = {}
     categories: dict[str, dict[str, list[str]]] = {}
     raw_edges: list[tuple[str, str, str]] = []
+    described = {str(s) for t in _DESCRIPTIONS for s in g.subjects(rdflib.RDF.type, rdflib.URIRef(t))}
     for s, p, o in g:
-        if not isinstance(s, rdflib.URIRef):
+        if not isinstance(s, rdflib.URIRef) or str(s) in described:
             continue
         s_, p_ = str(s), str(p)
         if p_ in (_LABEL, _PREF, _ALT):

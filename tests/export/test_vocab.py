@@ -75,7 +75,7 @@ def test_export_section_loads_from_overrides():
 def test_curie_expansion():
     v = Vocabulary(ExportConfig())
     assert v.entity("MESH:D003924", "t2d") == ("http://id.nlm.nih.gov/mesh/D003924", "MESH:D003924")
-    assert v.entity("NCBIGene:3630", "INS") == ("https://identifiers.org/ncbigene:3630", "NCBIGene:3630")
+    assert v.entity("NCBIGene:3630", "INS") == ("http://identifiers.org/ncbigene/3630", "NCBIGene:3630")
     assert v.entity("NCBITaxon:9606", "human")[0] == "http://purl.obolibrary.org/obo/NCBITaxon_9606"
     assert v.used_prefixes == {"MESH", "NCBIGene", "NCBITaxon"}
     # config prefixes override the built-in map and add new ones
