@@ -87,3 +87,21 @@ def collate(graphs: list[Graph], R: int, K: int, layout: str) -> tuple[GraphBatc
                        hgat_edge_index=torch.tensor([src, dst], dtype=torch.long).reshape(2, -1),
                        hgat_edge_type=torch.tensor(etype, dtype=torch.long), layout=layout)
     return batch, positions
+
+
+def chain_graph_distances(n_roots: int, leaves: dict[int, int]) -> dict:
+    """networkx shortest paths of a leafy chain graph: roots in a chain, every leaf of root i joined
+    to root i and leaf k to leaf k − 1. Nodes ('r', i) and ('l', i, k); returns {a: {b: d}}."""
+    import networkx as nx
+
+    g = nx.Graph()
+    for i in range(n_roots):
+        g.add_node(("r", i))
+        if i:
+            g.add_edge(("r", i - 1), ("r", i))
+    for i, n in leaves.items():
+        for k in range(n):
+            g.add_edge(("l", i, k), ("r", i))
+            if k:
+                g.add_edge(("l", i, k - 1), ("l", i, k))
+    return dict(nx.all_pairs_shortest_path_length(g))

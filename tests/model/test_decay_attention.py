@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 
-import networkx as nx
 import pytest
 import torch
 
 from graphmert.model.attention import ATTENTION_KERNELS, AttentionSpec, build_attention_spec
 from graphmert.model.decay import build_decay
-from model_testgraphs import collate, random_graphs
+from model_testgraphs import chain_graph_distances, collate, random_graphs
 from numerics import assert_close_f32
 
 
@@ -58,21 +57,6 @@ def test_p_is_per_head_and_learnable():
         assert torch.allclose(got[h], want, atol=1e-6)
     got.sum().backward()
     assert dec.p.grad is not None and (dec.p.grad != 0).all()
-
-
-def chain_graph_distances(n_roots: int, leaves: dict[int, int]) -> dict:
-    """networkx shortest paths of a leafy chain graph: nodes ('r', i) and ('l', i, k)."""
-    g = nx.Graph()
-    for i in range(n_roots):
-        g.add_node(("r", i))
-        if i:
-            g.add_edge(("r", i - 1), ("r", i))
-    for i, n in leaves.items():
-        for k in range(n):
-            g.add_edge(("l", i, k), ("r", i))
-            if k:
-                g.add_edge(("l", i, k - 1), ("l", i, k))
-    return dict(nx.all_pairs_shortest_path_length(g))
 
 
 @pytest.mark.parametrize("layout", ["dense", "packed"])

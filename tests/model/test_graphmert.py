@@ -4,6 +4,7 @@ parameter breakdown, configuration errors and the registries."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 from graphmert.config import ConfigError, ModelConfig, load_config
 from graphmert.model import (ATTENTION_KERNELS, BACKBONES, DECAY_MODES, build_model,
                              parameter_breakdown)
-from model_testgraphs import collate, random_graphs
+from model_testgraphs import chain_graph_distances, collate, random_graphs
 
 R, K, V, NREL = 12, 3, 60, 4
 
@@ -65,15 +66,90 @@ def test_eager_equals_sdpa(mode, layout):
     assert torch.allclose(a[m], b[m], atol=1e-5, rtol=0)
 
 
-def test_decay_changes_the_output():
-    batch, _ = collate(GRAPHS, R, K, "packed")
-    out = {}
-    for mode in ("logit_scale", "log_bias", "none"):
-        with torch.no_grad():
-            out[mode] = make(tiny(decay_mode=mode)).eval()(batch).hidden
-    m = batch.attention_mask
-    assert not torch.allclose(out["none"][m], out["log_bias"][m], atol=1e-4)
-    assert not torch.allclose(out["none"][m], out["logit_scale"][m], atol=1e-4)
+def reference_forward(model, graph, decay: bool = True) -> dict:
+    """GraphMERT (roberta backbone, eval) on one graph alone, written out from the formulas in float64
+    (DESIGN §5): {(root i, slot k or −1): hidden [H]}. Only the graph's own nodes exist here — no
+    padding, no other graphs — and distances are networkx shortest paths. ``decay=False`` drops the
+    decay term (what a model that ignored it would compute)."""
+    cfg, H, nh = model.config, model.config.hidden_size, model.config.num_heads
+    dh = H // nh
+
+    def layer_norm(x, norm):
+        mu = x.mean(-1, keepdim=True)
+        var = ((x - mu) ** 2).mean(-1, keepdim=True)
+        return (x - mu) / torch.sqrt(var + cfg.layer_norm_eps) * norm.weight + norm.bias
+
+    def gelu(x):
+        return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+    nodes = [(i, -1) for i in range(len(graph.roots))]
+    nodes += [(i, k) for i in sorted(graph.injections) for k in range(len(graph.injections[i][2]))]
+    at = {n: a for a, n in enumerate(nodes)}
+    tokens = [graph.roots[i] if k < 0 else graph.injections[i][2][k] for i, k in nodes]
+    emb = model.embeddings
+    x = emb.word_embeddings.weight[tokens]
+    if emb.position_embeddings is not None:                        # leaves share their root's row
+        x = x + emb.position_embeddings.weight[[i for i, _ in nodes]]
+    if emb.leaf_slot_embeddings is not None:                       # row 0: roots
+        x = x + emb.leaf_slot_embeddings.weight[[k + 1 for _, k in nodes]]
+    x = layer_norm(x, emb.norm)
+    # H-GAT: tail token t_k of the injection (r, m) at root i attends over head roots i..i+m−1
+    fused = x.clone()
+    for i, (r, m, tails) in graph.injections.items():
+        W, a = model.hgat.weight[r], model.hgat.att[r]
+        wh = torch.stack([x[at[(j, -1)]] @ W for j in range(i, i + m)])            # [m, H]
+        for k in range(len(tails)):
+            t = x[at[(i, k)]]
+            e = F.leaky_relu(torch.stack([a @ torch.cat([t @ W, w]) for w in wh]), 0.01)
+            fused[at[(i, k)]] = t + torch.softmax(e, 0) @ wh
+    x = fused
+    # decay f(d) = λ^GELU(√d − p_h): logits · f(d + 1) (logit_scale) or + ln f(d) (log_bias)
+    dist = chain_graph_distances(len(graph.roots), {i: len(t) for i, (_, _, t) in graph.injections.items()})
+    name = [("r", i) if k < 0 else ("l", i, k) for i, k in nodes]
+    D = torch.tensor([[dist[u][v] for v in name] for u in name], dtype=torch.float64)   # [n, n]
+    lam = cfg.decay_lambda
+    for layer in model.backbone.layers:
+        qkv = x @ layer.attention.qkv.weight.T + layer.attention.qkv.bias
+        ctx = []
+        for h in range(nh):
+            q, k_, v = (qkv[:, j * H + h * dh: j * H + (h + 1) * dh] for j in range(3))
+            s = q @ k_.T / math.sqrt(dh)
+            if decay and cfg.decay_mode == "logit_scale":
+                s = s * lam ** gelu(torch.sqrt(D + 1) - model.decay.p[h])
+            elif decay and cfg.decay_mode == "log_bias":
+                s = s + gelu(torch.sqrt(D) - model.decay.p[h]) * math.log(lam)
+            ctx.append(torch.softmax(s, -1) @ v)
+        c = torch.cat(ctx, -1)
+        a_ = layer_norm(x + c @ layer.attn_out.weight.T + layer.attn_out.bias, layer.attn_norm)
+        f_ = gelu(a_ @ layer.ffn_in.weight.T + layer.ffn_in.bias) @ layer.ffn_out.weight.T + layer.ffn_out.bias
+        x = layer_norm(a_ + f_, layer.ffn_norm)
+    return {n: x[a] for n, a in at.items()}
+
+
+@pytest.mark.parametrize("layout", ["dense", "packed"])
+@pytest.mark.parametrize("mode,positions,slots", [("logit_scale", "none", False),   # the paper's set-up
+                                                  ("log_bias", "learned", True),
+                                                  ("none", "none", False)])
+def test_forward_matches_a_per_graph_reference(mode, positions, slots, layout):
+    """Every real position of a batch equals the formulas applied to its graph alone: the decay by
+    graph distance, H-GAT into the tails, embeddings, layers; padding and batch neighbours change
+    nothing."""
+    model = make(tiny(decay_mode=mode, position_embedding=positions, leaf_slot_embedding=slots,
+                      decay_lambda=0.5)).double().eval()
+    with torch.no_grad():
+        if mode != "none":
+            model.decay.p.copy_(torch.tensor([0.0, 0.5, 1.0, 2.0]))     # a different p per head
+        for layer in model.backbone.layers:    # logits of order 1 (at init they are ~0, and a decay
+            layer.attention.qkv.weight.normal_(std=0.3)       # that scales them has little to act on)
+        got = outputs_by_node(model, layout)
+        for b, graph in enumerate(GRAPHS):
+            want = reference_forward(model, graph)
+            assert {key for (bb, key) in got if bb == b} == set(want)
+            for key, w in want.items():
+                assert torch.allclose(got[(b, key)], w, atol=1e-10, rtol=0), (b, key)
+            if mode != "none":   # the decay moves the output far beyond that tolerance
+                plain = reference_forward(model, graph, decay=False)
+                assert max((want[k] - plain[k]).abs().max().item() for k in want) > 1e-2
 
 
 def test_hgat_changes_only_leaves_at_input():
