@@ -8,25 +8,50 @@ Every stage command has the same shape (DESIGN §10)::
 
 Shard tasks run on Dask (``--scheduler local|synchronous|tcp://host:8786``, see
 :mod:`pipelines.scheduler` and docs/PIPELINE.md).
+
+Exit codes: 0 done; 2 a usage or config error (a bad option or key, stages run out of order, the run
+directory in use); 1 a stage failed on its input (the library's own error classes: one line saying
+what to fix) or on something unexpected — a bug, whose full traceback goes to
+``RUN/logs/graphmert.log`` while the console line names that file; 130 interrupted (Ctrl-C).
+``--quiet`` prints warnings, errors and output paths only (the files a stage lists as its outputs,
+then the stage folder, or the run directory for ``run``), one per line, so scripts can capture them.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import platform
 import sys
-from contextlib import ExitStack
+import traceback
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, NoReturn, Optional
 
 import typer
 
 from graphmert import __version__
-from graphmert.config import ConfigError, load_config, to_dict
+from graphmert.config import ConfigError, describe, load_config, to_dict
+from graphmert.corpus.readers.base import CorpusError
+from graphmert.extract.llm import LLMError
+from graphmert.kg.graph import KGError
+from graphmert.train.trainer import TrainingDiverged
+from pipelines.fingerprint import package_fingerprint
 from pipelines.scheduler import SchedulerError, Session
-from pipelines.stage import StageError, run_stage, setup_logging
-from pipelines.store import RunDirBusy
+from pipelines.stage import StageError, UpstreamMissing, log_file, run_stage, setup_logging
+from pipelines.store import RunDirBusy, RunStore
 from pipelines.stages import STAGES
+
+log = logging.getLogger("graphmert.cli")
+
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+#: exit 2: the command line, the config or the order of the commands is wrong (ConfigError includes
+#: TokenizerError, CheckpointError and RegistryError)
+USAGE_ERRORS = (ConfigError, UpstreamMissing, RunDirBusy)
+#: exit 1 with one line: a stage failed on its input, and the library's message says what to fix
+#: (KGError includes ExtractionError and InjectionError). Any other exception is a bug: exit 1 too,
+#: with its traceback in the run's log.
+INPUT_ERRORS = (StageError, CorpusError, KGError, SchedulerError, LLMError, TrainingDiverged)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="GraphMERT: distil a knowledge graph from biomedical abstracts and a seed KG.")
@@ -36,7 +61,8 @@ CONFIG = typer.Option(None, "--config", "-c", help="YAML file that overrides the
 RUN_DIR = typer.Option(..., "--run-dir", "-r", help="Run directory: stages read and write here. A "
                        "path, or an fsspec URL (s3://bucket/run, gs://…, file://…) worked on through "
                        "a local copy (pipeline.mirror).")
-QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars; only warnings on the console.")
+QUIET = typer.Option(False, "--quiet", "-q", help="Print only warnings, errors and output paths (no "
+                     "progress bars, no summaries).")
 SKIP_BAD = typer.Option(False, "--skip-bad-records",
                         help="Count and log bad input records (corpus and seed KG) instead of "
                              "stopping; same as corpus.skip_bad_records=true kg.skip_bad_records=true.")
@@ -46,12 +72,58 @@ SCHEDULER = typer.Option(None, "--scheduler", "-s",
                               "Default: $DASK_SCHEDULER_ADDRESS, else pipeline.scheduler.",
                          show_default=False)
 OVERRIDES = typer.Argument(None, help="Dotted overrides, e.g. model.hidden_size=256 "
-                                      "corpus.paths=[a.txt,b.txt]", show_default=False)
+                                      "'corpus.paths=[a.txt,b.txt]' (quote brackets: zsh globs them; "
+                                      "`graphmert info --keys` lists every key).", show_default=False)
 
 
-def _fail(msg: str) -> None:
+def _fail(msg: str, code: int = EXIT_USAGE) -> NoReturn:
     typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
+    raise typer.Exit(code)
+
+
+def _run_log(run_dir: Optional[Path]) -> Optional[Path]:
+    """The log file of the run directory ``run_dir`` once :func:`setup_logging` opened it for this
+    command, else None (no run directory, logging not set up yet, or still another run's log)."""
+    path = log_file()
+    if run_dir is None or path is None or path != run_dir / "logs" / "graphmert.log":
+        return None
+    return path
+
+
+@contextmanager
+def _errors(stage: str = "", run_dir: Optional[Path] = None) -> Iterator[None]:
+    """Turn what the command raises into an exit code and one console line (module docstring).
+    Once the run's log is open (``run_dir``), it gets the line too, and for an unexpected exception
+    or an OSError the full traceback."""
+    where = f"{stage}: " if stage else ""
+    try:
+        yield
+    except (typer.Exit, typer.Abort):      # typer's own way out (usage errors, _fail)
+        raise
+    except KeyboardInterrupt:
+        if _run_log(run_dir):
+            log.warning("%sinterrupted (Ctrl-C)", where, extra={"console": False})
+        typer.secho(f"{where}interrupted; finished shards (and training checkpoints) are kept: the same "
+                    f"command resumes", fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except (*USAGE_ERRORS, *INPUT_ERRORS) as e:
+        if _run_log(run_dir):
+            log.error("%s%s", where, e, extra={"console": False})
+        _fail(f"{where}{e}", EXIT_USAGE if isinstance(e, USAGE_ERRORS) else EXIT_FAILED)
+    except Exception as e:          # noqa: BLE001 - a bug (or the environment: OSError): keep the traceback
+        _crash(where, e, _run_log(run_dir))
+
+
+def _crash(where: str, e: Exception, log_path: Optional[Path]) -> NoReturn:
+    """Exit 1 for an exception no library error class describes: its traceback goes to the run's log
+    (to stderr when there is none), the console line says where. An OSError (disk full, permission
+    denied) reads as its message; anything else is named as unexpected."""
+    what = str(e) if isinstance(e, OSError) else f"unexpected {type(e).__name__}: {e}"
+    if log_path is not None:
+        log.error("%s%s", where, what, exc_info=e, extra={"console": False})
+        _fail(f"{where}{what}\n  the full traceback is in {log_path}", EXIT_FAILED)
+    traceback.print_exception(e, file=sys.stderr)
+    _fail(f"{where}{what}", EXIT_FAILED)
 
 
 def _load(config: Optional[Path], overrides: Optional[list[str]]):
@@ -68,36 +140,45 @@ def _summary(manifest: dict) -> str:
 
 def _run_stages(names: list[str], config: Optional[Path], run_dir: str, overrides, quiet: bool,
                 force: set[str] = frozenset(), skip_bad: bool = False,
-                scheduler: Optional[str] = None) -> Session:
+                scheduler: Optional[str] = None, folder_last: bool = True) -> Session:
+    """Run ``names`` in order in one scheduler session. ``folder_last``: with ``--quiet``, end with
+    the last stage's folder (``run`` prints the run directory itself)."""
     overrides = list(overrides or [])
     if skip_bad:
         overrides += ["corpus.skip_bad_records=true", "kg.skip_bad_records=true"]
     cfg = _load(config, overrides)
-    try:
+    with _errors():
         session = Session(cfg.pipeline, run_dir, scheduler, quiet)
-    except (ConfigError, ValueError, OSError) as e:
-        _fail(str(e))
     store = session.store
-    with ExitStack() as stack:      # on leaving: the Dask cluster (if one was opened) closes, the lock goes
-        try:
-            stack.enter_context(session)        # takes the run directory's lock
-        except RunDirBusy as e:
-            _fail(str(e))
+    # leaving the ExitStack closes the Dask cluster (if one was opened) and releases the lock, before
+    # _errors reports what ended the command
+    with _errors(run_dir=store.local), ExitStack() as stack:
+        stack.enter_context(session)        # takes the run directory's lock
         setup_logging(store.local, quiet)
-        if store.remote:
+        if store.remote and not quiet:
             typer.echo(f"run directory {store.url}: working copy {store.local}")
         for name in names:
-            try:
+            with _errors(name, store.local):
                 m = run_stage(STAGES[name], cfg, run_dir, quiet=quiet, force=name in force,
                               session=session)
-            except (ConfigError, StageError, SchedulerError, ValueError, OSError) as e:
-                _fail(f"{name}: {e}")
-            typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {store.display(name)}")
-            for f in m.get("files", []):
-                typer.echo(f"{'':>12}{store.display(name, f)}")
-            if not quiet:
-                _show(name, store.local)
+            _report(name, m, store, quiet)
+    if quiet and folder_last and names:
+        typer.echo(store.display(names[-1]))
     return session
+
+
+def _report(name: str, m: dict, store: RunStore, quiet: bool) -> None:
+    """What the console shows after a stage: its status, counts, folder and output files (quiet:
+    the output files only), and for extract and evaluate a glimpse of the results."""
+    files = [store.display(name, f) for f in m.get("files", [])]
+    if quiet:
+        for f in files:
+            typer.echo(f)
+        return
+    typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {store.display(name)}")
+    for f in files:
+        typer.echo(f"{'':>12}{f}")
+    _show(name, store.local)
 
 
 def _show(name: str, run_dir: Path, n: int = 5) -> None:
@@ -160,12 +241,13 @@ def evaluate(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] 
              run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
              gold: list[Path] = typer.Option([], "--gold", "-g", help="Gold file (PubTator or BioC); "
                                              "repeatable; replaces evaluate.gold.", dir_okay=False),
-             force: bool = typer.Option(False, "--force", help="Rerun even if up to date.")) -> None:
+             force: bool = typer.Option(False, "--force", help="Rerun even if up to date."),
+             scheduler: Optional[str] = SCHEDULER) -> None:
     overrides = list(overrides or [])
     if gold:
         overrides.append("evaluate.gold=[" + ",".join(str(g) for g in gold) + "]")
     _run_stages(["evaluate"], config, run_dir, overrides, quiet, {"evaluate"} if force else set(),
-                skip_bad)
+                skip_bad, scheduler)
 
 
 @app.command()
@@ -201,8 +283,9 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     selected = names[lo:hi]
     if "evaluate" in selected and to != "evaluate" and not _load(config, overrides).evaluate.gold:
         selected.remove("evaluate")          # evaluation runs only when gold is configured
-    session = _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler)
-    typer.echo(f"run directory: {session.store.display()}")
+    session = _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler,
+                          folder_last=False)
+    typer.echo(session.store.display() if quiet else f"run directory: {session.store.display()}")
 
 
 def _parameters(cfg, run_dir: Optional[Path]) -> dict:
@@ -238,15 +321,19 @@ def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CO
          run_dir: Optional[Path] = typer.Option(None, "--run-dir", "-r", file_okay=False,
                                                 help="Take vocabulary size and relation count from "
                                                      "this run's tokenizer and relation map."),
-         as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+         as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+         keys: bool = typer.Option(False, "--keys", help="List every config key with its type, default "
+                                   "and help (as section.key=default, ready to pass as an override), "
+                                   "and nothing else.")) -> None:
     """Print the resolved config, parameter counts, software versions and the compute device."""
     import yaml
 
+    if keys:
+        _print_keys(as_json)
+        return
     cfg = _load(config, overrides)
-    try:
+    with _errors():
         params = _parameters(cfg, run_dir)
-    except (ConfigError, ValueError, OSError) as e:
-        _fail(str(e))
     versions = {"graphmert": __version__, "python": platform.python_version()}
     for mod in ("torch", "torch_geometric", "tokenizers", "spacy", "scispacy", "rdflib", "dask",
                 "numpy", "pyarrow"):
@@ -276,6 +363,41 @@ def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CO
     typer.echo("# device")
     for k, v in device.items():
         typer.echo(f"{k}: {v}")
+
+
+def _override_text(value) -> str:
+    """A default as it would be written in a ``section.key=value`` override."""
+    if isinstance(value, str):
+        return value if value else "''"
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _print_keys(as_json: bool) -> None:
+    """``info --keys``: every key of :func:`graphmert.config.describe`, grouped by section."""
+    rows = describe()
+    if as_json:
+        typer.echo(json.dumps([{"key": k, "type": t, "default": d, "help": h} for k, t, d, h in rows],
+                              indent=2, default=str))
+        return
+    section = None
+    for key, tp, default, help_ in rows:
+        if key.split(".")[0] != section:
+            section = key.split(".")[0]
+            typer.echo(f"{'' if section == rows[0][0].split('.')[0] else chr(10)}# {section}")
+        typer.echo(f"{key}={_override_text(default)}  ({tp}){'  ' + help_ if help_ else ''}")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"graphmert {__version__} (code fingerprint {package_fingerprint()})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and the code fingerprint, and exit.")
+          ) -> None:
+    """GraphMERT: distil a knowledge graph from biomedical abstracts and a seed KG."""
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -50,8 +50,8 @@ from pipelines import fingerprint
 from pipelines.scheduler import Session
 from pipelines.store import RunStore, ShardStore
 
-__all__ = ["Stage", "StageContext", "StageError", "Shard", "run_stage", "setup_logging",
-           "manifest_path", "WORK_ROOT"]
+__all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "Shard", "run_stage",
+           "setup_logging", "log_file", "manifest_path", "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
 
@@ -59,7 +59,12 @@ log = logging.getLogger("graphmert.pipeline")
 
 
 class StageError(RuntimeError):
-    """A stage cannot run (e.g. its upstream stage has not run in this run directory)."""
+    """A stage failed on its input (the message says what to fix)."""
+
+
+class UpstreamMissing(StageError):
+    """A stage's upstream stage has not run in this run directory: the commands were given in the
+    wrong order (the CLI reports it as a usage error)."""
 
 
 @dataclass(frozen=True)
@@ -290,8 +295,14 @@ def manifest_path(run_dir: Path, stage: str) -> Path:
     return Path(run_dir) / stage / "manifest.json"
 
 
+def _to_console(record: logging.LogRecord) -> bool:
+    return getattr(record, "console", True)
+
+
 def setup_logging(run_dir: Path, quiet: bool = False) -> None:
-    """Log to ``RUN/logs/graphmert.log`` (always) and to stderr (warnings only when quiet)."""
+    """Log to ``RUN/logs/graphmert.log`` (always) and to stderr (warnings only when quiet). A record
+    logged with ``extra={"console": False}`` (the CLI's tracebacks, errors it prints itself) goes
+    to the file only."""
     run_dir.mkdir(parents=True, exist_ok=True)
     root = logging.getLogger("graphmert")
     root.setLevel(logging.INFO)
@@ -305,10 +316,19 @@ def setup_logging(run_dir: Path, quiet: bool = False) -> None:
     sh = logging.StreamHandler()
     sh.setLevel(logging.WARNING if quiet else logging.INFO)
     sh.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    sh.addFilter(_to_console)
     for h in (fh, sh):
         h._graphmert = True  # type: ignore[attr-defined]
         root.addHandler(h)
     root.propagate = False
+
+
+def log_file() -> Path | None:
+    """The file :func:`setup_logging` logs to in this process, or None before it was called."""
+    for h in logging.getLogger("graphmert").handlers:
+        if getattr(h, "_graphmert", False) and isinstance(h, logging.FileHandler):
+            return Path(h.baseFilename)
+    return None
 
 
 def _config_part(cfg: Config, dotted: str) -> Any:
@@ -375,7 +395,7 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
         store.pull(name)
         mp = manifest_path(run_dir, name)
         if not mp.exists():
-            raise StageError(f"stage '{stage.name}' needs the output of stage '{name}', but "
+            raise UpstreamMissing(f"stage '{stage.name}' needs the output of stage '{name}', but "
                              f"{store.display(name, 'manifest.json')} does not exist; run "
                              f"`graphmert {name}` (or `graphmert run`) first")
         upstream[name] = read_json(mp)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphmert.config import ConfigError
 from graphmert.io import atomic_dir, atomic_path
 
 __all__ = ["RunStore", "ShardStore", "RunDirBusy", "RunDirLock", "is_url", "default_mirror"]
@@ -78,7 +79,7 @@ def _filesystem(url: str):
     try:
         fs, root = fsspec.core.url_to_fs(url.rstrip("/"))
     except (ImportError, ValueError) as e:
-        raise ValueError(f"--run-dir {url}: fsspec cannot open it ({e}); install the package for this "
+        raise ConfigError(f"--run-dir {url}: fsspec cannot open it ({e}); install the package for this "
                          f"protocol (s3fs, gcsfs, adlfs…) or give a local path") from None
     return fs, root
 

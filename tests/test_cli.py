@@ -93,8 +93,8 @@ def test_bad_input_leaves_no_stage_folder(tmp_path):
     bad.write_text(json.dumps(DOCS[0]) + "\n{broken json\n")
     run_dir = tmp_path / "run"
     r = _invoke("ingest", "--run-dir", run_dir, f"corpus.paths=[{bad}]", "--quiet")
-    assert r.exit_code == 2
-    assert "bad.jsonl" in r.output and "line 2" in r.output
+    assert r.exit_code == 1                         # failed on its input: one line, no traceback
+    assert "bad.jsonl" in r.output and "line 2" in r.output and "Traceback" not in r.output
     assert not (run_dir / "ingest").exists()
     assert not [p for p in run_dir.iterdir() if p.name.startswith(".ingest")]
     r = _invoke("ingest", "--run-dir", run_dir, f"corpus.paths=[{bad}]", "--skip-bad-records", "--quiet")
@@ -124,7 +124,137 @@ def test_info_parameters_of_the_paper_config(tmp_path):
     # 12 post-LN layers of hidden 512 / FFN 2048 (+ one decay p per head)
     layer = 4 * (512 * 512 + 512) + 2 * 512 + (512 * 2048 + 2048) + (2048 * 512 + 512) + 2 * 512
     assert p["encoder"] == 12 * layer + 8
-    assert 55e6 < p["total"] < 60e6
+    assert p["total"] == 70_729_340 + 8 * 263_168       # untied SBO decoder: configs/graphmert-80m.yaml
     for cmd in ("ingest", "tokenizer", "chunks", "run", "info"):
         h = _invoke(cmd, "--help")
         assert h.exit_code == 0 and "--config" in h.output
+
+
+# --------------------------------------------------------------------------------------------------
+# Exit codes, tracebacks, --quiet, --version, info --keys (issue 14)
+# --------------------------------------------------------------------------------------------------
+
+
+def _ingested(tmp_path, corpus) -> Path:
+    run_dir = tmp_path / "run"
+    r = _invoke("ingest", "--run-dir", run_dir, f"corpus.paths=[{corpus}]", "--quiet")
+    assert r.exit_code == 0, r.output
+    return run_dir
+
+
+def _tokenizer_raises(monkeypatch, exc: BaseException) -> None:
+    from pipelines.stages import STAGES
+
+    def broken_tokenizer_stage(ctx):
+        raise exc
+
+    monkeypatch.setattr(STAGES["tokenizer"], "run", broken_tokenizer_stage)
+
+
+def test_ctrl_c_exits_130_and_keeps_finished_stages(tmp_path, corpus, monkeypatch):
+    run_dir = _ingested(tmp_path, corpus)
+    _tokenizer_raises(monkeypatch, KeyboardInterrupt())
+    r = _invoke("tokenizer", "--run-dir", run_dir, f"corpus.paths=[{corpus}]")
+    assert r.exit_code == 130, r.output
+    assert "tokenizer: interrupted" in r.output and "the same command resumes" in r.output
+    assert (run_dir / "ingest" / "manifest.json").exists() and not (run_dir / "tokenizer").exists()
+    assert "tokenizer: interrupted (Ctrl-C)" in (run_dir / "logs" / "graphmert.log").read_text()
+
+
+def test_an_unexpected_exception_exits_1_with_its_traceback_in_the_log(tmp_path, corpus, monkeypatch):
+    run_dir = _ingested(tmp_path, corpus)
+    _tokenizer_raises(monkeypatch, ZeroDivisionError("boom"))
+    r = _invoke("run", "--run-dir", run_dir, f"corpus.paths=[{corpus}]", "--to", "tokenizer")
+    assert r.exit_code == 1, r.output
+    log_path = run_dir / "logs" / "graphmert.log"
+    assert "error: tokenizer: unexpected ZeroDivisionError: boom" in r.output
+    assert f"the full traceback is in {log_path}" in r.output
+    assert "Traceback" not in r.output                  # the console keeps one line
+    log = log_path.read_text()
+    assert "ERROR graphmert.cli: tokenizer: unexpected ZeroDivisionError: boom" in log
+    assert "Traceback (most recent call last)" in log and "in broken_tokenizer_stage" in log
+    assert log.count("ZeroDivisionError: boom") == 2    # the line, and the traceback's last line
+
+
+def test_an_os_error_exits_1_with_its_message_and_the_traceback_in_the_log(tmp_path, corpus,
+                                                                            monkeypatch):
+    run_dir = _ingested(tmp_path, corpus)
+    _tokenizer_raises(monkeypatch, PermissionError(13, "Permission denied", "/no/such/place"))
+    r = _invoke("tokenizer", "--run-dir", run_dir, f"corpus.paths=[{corpus}]")
+    assert r.exit_code == 1, r.output
+    assert "error: tokenizer: [Errno 13] Permission denied: '/no/such/place'" in r.output
+    assert "unexpected" not in r.output and "the full traceback is in" in r.output
+    assert "in broken_tokenizer_stage" in (run_dir / "logs" / "graphmert.log").read_text()
+
+
+def test_a_stage_failing_on_its_input_exits_1_with_one_line(tmp_path, corpus, monkeypatch):
+    from graphmert.kg.graph import KGError
+
+    run_dir = _ingested(tmp_path, corpus)
+    _tokenizer_raises(monkeypatch, KGError("kg.nodes: x.tsv line 3: no id"))
+    r = _invoke("tokenizer", "--run-dir", run_dir, f"corpus.paths=[{corpus}]")
+    assert r.exit_code == 1, r.output
+    assert "error: tokenizer: kg.nodes: x.tsv line 3: no id" in r.output
+    assert "traceback" not in r.output.lower()
+    log = (run_dir / "logs" / "graphmert.log").read_text()
+    assert "tokenizer: kg.nodes: x.tsv line 3: no id" in log and "Traceback" not in log
+
+
+def test_quiet_prints_only_output_paths(tmp_path, corpus):
+    run_dir = tmp_path / "run"
+    r = _invoke("run", *_args(corpus, run_dir))                             # --quiet
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [str(run_dir)]
+    r = _invoke("chunks", "--run-dir", run_dir, f"corpus.paths=[{corpus}]", "tokenizer.vocab_size=120",
+                "tokenizer.min_frequency=1", "graph.num_roots=16", "corpus.chunk_overlap=2", "--quiet")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [str(run_dir / "chunks")]
+    loud = _invoke("chunks", "--run-dir", run_dir, f"corpus.paths=[{corpus}]", "tokenizer.vocab_size=120",
+                   "tokenizer.min_frequency=1", "graph.num_roots=16", "corpus.chunk_overlap=2")
+    assert loud.exit_code == 0 and "chunks [skipped] chunks=" in loud.stdout
+
+
+def test_version():
+    from graphmert import __version__
+    from pipelines.fingerprint import package_fingerprint
+
+    r = _invoke("--version")
+    assert r.exit_code == 0
+    assert r.stdout.strip() == f"graphmert {__version__} (code fingerprint {package_fingerprint()})"
+
+
+def test_info_keys_lists_every_key_with_default_and_help():
+    from graphmert.config import describe
+
+    rows = describe()
+    r = _invoke("info", "--keys")
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.stdout.splitlines() if x and not x.startswith("#")]
+    assert [x.split("=", 1)[0] for x in lines] == [k for k, *_ in rows]
+    assert "graph.num_roots=128  (int)  " in r.stdout
+    assert "corpus.paths=[]  (list[str])  corpus files or folders" in r.stdout
+    assert "tokenizer.path=null  (Optional[str])  " in r.stdout
+    data = json.loads(_invoke("info", "--keys", "--json").stdout)
+    assert [(d["key"], d["type"], d["default"], d["help"]) for d in data] == \
+        [(k, t, json.loads(json.dumps(d, default=str)), h) for k, t, d, h in rows]
+
+
+@pytest.mark.parametrize("command", ["ingest", "tokenizer", "chunks", "build-graphs", "train", "extract",
+                                     "export", "report", "evaluate", "run"])
+def test_every_stage_command_takes_scheduler(tmp_path, command):
+    r = _invoke(command, "--run-dir", tmp_path / "run", "--scheduler", "bogus")
+    assert r.exit_code == 2 and "--scheduler: 'bogus' is not a scheduler" in r.output, r.output
+
+
+def test_docs_quote_overrides_with_brackets():
+    """zsh globs an unquoted ``corpus.paths=[a.txt]``: every such example is quoted."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    unquoted = re.compile(r"(?<![\w.'\"])[a-z_]+\.[a-z_.]+=[\[{]")
+    texts = {str(p.relative_to(root)): p.read_text(encoding="utf-8")
+             for p in [root / "README.md", *(root / "docs").glob("*.md"), *(root / "configs").rglob("*.yaml")]}
+    texts |= {f"graphmert {c} --help": _invoke(c, "--help").stdout
+              for c in ("ingest", "run", "export", "evaluate", "info")}
+    bad = [f"{where}: {m.group(0)}" for where, text in texts.items() for m in unquoted.finditer(text)]
+    assert not bad

@@ -269,7 +269,6 @@ def test_local_cluster_same_bytes_and_noop_rerun(tmp_path, reference):
 
     r = invoke(*demo_args(run_dir, "pipeline.workers=1"))
     assert r.exit_code == 0, r.output
-    assert "[ran]" not in r.output and r.output.count("[skipped]") == 4
     rerun_log = (run_dir / "logs" / "graphmert.log").read_text()[len(log):]
     assert all(f"{s}: up to date, skipped" in rerun_log for s in TO_GRAPHS)
     assert "running" not in rerun_log and "LocalCluster" not in rerun_log     # no cluster started
@@ -302,7 +301,7 @@ def test_setting_change_reruns_only_downstream(tmp_path):
 
     r = invoke(*args, "extract.min_confidence=0.0")
     assert r.exit_code == 0, r.output
-    assert r.output.count("[skipped]") == len(stages) and "[ran]" not in r.output
+    assert all(manifest(run_dir, s)["status"] == "skipped" for s in stages)
     log = (run_dir / "logs" / "graphmert.log").read_text()[size:]
     assert all(f"{s}: up to date, skipped" in log for s in stages) and "running" not in log
 
@@ -418,7 +417,7 @@ def test_unreachable_scheduler_fails_fast_with_a_clear_message(tmp_path, monkeyp
         t = time.perf_counter()
         r = invoke(*demo_args(run_dir, *extra, "pipeline.connect_timeout=2"))
         elapsed = time.perf_counter() - t
-        assert r.exit_code == 2
+        assert r.exit_code == 1                      # the command is right; the cluster is not there
         assert f"cannot reach the Dask scheduler at {address}" in r.output
         assert ("--scheduler" if how == "option" else ENV_ADDRESS) in r.output
         assert elapsed < 20, elapsed
@@ -494,7 +493,7 @@ def test_url_run_dir_on_a_cluster_gives_the_same_bytes_and_reruns_from_a_fresh_c
     r = invoke(*demo_args(url, "--scheduler", cluster.scheduler_address,
                           f"pipeline.mirror={tmp_path / 'copy'}"))
     assert r.exit_code == 0, r.output
-    assert f"→ {url}/graphs" in r.output
+    assert r.stdout.splitlines() == [url]             # --quiet: the run directory, as a URL
     assert url_digest(url) == reference
     remote = tmp_path / "remote" / "run"
     assert sorted(p.name for p in remote.iterdir()) == ["chunks", "config.yaml", "graphs", "ingest",
@@ -502,7 +501,7 @@ def test_url_run_dir_on_a_cluster_gives_the_same_bytes_and_reruns_from_a_fresh_c
     # another machine (a fresh working copy): every stage is pulled and skipped
     r = invoke(*demo_args(url, "--scheduler", "synchronous", f"pipeline.mirror={tmp_path / 'copy2'}"))
     assert r.exit_code == 0, r.output
-    assert r.output.count("[skipped]") == 4 and "[ran]" not in r.output
+    assert all(manifest(tmp_path / "copy2", s)["status"] == "skipped" for s in TO_GRAPHS)
     log = (remote / "logs" / "graphmert.log").read_text()
     assert all(f"{s}: pulled from {url}/{s}" in log for s in TO_GRAPHS)
     assert digest(tmp_path / "copy2") == reference == url_digest(url)

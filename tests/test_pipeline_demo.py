@@ -15,6 +15,11 @@ from pipelines.cli import app
 ROOT = Path(__file__).resolve().parents[1]
 COUNT_KEYS = ("graphs", "chunks_with_leaves", "injections", "injections_per_relation",
               "tokens_dense", "tokens_packed")
+STAGES = ("ingest", "tokenizer", "chunks", "graphs")
+
+
+def _status(run_dir: Path) -> dict[str, str]:
+    return {s: json.loads((run_dir / s / "manifest.json").read_text())["status"] for s in STAGES}
 
 
 def test_demo_builds_graphs_and_reruns_nothing(tmp_path, monkeypatch):
@@ -41,8 +46,9 @@ def test_demo_builds_graphs_and_reruns_nothing(tmp_path, monkeypatch):
 
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
-    assert "[ran]" not in r.output and r.output.count("[skipped]") == 4
+    assert r.stdout.splitlines() == [str(run_dir)]          # --quiet: the output path only
+    assert _status(run_dir) == dict.fromkeys(STAGES, "skipped")
     # a KG setting reruns the graphs stage only
     r = CliRunner().invoke(app, args + ["kg.alpha=0.2"])
     assert r.exit_code == 0, r.output
-    assert r.output.count("[skipped]") == 3 and "graphs [ran]" in r.output
+    assert _status(run_dir) == {**dict.fromkeys(STAGES, "skipped"), "graphs": "ran"}

@@ -84,7 +84,7 @@ def _ingest(ctx: StageContext) -> dict:
     c = ctx.cfg.corpus
     if not c.paths:
         raise ConfigError("corpus.paths: no input given; set it in the config or as an override, "
-                          "e.g. corpus.paths=[data/demo/corpus.jsonl]")
+                          "e.g. 'corpus.paths=[data/demo/corpus.jsonl]'")
     reader = read_corpus(c.paths, format=c.format, skip_bad_records=c.skip_bad_records)
     shards = ctx.map_shards(annotate_shard, _batches(reader, c.shard_size), name="documents",
                             shared=(c.sentences, c.abbreviations), key=_batch_key)
