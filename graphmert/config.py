@@ -171,6 +171,10 @@ class ModelConfig:
     relation_dropout: float = opt(0.3, min=0.0, max=1.0, help="dropout on W_r and a_r")
     sbo_head: bool = opt(True, help="SpanBERT span-boundary objective head (training only)")
     sbo_max_span_length: int = opt(10, min=1, help="relative-position rows of the SBO head")
+    sbo_decoder: str = opt("tied", choices=("tied", "untied"),
+                           help="SBO head's V×H output matrix: 'tied' reuses the token embedding "
+                                "(cheaper); 'untied' gives it its own, as the paper's code does "
+                                "(+V·H parameters, 15.6M at V=30,522, H=512)")
     initializer_range: float = opt(0.02, min=0.0)
     backbone_options: dict[str, Any] = opt(factory=dict, help="backbone-specific settings")
 

@@ -5,6 +5,8 @@
     h  = Backbone(x, spec)                                   [B, L, H]   spec: padding + decay f(d)
     y  = MLMHead(h[selected])                                [N, V]      roots (MLM) and leaves (MNM)
     y' = SBOHead(h[left], h[right], p_k)                     [S, V]      span boundary, training only
+                                                                         (decoder E_tok, or its own
+                                                                         D [V, H] when untied)
 
 The decay f(d) = λ^{GELU(√d − p_h)} is one module shared by all layers; distances come from
 ``root_index``/``leaf_slot`` once per forward (:func:`graphmert.model.attention.build_attention_spec`).
@@ -71,7 +73,8 @@ class GraphMERT(nn.Module):
             layer_norm_eps=cfg.layer_norm_eps, dropout=cfg.dropout)
         self.hgat = HGAT(H, num_relations, cfg.relation_dropout) if cfg.hgat else None
         self.mlm_head = MLMHead(H, vocab_size, cfg.layer_norm_eps)
-        self.sbo_head = (SpanBoundaryHead(H, vocab_size, cfg.sbo_max_span_length, cfg.layer_norm_eps)
+        self.sbo_head = (SpanBoundaryHead(H, vocab_size, cfg.sbo_max_span_length, cfg.layer_norm_eps,
+                                          untied=cfg.sbo_decoder == "untied")
                          if cfg.sbo_head else None)
         self.reset_parameters()
 
@@ -105,7 +108,7 @@ class GraphMERT(nn.Module):
 
     @property
     def token_embedding(self) -> Tensor:
-        """E_tok [V, H], shared by the input embedding and both decoders."""
+        """E_tok [V, H], shared by the input embedding, the MLM decoder and a tied SBO decoder."""
         return self.embeddings.word_embeddings.weight
 
     def embed(self, batch: GraphBatch) -> Tensor:
@@ -173,8 +176,9 @@ def _count(module: Optional[nn.Module]) -> int:
 
 
 def parameter_breakdown(model: GraphMERT) -> dict[str, int]:
-    """Parameter counts: embeddings (incl. the tied decoder), encoder (backbone + decay), relations
-    (H-GAT W_r, a_r), heads (MLM transforms + biases, SBO), total (each parameter once)."""
+    """Parameter counts: embeddings (incl. the tied MLM decoder), encoder (backbone + decay),
+    relations (H-GAT W_r, a_r), heads (MLM transforms + biases, SBO — with its own V×H decoder when
+    ``model.sbo_decoder`` is untied), total (each parameter once)."""
     parts = {
         "embeddings": _count(model.embeddings),
         "encoder": _count(model.backbone) + _count(model.decay),
