@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from scipy.stats import chisquare
 
 from graphmert.config import TrainConfig
@@ -220,5 +219,13 @@ def test_bad_fractions_are_config_errors():
         make_spec(mask_token_fraction=0.95, random_token_fraction=0.1)
     with pytest.raises(ConfigError, match="train.span_geometric_p"):
         span_length_pmf(0.0, 3)
-    assert torch.is_tensor(MaskingCollator(make_spec(), "dense", 0)(
-        [(0, 0, random_graph(np.random.default_rng(0), R, K, V))]).mlm_index)
+    with pytest.raises(ConfigError, match="tokenizer: a vocabulary of 5 tokens"):
+        MaskingSpec.from_config(TrainConfig(), K, SPECIALS, 5, 10)        # ids 0–4: all special
+    # The boundary is valid: fractions that add up to exactly 1 are accepted and honoured — every
+    # masked unit is replaced ([MASK] or random), none is kept, in the configured proportions.
+    spec = make_spec(mask_token_fraction=0.7, random_token_fraction=0.3)
+    rng = np.random.default_rng(3)
+    masks = [mask_graph(random_graph(rng, R, K, V, fill=0.5), spec, sample_rng(0, 0, 0, i)) for i in range(300)]
+    modes = np.concatenate([m.span_mode for m in masks] + [m.group_mode[m.leaf_groups] for m in masks])
+    assert modes.size > 2000 and MODE_KEEP not in modes
+    assert abs((modes == MODE_RANDOM).mean() - 0.3) < 0.03
