@@ -396,8 +396,8 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
         mp = manifest_path(run_dir, name)
         if not mp.exists():
             raise UpstreamMissing(f"stage '{stage.name}' needs the output of stage '{name}', but "
-                             f"{store.display(name, 'manifest.json')} does not exist; run "
-                             f"`graphmert {name}` (or `graphmert run`) first")
+                                  f"{store.display(name, 'manifest.json')} does not exist; run "
+                                  f"`graphmert {name}` (or `graphmert run`) first")
         upstream[name] = read_json(mp)
     store.pull(stage.name)
     code = stage.code_fingerprint
