@@ -7,7 +7,9 @@ the whole words of the chunk (``-1`` for specials) so span masking can mask whol
 
 A :class:`ChunkMention` maps a document mention onto root token positions ``[token_start, token_end)``.
 In ``concatenate`` mode a chunk may span documents: ``doc_ids[i]`` then says which document root i
-came from (in ``document`` mode it is ``doc_id`` everywhere and is not stored).
+came from (in ``document`` mode it is ``doc_id`` everywhere and is not stored). ``doc_id`` is only the
+first of them; :attr:`Chunk.documents` lists them all — what anything that must keep documents apart
+(the train/held-out split) has to use.
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ class Chunk:
     def num_roots(self) -> int:
         return len(self.input_ids)
 
+    @property
+    def documents(self) -> list[str]:
+        """Every document whose text the chunk holds, in order of appearance (``[doc_id]`` in
+        ``document`` mode)."""
+        return list(dict.fromkeys(d for d in self.doc_ids if d)) or [self.doc_id]
+
 
 _CMENTION = pa.struct([("token_start", pa.int32()), ("token_end", pa.int32()),
                        ("char_start", pa.int32()), ("char_end", pa.int32()), ("text", pa.string()),
@@ -86,7 +94,11 @@ def read_chunks(paths: str | Path | Iterable[str | Path]) -> Iterator[Chunk]:
     if isinstance(paths, (str, Path)):
         paths = [paths]
     for p in paths:
-        for batch in pq.ParquetFile(p).iter_batches(batch_size=512):
+        f = pq.ParquetFile(p)
+        missing = [n for n in SCHEMA.names if n not in f.schema_arrow.names]
+        if missing:
+            raise ValueError(f"{p}: not a chunk shard; missing columns {missing}")
+        for batch in f.iter_batches(batch_size=512):
             for row in batch.to_pylist():
                 row["offsets"] = [(int(a), int(b)) for a, b in row["offsets"]]
                 row["mentions"] = [ChunkMention(**m) for m in row["mentions"]]

@@ -219,8 +219,8 @@ def build_graphs(chunks: Iterable[Chunk], kg: SeedKG, tokenizer, kg_cfg: KGConfi
         progress("score", len(rows), len(rows))
     cands, tails, kept = sel.candidates, sel.tails, sel.kept
 
-    graphs = [LeafyChainGraph.from_roots(c.id, c.doc_id, c.input_ids, c.word_ids, R, K, sp["pad"])
-              for c in chunks]
+    graphs = [LeafyChainGraph.from_roots(c.id, c.doc_id, c.input_ids, c.word_ids, R, K, sp["pad"],
+                                         documents=c.documents) for c in chunks]
     for p in kept:
         e = kg.edges[int(cands.triple[p])]
         g = graphs[int(cands.chunk[p])]

@@ -14,7 +14,11 @@ One row per graph, stored compactly (only real roots, only filled leaves):
 ``relation_ids``   list<int32> [n]              −1 = none
 ``head_length``    list<int32> [n]
 ``injections``     list<struct>                 root, head_length, subject, predicate, object, score
+``documents``      list<string>                 every document the roots hold text of
 =================  ===========================  =================================================
+
+Shards written before ``documents`` existed still read, with ``[doc_id]``, except for ``concatenate``
+chunks (``concat#…``), whose other documents are unknown: reading those fails and asks for a rebuild.
 """
 
 from __future__ import annotations
@@ -46,7 +50,9 @@ SCHEMA = pa.schema([
     ("relation_ids", pa.list_(pa.int32())),
     ("head_length", pa.list_(pa.int32())),
     ("injections", pa.list_(_INJ)),
+    ("documents", pa.list_(pa.string())),
 ])
+_OPTIONAL = {"documents"}
 
 
 def _row(g: LeafyChainGraph) -> dict:
@@ -58,13 +64,14 @@ def _row(g: LeafyChainGraph) -> dict:
         "leaf_ids": [g.leaf_ids[i, :g.leaf_length[i]].tolist() for i in range(n)],
         "relation_ids": g.relation_ids[:n].tolist(), "head_length": g.head_length[:n].tolist(),
         "injections": [asdict(i) for i in g.injections],
+        "documents": list(g.documents or [g.doc_id]),
     }
 
 
 def _graph(row: dict) -> LeafyChainGraph:
     R, K, pad = row["num_roots_max"], row["num_leaves"], row["pad_id"]
     g = LeafyChainGraph.from_roots(row["chunk_id"], row["doc_id"], row["root_ids"], row["word_ids"],
-                                   R, K, pad)
+                                   R, K, pad, documents=row.get("documents"))
     n = g.num_roots
     for i, leaves in enumerate(row["leaf_ids"]):
         g.leaf_ids[i, :len(leaves)] = leaves
@@ -96,16 +103,21 @@ def read_graphs(paths: str | Path | Iterable[str | Path]) -> Iterator[LeafyChain
     for p in paths:
         f = pq.ParquetFile(p)
         missing = [n for n in SCHEMA.names if n not in f.schema_arrow.names]
-        if missing:
+        if set(missing) - _OPTIONAL:
             raise ValueError(f"{p}: not a graph shard; missing columns {missing}")
         for batch in f.iter_batches(batch_size=512):
             for row in batch.to_pylist():
+                if "documents" in missing and row["chunk_id"].startswith("concat#"):
+                    raise ValueError(f"{p}: graph {row['chunk_id']} is a concatenated chunk from a shard "
+                                     "written before graphs listed all their documents; rebuild the "
+                                     "graphs (graphmert build-graphs --force)")
                 yield _graph(row)
 
 
 def graphs_equal(a: LeafyChainGraph, b: LeafyChainGraph) -> bool:
     """Field-by-field equality (arrays compared element-wise)."""
-    return (a.chunk_id == b.chunk_id and a.doc_id == b.doc_id and a.num_roots == b.num_roots
+    return (a.chunk_id == b.chunk_id and a.doc_id == b.doc_id
+            and (a.documents or [a.doc_id]) == (b.documents or [b.doc_id]) and a.num_roots == b.num_roots
             and a.pad_id == b.pad_id and a.injections == b.injections
             and all(np.array_equal(getattr(a, k), getattr(b, k)) for k in
                     ("root_ids", "word_ids", "leaf_ids", "leaf_length", "relation_ids", "head_length")))

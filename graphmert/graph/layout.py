@@ -66,6 +66,9 @@ class LeafyChainGraph:
     head_length: np.ndarray      # [R] int64, 0 = none
     pad_id: int
     injections: list[Injection] = field(default_factory=list)
+    # every document whose text the roots hold (a ``concatenate``-mode chunk spans several; doc_id is
+    # only the first): the train/held-out split keeps each of them on one side
+    documents: list[str] = field(default_factory=list)
 
     @property
     def R(self) -> int:
@@ -81,8 +84,8 @@ class LeafyChainGraph:
 
     @classmethod
     def from_roots(cls, chunk_id: str, doc_id: str, input_ids: list[int], word_ids: list[int],
-                   R: int, K: int, pad_id: int) -> "LeafyChainGraph":
-        """A graph with the given roots and no leaves."""
+                   R: int, K: int, pad_id: int, documents: list[str] | None = None) -> "LeafyChainGraph":
+        """A graph with the given roots and no leaves; ``documents`` defaults to ``[doc_id]``."""
         n = len(input_ids)
         if n > R:
             raise ValueError(f"chunk {chunk_id}: {n} root tokens exceed graph.num_roots = {R}")
@@ -92,7 +95,7 @@ class LeafyChainGraph:
         words[:n] = word_ids if len(word_ids) == n else -1
         return cls(chunk_id, doc_id, n, root_ids, words, np.full((R, K), pad_id, dtype=np.int64),
                    np.zeros(R, dtype=np.int64), np.full(R, -1, dtype=np.int64),
-                   np.zeros(R, dtype=np.int64), pad_id)
+                   np.zeros(R, dtype=np.int64), pad_id, documents=list(documents or [doc_id]))
 
     def inject(self, root: int, tail_ids: list[int] | np.ndarray, relation_id: int, head_length: int,
                provenance: Injection | None = None) -> None:

@@ -1,9 +1,11 @@
 """Training data: held-out split, the per-step batch plan across processes, the dataset, and the
 process group.
 
-Split. A document goes to the held-out set when u(doc_id) < ``train.eval_fraction``, with
-u = the first 64 bits of SHA-256(doc_id) / 2⁶⁴ — every chunk of a document lands on the same side
-(overlapping windows never leak across), and the split depends on nothing but the ids.
+Split. A document is held out when u(doc_id) < ``train.eval_fraction``, with u = the first 64 bits
+of SHA-256(doc_id) / 2⁶⁴, and the split depends on nothing but the ids. A graph holds text of one
+document (``document`` chunks; overlapping windows never leak across) or of several (``concatenate``
+chunks, :attr:`LeafyChainGraph.documents`): it is held out when all its documents are, trained on when
+none is, and used for neither when it mixes the two — so no document has text on both sides.
 
 Batch plan. With E = ``train.effective_batch_size`` sequences per optimizer step, N training graphs,
 P processes and micro-batches of at most ``train.batch_size`` sequences:
@@ -48,17 +50,22 @@ def document_fraction(doc_id: str) -> float:
 
 
 def split_by_document(graphs: Sequence[LeafyChainGraph], eval_fraction: float) -> tuple[list[int], list[int]]:
-    """(training indices, held-out indices) split by document (module docstring).
+    """(training indices, held-out indices) split by document (module docstring); graphs that mix
+    held-out and training documents are in neither list.
 
-    When ``eval_fraction`` > 0 but no document falls under it, the document with the smallest u
-    is held out, so a small corpus still gets an evaluation set (unless it has a single document).
+    When ``eval_fraction`` > 0 but no graph ends up held out, the documents of the graph whose
+    largest u is smallest are held out too, so a small corpus still gets an evaluation set (unless
+    that graph holds every document).
     """
-    u = {d: document_fraction(d) for d in {g.doc_id for g in graphs}}
+    docs = [set(g.documents or [g.doc_id]) for g in graphs]
+    u = {d: document_fraction(d) for ds in docs for d in ds}
     held = {d for d, v in u.items() if v < eval_fraction}
-    if eval_fraction > 0 and not held and len(u) > 1:
-        held = {min(u, key=lambda d: (u[d], d))}
-    train = [i for i, g in enumerate(graphs) if g.doc_id not in held]
-    evals = [i for i, g in enumerate(graphs) if g.doc_id in held]
+    if eval_fraction > 0 and docs and not any(ds <= held for ds in docs):
+        pick = min(range(len(docs)), key=lambda i: (max(u[d] for d in docs[i]), i))
+        if len(docs[pick]) < len(u):
+            held |= docs[pick]
+    train = [i for i, ds in enumerate(docs) if not ds & held]
+    evals = [i for i, ds in enumerate(docs) if ds <= held]
     return train, evals
 
 
