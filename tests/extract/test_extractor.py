@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+import math
+
 import pytest
 import torch
+from spacy.lang.en.stop_words import STOP_WORDS
 
 from extract_helpers import make_chunks, make_docs, make_kg, make_model, make_schema, make_tokenizer
 from graphmert.config import ExtractConfig, build_section
@@ -12,6 +16,9 @@ from graphmert.extract.extractor import ExtractionError, Extractor
 from graphmert.extract.predict import LeafPredictor, Query
 from graphmert.extract.triples import (Evidence, Triple, merge_triples, read_triples, read_triples_jsonl,
                                        triple_key, write_triples, write_triples_jsonl)
+from graphmert.graph.collate import collate_graphs
+from graphmert.graph.layout import LeafyChainGraph
+from graphmert.kg.lexicon import Lexicon
 
 R, K = 32, 4
 
@@ -116,11 +123,78 @@ def test_packing_uses_fewer_graphs_and_answers_every_query(world):
     assert len(p) == len(s)          # one best tail per (head, relation) either way
 
 
-def test_paper_mode_single_token_tails(world):
-    docs, _, chunks, *_ = world
-    triples, rep = extractor(world, tail_mode="paper", check_range=False).extract(docs, chunks)
-    assert triples and all(t.tail_source == "token" or t.tail_id for t in triples)
-    assert all(len(t.tail_name.split()) >= 1 for t in triples)
+def slot0_log_probs(model, tok, chunk, root: int, head_length: int, relation: int) -> torch.Tensor:
+    """log p [V] of leaf slot 0 for one (head, relation) query, computed here as MNM was trained: the
+    chunk's roots, one [MASK] leaf on the head's first root under the relation, a graph of its own."""
+    sp = special_ids(tok)
+    g = LeafyChainGraph.from_roots(chunk.id, chunk.doc_id, chunk.input_ids, chunk.word_ids, R, K, sp["pad"])
+    g.inject(root, [sp["mask"]], relation, head_length)
+    batch = collate_graphs([g], layout="packed")
+    with torch.no_grad():
+        logits = model(batch, logits_at=(batch.leaf_slot >= 0) & batch.attention_mask).logits   # [1, V]
+    return torch.log_softmax(logits.double(), dim=-1)[0]
+
+
+def test_paper_mode_tail_is_the_likeliest_whole_word_top_k_token_of_slot_0(world):
+    """Paper mode: per (head, relation) one single-token tail, the likeliest of the top-k tokens of
+    leaf slot 0 that is a whole word (not special, not a word piece, not a stop word, not the head
+    itself), its probability the confidence; a token naming a KG node is linked to it."""
+    docs, tok, chunks, kg, schema, model = world
+    # A model whose six slot-0 favourites are tokens paper mode must pass over (a stop word, a word
+    # piece, a special token, punctuation, a digit, a single letter), with "aspirin" (a KG name)
+    # raised a little: the tail of most heads, but never of aspirin itself.
+    forbidden = [tok.token_to_id(w) for w in ("the", "##s", "[MASK]", ",", "2", "g")]
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        model.mlm_head.bias[forbidden] += 1.0
+        model.mlm_head.bias[tok.token_to_id("aspirin")] += 0.2
+    biased = (docs, tok, chunks, kg, schema, model)
+
+    def paper(top_k):      # one query per graph, as slot0_log_probs computes it
+        return extractor(biased, tail_mode="paper", check_range=False, pack_queries=False,
+                         top_k=top_k).extract(docs, chunks)
+
+    # tails come from the top-k only: with k = 6 every candidate is forbidden, so no query has a tail
+    none, rep = paper(6)
+    assert none == [] and rep["counts"]["queries"] == rep["counts"]["head_relation_pairs"] > 5
+    top_k = 30
+    triples, rep = paper(top_k)
+    assert len(triples) == rep["counts"]["head_relation_pairs"]   # each query has a whole word here
+    assert {bool(t.tail_id) for t in triples} == {True, False}
+    specials = set(special_ids(tok).values())
+    names = Lexicon.from_kg(kg)
+    by_chunk, by_doc = {c.id: c for c in chunks}, {d.id: d for d in docs}
+    answered = set()
+    for t in triples:
+        (ev,) = t.evidence
+        chunk = by_chunk[ev.chunk_id]
+        roots = [i for i, (a, b) in enumerate(chunk.offsets) if 0 <= a < ev.head_end and b > ev.head_start]
+        assert (chunk.id, roots[0], t.relation) not in answered           # one tail per query
+        answered.add((chunk.id, roots[0], t.relation))
+        head = by_doc[ev.doc_id].text[ev.head_start:ev.head_end].lower()
+
+        def whole_word(i: int) -> bool:
+            w = tok.id_to_token(i)
+            return (i not in specials and not w.startswith("##") and len(w) >= 2
+                    and any(c.isalpha() for c in w) and w.lower() not in STOP_WORDS and w.lower() != head
+                    and not (t.head_id and t.head_id in names.lookup(w)))
+
+        logp = slot0_log_probs(model, tok, chunk, roots[0], len(roots), kg.relation_map[t.relation])
+        top = logp.topk(top_k).indices.tolist()
+        assert set(top[:6]) == set(forbidden)
+        admissible = [i for i in top if whole_word(i)]
+        assert t.tail_source == "token"
+        if t.tail_id:
+            assert t.tail_name == kg.name(t.tail_id)
+            token = [i for i in admissible if t.tail_id in names.lookup(tok.id_to_token(i))]
+        else:
+            assert not names.lookup(t.tail_name)
+            token = [i for i in admissible if tok.id_to_token(i) == t.tail_name]
+        query = (t.head_name, t.relation, t.tail_name)
+        assert len(token) == 1, f"{query}: not an admissible top-{top_k} token of slot 0"
+        i = token[0]
+        assert logp[i] >= logp[admissible[0]] - 1e-5, query       # the likeliest (float32 ties)
+        assert t.confidence == pytest.approx(math.exp(logp[i]), rel=1e-5)
 
 
 def test_merge_folds_duplicates_and_round_trips(tmp_path):
