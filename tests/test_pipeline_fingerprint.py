@@ -157,27 +157,42 @@ def test_a_code_change_reruns_its_stage_and_downstream_but_nothing_upstream(tmp_
     for s in TO_GRAPHS:
         m = manifest(run_dir, s)
         assert m["code_fingerprint"] == STAGES[s].code_fingerprint
-    graph_shards = manifest(run_dir, "graphs")["shards"]
     log = run_dir / "logs" / "graphmert.log"
 
-    # the tokenizer's code changes, and with it its output: it and everything after it rerun
+    # the tokenizer's code changes but not its output (tokenizer.json, no shards): it alone reruns
+    _edit_code(monkeypatch, "tokenizer", tag="tok1")
+    size = len(log.read_text())
+    r = invoke()
+    assert r.exit_code == 0, r.output
+    assert status(run_dir) == {"ingest": "skipped", "tokenizer": "ran", "chunks": "skipped",
+                               "graphs": "skipped"}
+    assert manifest(run_dir, "tokenizer")["code_fingerprint"] == "edited-tok1"
+    assert "tokenizer: running (its code changed)" in log.read_text()[size:]
+
+    # ... and now its output too: it and everything after it rerun, ingest does not
     from pipelines.stages import corpus as corpus_stages
 
     real_train = corpus_stages.train_tokenizer
     monkeypatch.setattr(corpus_stages, "train_tokenizer",
                         lambda texts, cfg: real_train(texts, type(cfg)(**{**vars(cfg), "vocab_size": 300})))
-    _edit_code(monkeypatch, "tokenizer", tag="tok")
+    _edit_code(monkeypatch, "tokenizer", tag="tok2")
     size = len(log.read_text())
     r = invoke()
     assert r.exit_code == 0, r.output
     assert status(run_dir) == {"ingest": "skipped", "tokenizer": "ran", "chunks": "ran", "graphs": "ran"}
-    assert manifest(run_dir, "tokenizer")["code_fingerprint"] == "edited-tok"
     new_log = log.read_text()[size:]
-    assert "tokenizer: running (its code changed)" in new_log
     assert "chunks: running (its inputs changed)" in new_log and "ingest: up to date" in new_log
     r = invoke()                                            # the same code again: nothing runs
     assert r.exit_code == 0, r.output
     assert set(status(run_dir).values()) == {"skipped"}
+
+    # pipelines/stages/corpus.py changes: ingest, tokenizer and chunks rerun, and graphs too, since
+    # the new shard ids rename the shards it reads
+    _edit_code(monkeypatch, "ingest", "tokenizer", "chunks", tag="corpus")
+    r = invoke()
+    assert r.exit_code == 0, r.output
+    assert set(status(run_dir).values()) == {"ran"}
+    assert manifest(run_dir, "ingest")["code_fingerprint"] == "edited-corpus"
 
     # only the graphs stage's code changes: it reruns (new shard ids), nothing upstream does
     before = manifest(run_dir, "graphs")
@@ -189,5 +204,5 @@ def test_a_code_change_reruns_its_stage_and_downstream_but_nothing_upstream(tmp_
     after = manifest(run_dir, "graphs")
     assert after["code_fingerprint"] == "edited-graphs" != before["code_fingerprint"]
     assert after["config_hash"] != before["config_hash"]
-    assert not set(after["shards"]) & set(before["shards"]) and graph_shards != after["shards"]
+    assert not set(after["shards"]) & set(before["shards"])
     assert after["tasks"]["graphs"]["reused"] == 0
