@@ -605,6 +605,8 @@ def describe(cls: type = Config) -> list[tuple[str, str, Any, str]]:
         hints = typing.get_type_hints(sec.default_factory)  # type: ignore[arg-type]
         inst = sec.default_factory()  # type: ignore[misc]
         for f in dataclasses.fields(inst):
-            rows.append((f"{sec.name}.{f.name}", _type_name(hints[f.name]), getattr(inst, f.name),
-                         f.metadata.get("help", "")))
+            tp = hints[f.name]       # the full annotation: Optional[str], list[str], not "Optional"
+            rows.append((f"{sec.name}.{f.name}",
+                         tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", ""),
+                         getattr(inst, f.name), f.metadata.get("help", "")))
     return rows
