@@ -5,7 +5,7 @@ A run's configuration is built in three layers, each overriding the one before:
 1. the dataclass defaults below (the paper's values where the paper has one);
 2. a YAML file (``configs/*.yaml``) that only *overrides* — read with ``yaml.safe_load``;
 3. dotted command-line overrides in OmegaConf dotlist syntax (``model.hidden_size=256``,
-   ``corpus.paths=[a.txt,b.txt]``).
+   ``'corpus.paths=[a.txt,b.txt]'``, quoted because zsh globs brackets).
 
 Validation happens in one place (:func:`build`): an unknown key, a value of the wrong type, or a value
 outside its allowed range/choices raises :class:`ConfigError` naming the dotted key and what is allowed.
@@ -92,8 +92,9 @@ class TokenizerConfig:
 
     path: Optional[str] = opt(None, help="existing tokenizer.json or vocab.txt; None trains one")
     vocab_size: int = opt(30522, min=16, help="vocabulary size when training")
-    min_frequency: int = opt(2, min=1)
-    lowercase: bool = opt(True)
+    min_frequency: int = opt(2, min=1, help="when training: merge a WordPiece pair only while it "
+                             "occurs at least this often")
+    lowercase: bool = opt(True, help="lowercase text before tokenising (BERT normaliser)")
 
 
 @dataclass
@@ -150,13 +151,13 @@ class ModelConfig:
     """
 
     backbone: str = opt("roberta", help="backbone registry name (roberta, ...)")
-    hidden_size: int = opt(512, min=1)
-    num_layers: int = opt(12, min=1)
-    num_heads: int = opt(8, min=1)
-    intermediate_size: int = opt(2048, min=1)
-    dropout: float = opt(0.1, min=0.0, max=1.0)
-    attention_dropout: float = opt(0.1, min=0.0, max=1.0)
-    layer_norm_eps: float = opt(1e-12, min=0.0, min_exclusive=True)
+    hidden_size: int = opt(512, min=1, help="H: hidden size (divisible by num_heads)")
+    num_layers: int = opt(12, min=1, help="transformer layers")
+    num_heads: int = opt(8, min=1, help="attention heads per layer")
+    intermediate_size: int = opt(2048, min=1, help="feed-forward inner size")
+    dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout on hidden states")
+    attention_dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout on attention probabilities")
+    layer_norm_eps: float = opt(1e-12, min=0.0, min_exclusive=True, help="ε of the layer norms")
     attention_kernel: str = opt("sdpa", help="attention kernel registry name: eager, sdpa")
     decay_mode: str = opt("logit_scale", help="attention decay registry name: logit_scale, log_bias, none")
     decay_lambda: float = opt(0.6, min=0.0, max=1.0, min_exclusive=True, help="λ in f(d)=λ^GELU(√d−p)")
@@ -175,7 +176,8 @@ class ModelConfig:
                            help="SBO head's V×H output matrix: 'tied' reuses the token embedding "
                                 "(cheaper); 'untied' gives it its own, as the paper's code does "
                                 "(+V·H parameters, 15.6M at V=30,522, H=512)")
-    initializer_range: float = opt(0.02, min=0.0)
+    initializer_range: float = opt(0.02, min=0.0, help="std of the normal initialisation of "
+                                   "weights and embeddings")
     backbone_options: dict[str, Any] = opt(factory=dict, help="backbone-specific settings")
 
     def validate(self, prefix: str = "model") -> "ModelConfig":
@@ -202,20 +204,21 @@ class ModelConfig:
 class TrainConfig:
     """Optimisation (DESIGN §6)."""
 
-    seed: int = opt(0)
-    lr: float = opt(4e-4, min=0.0, min_exclusive=True)
-    min_lr: float = opt(1e-5, min=0.0)
-    warmup_steps: int = opt(500, min=0)
+    seed: int = opt(0, help="seed of parameter initialisation, data order and masking")
+    lr: float = opt(4e-4, min=0.0, min_exclusive=True, help="peak learning rate (after warm-up)")
+    min_lr: float = opt(1e-5, min=0.0, help="floor of the cosine decay (<= lr)")
+    warmup_steps: int = opt(500, min=0, help="optimizer steps of linear warm-up to lr")
     weight_decay: float = opt(0.01, min=0.0, help="AdamW decay on weight matrices (not on biases, "
                               "norms or other vectors)")
-    adam_beta1: float = opt(0.9, min=0.0, max=1.0)
-    adam_beta2: float = opt(0.999, min=0.0, max=1.0)
-    adam_eps: float = opt(1e-8, min=0.0, min_exclusive=True)
+    adam_beta1: float = opt(0.9, min=0.0, max=1.0, help="AdamW β1")
+    adam_beta2: float = opt(0.999, min=0.0, max=1.0, help="AdamW β2")
+    adam_eps: float = opt(1e-8, min=0.0, min_exclusive=True, help="AdamW ε")
     grad_clip: float = opt(1.0, min=0.0, help="max global gradient norm; 0 disables clipping")
     batch_size: int = opt(32, min=1, help="sequences per device per micro-batch")
     effective_batch_size: int = opt(256, min=1, help="sequences per optimizer step over all "
                                     "processes (gradient accumulation fills the rest)")
-    epochs: float = opt(25.0, min=0.0, min_exclusive=True)
+    epochs: float = opt(25.0, min=0.0, min_exclusive=True, help="passes over the training graphs "
+                        "(fractions allowed) when max_steps is None")
     max_steps: Optional[int] = opt(None, min=1, help="optimizer steps; None: epochs × steps per epoch")
     mlm_probability: float = opt(0.15, min=0.0, max=1.0, help="share of root tokens masked (spans)")
     mnm_probability: float = opt(0.15, min=0.0, max=1.0, help="chance a filled leaf group is masked")
@@ -225,13 +228,15 @@ class TrainConfig:
     random_token_fraction: float = opt(0.1, min=0.0, max=1.0,
                                        help="masked spans/groups shown as random tokens (the rest "
                                             "keep their tokens)")
-    loss: str = opt("paper", choices=("paper", "separate"))
+    loss: str = opt("paper", choices=("paper", "separate"),
+                    help="paper: one mean over MLM and MNM targets; separate: L_MLM + μ·L_MNM "
+                         "(SBO is added to both)")
     mnm_weight: float = opt(1.0, min=0.0, help="μ in L_MLM + μ·L_MNM (separate loss)")
     eval_fraction: float = opt(0.05, min=0.0, max=0.5, help="share of documents held out "
                                "(split by a hash of the document id)")
-    eval_every: int = opt(200, min=1)
+    eval_every: int = opt(200, min=1, help="optimizer steps between held-out evaluations")
     eval_passes: int = opt(1, min=1, help="mask draws per held-out chunk at evaluation")
-    checkpoint_every: int = opt(500, min=1)
+    checkpoint_every: int = opt(500, min=1, help="optimizer steps between training checkpoints")
     keep_checkpoints: int = opt(2, min=1, help="most recent checkpoints kept on disk")
     resume: bool = opt(True, help="continue from the latest checkpoint of an interrupted run "
                        "with the same inputs and config")
@@ -240,7 +245,8 @@ class TrainConfig:
     num_workers: int = opt(0, min=0, help="DataLoader processes for masking and collation")
     threads: int = opt(0, min=0, help="torch CPU threads per training process; 0 keeps torch's "
                        "default (1 under torchrun). Small models on a busy CPU run fastest with 1")
-    device: str = opt("auto", choices=("auto", "cpu", "cuda"))
+    device: str = opt("auto", choices=("auto", "cpu", "cuda"),
+                      help="auto: CUDA when available, else CPU; cuda fails without it")
     nproc: int = opt(1, min=1, help="processes (torchrun): gloo on CPU, NCCL on CUDA")
 
 

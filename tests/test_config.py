@@ -109,3 +109,9 @@ def test_describe_lists_every_key_once():
     assert len(keys) == len(set(keys))
     n_fields = sum(len(dataclasses.fields(f.default_factory())) for f in dataclasses.fields(Config))
     assert len(keys) == n_fields
+
+
+def test_every_key_has_a_help_text():
+    """``graphmert info --keys`` shows each key's help: none may be blank."""
+    blank = [key for key, _type, _default, help_text in describe() if not help_text.strip()]
+    assert not blank, f"config keys without a help text: {blank}"

@@ -11,7 +11,7 @@ live in different files):
   CURIE, is the relation name. Literal-valued triples and blank nodes are ignored, and so are the
   statements *about* a ``biolink:Association`` or a ``prov:Activity`` (GraphMERT's own export
   describes every triple by such an association node and its run: they are provenance, not edges —
-  so ``kg.nodes=[RUN/export/kg.ttl]`` reads an exported graph back as a seed KG).
+  so ``'kg.nodes=[RUN/export/kg.ttl]'`` reads an exported graph back as a seed KG).
 
 IRIs are compacted to CURIEs with the one shared prefix map (:func:`graphmert.vocab.prefix_converter`):
 ``kg.prefix_map`` first, then the built-in map (the exporter's), then the prefixes the file itself
