@@ -13,7 +13,7 @@ Range and choice constraints are declared next to the default with :func:`opt`.
 
 Names of swappable parts that live in registries (backbones, kernels, readers, scorers) are validated
 where the registry is consulted (:mod:`graphmert.registry`), so this module imports nothing from the
-rest of the library.
+rest of the library but :mod:`graphmert.errors`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
+
+from graphmert.errors import GraphmertError
 
 __all__ = [
     "ConfigError",
@@ -52,7 +54,7 @@ __all__ = [
 ]
 
 
-class ConfigError(ValueError):
+class ConfigError(GraphmertError, ValueError):
     """A configuration value is unknown, mistyped or out of range. The message names the key."""
 
 

@@ -10,8 +10,8 @@ Shard tasks run on Dask (``--scheduler local|synchronous|tcp://host:8786``, see
 :mod:`pipelines.scheduler` and docs/PIPELINE.md).
 
 Exit codes: 0 done; 2 a usage or config error (a bad option or key, stages run out of order, the run
-directory in use); 1 a stage failed on its input (the library's own error classes: one line saying
-what to fix) or on something unexpected — a bug, whose full traceback goes to
+directory in use); 1 a stage failed on its input (any other :class:`~graphmert.errors.GraphmertError`:
+one line saying what to fix) or on something unexpected — a bug, whose full traceback goes to
 ``RUN/logs/graphmert.log`` while the console line names that file; 130 interrupted (Ctrl-C).
 ``--quiet`` prints warnings, errors and output paths only (the files a stage lists as its outputs,
 then the stage folder, or the run directory for ``run``), one per line, so scripts can capture them.
@@ -32,13 +32,10 @@ import typer
 
 from graphmert import __version__
 from graphmert.config import ConfigError, describe, load_config, to_dict
-from graphmert.corpus.readers.base import CorpusError
-from graphmert.extract.llm import LLMError
-from graphmert.kg.graph import KGError
-from graphmert.train.trainer import TrainingDiverged
+from graphmert.errors import GraphmertError
 from pipelines.fingerprint import package_fingerprint
-from pipelines.scheduler import SchedulerError, Session
-from pipelines.stage import StageError, UpstreamMissing, log_file, run_stage, setup_logging
+from pipelines.scheduler import Session
+from pipelines.stage import UpstreamMissing, log_file, run_stage, setup_logging
 from pipelines.store import RunDirBusy, RunStore
 from pipelines.stages import STAGES
 
@@ -48,10 +45,9 @@ EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 #: exit 2: the command line, the config or the order of the commands is wrong (ConfigError includes
 #: TokenizerError, CheckpointError and RegistryError)
 USAGE_ERRORS = (ConfigError, UpstreamMissing, RunDirBusy)
-#: exit 1 with one line: a stage failed on its input, and the library's message says what to fix
-#: (KGError includes ExtractionError and InjectionError). Any other exception is a bug: exit 1 too,
-#: with its traceback in the run's log.
-INPUT_ERRORS = (StageError, CorpusError, KGError, SchedulerError, LLMError, TrainingDiverged)
+#: Any other :class:`~graphmert.errors.GraphmertError` (a stage failing on its input: the message says
+#: what to fix) exits 1 with one line. Any other exception is a bug: exit 1 too, with its traceback in
+#: the run's log.
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="GraphMERT: distil a knowledge graph from biomedical abstracts and a seed KG.")
@@ -106,7 +102,7 @@ def _errors(stage: str = "", run_dir: Optional[Path] = None) -> Iterator[None]:
         typer.secho(f"{where}interrupted; finished shards (and training checkpoints) are kept: the same "
                     f"command resumes", fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    except (*USAGE_ERRORS, *INPUT_ERRORS) as e:
+    except GraphmertError as e:
         if _run_log(run_dir):
             log.error("%s%s", where, e, extra={"console": False})
         _fail(f"{where}{e}", EXIT_USAGE if isinstance(e, USAGE_ERRORS) else EXIT_FAILED)

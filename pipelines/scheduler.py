@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from graphmert import __version__
 from graphmert.config import ConfigError, PipelineConfig
+from graphmert.errors import GraphmertError
 from pipelines.fingerprint import package_fingerprint
 from pipelines.store import RunStore, is_url
 
@@ -54,7 +55,7 @@ ADDRESS_SCHEMES = ("tcp://", "tls://", "ws://", "wss://", "ucx://")
 NAMED = ("local", "synchronous")
 
 
-class SchedulerError(RuntimeError):
+class SchedulerError(GraphmertError, RuntimeError):
     """The scheduler cannot be reached or used (no workers, other code, no shared run dir)."""
 
 

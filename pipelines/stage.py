@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
+from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, read_json
 from pipelines import fingerprint
 from pipelines.scheduler import Session
@@ -58,7 +59,7 @@ WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not 
 log = logging.getLogger("graphmert.pipeline")
 
 
-class StageError(RuntimeError):
+class StageError(GraphmertError, RuntimeError):
     """A stage failed on its input (the message says what to fix)."""
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmert.config import ConfigError
+from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir, atomic_path
 
 __all__ = ["RunStore", "ShardStore", "RunDirBusy", "RunDirLock", "is_url", "default_mirror"]
@@ -46,7 +47,7 @@ MANIFEST = "manifest.json"
 LOCK_FILE = ".graphmert.lock"
 
 
-class RunDirBusy(RuntimeError):
+class RunDirBusy(GraphmertError, RuntimeError):
     """Another graphmert command holds the run directory's lock."""
 
 

@@ -187,11 +187,22 @@ def test_an_os_error_exits_1_with_its_message_and_the_traceback_in_the_log(tmp_p
     assert "in broken_tokenizer_stage" in (run_dir / "logs" / "graphmert.log").read_text()
 
 
-def test_a_stage_failing_on_its_input_exits_1_with_one_line(tmp_path, corpus, monkeypatch):
-    from graphmert.kg.graph import KGError
+def _plugin_error(msg: str) -> Exception:
+    from graphmert.errors import GraphmertError
 
+    class PluginError(GraphmertError):
+        """An expected error of code outside the library: the base class alone decides."""
+
+    return PluginError(msg)
+
+
+@pytest.mark.parametrize("make_error", [
+    lambda msg: __import__("graphmert.kg.graph", fromlist=["KGError"]).KGError(msg),
+    lambda msg: __import__("graphmert.train.trainer", fromlist=["x"]).TrainingDiverged(msg),
+    _plugin_error], ids=["KGError", "TrainingDiverged", "a GraphmertError subclass"])
+def test_a_stage_failing_on_its_input_exits_1_with_one_line(tmp_path, corpus, monkeypatch, make_error):
     run_dir = _ingested(tmp_path, corpus)
-    _tokenizer_raises(monkeypatch, KGError("kg.nodes: x.tsv line 3: no id"))
+    _tokenizer_raises(monkeypatch, make_error("kg.nodes: x.tsv line 3: no id"))
     r = _invoke("tokenizer", "--run-dir", run_dir, f"corpus.paths=[{corpus}]")
     assert r.exit_code == 1, r.output
     assert "error: tokenizer: kg.nodes: x.tsv line 3: no id" in r.output

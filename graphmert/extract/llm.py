@@ -37,6 +37,7 @@ import urllib.request
 from typing import Any, Optional, Sequence
 
 from graphmert.config import ExtractConfig
+from graphmert.errors import GraphmertError
 
 __all__ = [
     "LLMError",
@@ -98,7 +99,7 @@ _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\(\d+\))\s+")
 
 
-class LLMError(RuntimeError):
+class LLMError(GraphmertError, RuntimeError):
     """The helper LLM could not be reached or answered something unusable. The message names the URL."""
 
 

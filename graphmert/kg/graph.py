@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from graphmert.errors import GraphmertError
 from graphmert.io import atomic_write_json, read_json
 
 __all__ = ["KGError", "Node", "Edge", "SeedKG", "save_relation_map", "load_relation_map"]
 
 
-class KGError(ValueError):
+class KGError(GraphmertError, ValueError):
     """Bad seed-KG input (missing columns, unknown node ids, empty KG, tokenizer mismatch)."""
 
 

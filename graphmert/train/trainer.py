@@ -41,6 +41,7 @@ from torch.utils.data import DataLoader
 
 from graphmert.config import Config, ConfigError, TrainConfig
 from graphmert.corpus.tokenizer import load_tokenizer, special_ids
+from graphmert.errors import GraphmertError
 from graphmert.graph.layout import LeafyChainGraph
 from graphmert.model import build_model, save_checkpoint
 from graphmert.model.checkpoint import CheckpointError
@@ -66,7 +67,7 @@ STEP_SEED_STREAM = 3
 _STATS = ("mlm", "mnm", "sbo", "mlm_correct", "mnm_correct", "sbo_correct", "tokens")
 
 
-class TrainingDiverged(RuntimeError):
+class TrainingDiverged(GraphmertError, RuntimeError):
     """A loss term or the gradient norm became NaN/inf; no update was applied."""
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from graphmert.corpus.document import Document, normalize_id, split_ids
+from graphmert.errors import GraphmertError
 from graphmert.registry import Registry
 
 __all__ = [
@@ -78,7 +79,7 @@ class Location:
         return Location(self.path, self.line, self.column, record)
 
 
-class CorpusError(ValueError):
+class CorpusError(GraphmertError, ValueError):
     """Bad corpus input. The message is ``"<file>: line N[, record]: <problem>"``."""
 
     def __init__(self, location: Location | str, problem: str) -> None:
