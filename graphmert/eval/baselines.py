@@ -25,6 +25,7 @@ from bisect import bisect_right
 from itertools import combinations
 from typing import Callable, Mapping
 
+from graphmert.config import ConfigError
 from graphmert.eval.gold import GoldSet, Pair, TypedPair
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import RelationSchema
@@ -82,7 +83,7 @@ def seed_kg(gold: GoldSet, kg: SeedKG | None, schema: RelationSchema | None = No
             relation_map: Mapping[str, str] | None = None) -> tuple[set[Pair], set[TypedPair]]:
     """Seed-KG lookup: same-document id pairs linked by a seed edge, typed by its mapped predicate."""
     if kg is None:
-        raise ValueError("evaluate.baselines: the 'seed_kg' baseline needs a seed KG (kg.nodes / "
+        raise ConfigError("evaluate.baselines: the 'seed_kg' baseline needs a seed KG (kg.nodes / "
                          "kg.edges); none was given")
     relation_map = relation_map or {}
     untyped: set[Pair] = set()

@@ -36,7 +36,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Optional, Sequence
 
-from graphmert.config import ExtractConfig
+from graphmert.config import ConfigError, ExtractConfig
 from graphmert.errors import GraphmertError
 
 __all__ = [
@@ -165,6 +165,8 @@ class LLMClient:
         (absent or empty: no key)."""
         if cfg.llm_url is None:
             return None
+        if not re.match(r"^https?://[^/\s]+", cfg.llm_url):
+            raise ConfigError(f"extract.llm_url: must be an http(s) URL, got {cfg.llm_url!r}")
         return cls(cfg.llm_url, cfg.llm_model, api_key=os.environ.get(cfg.llm_api_key_env) or None,
                    timeout=cfg.llm_timeout, retries=cfg.llm_retries)
 

@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from graphmert.config import ConfigError
 from graphmert.graph.batch import GraphBatch
 from graphmert.graph.layout import LAYOUTS, LeafyChainGraph, layout_arrays
 
@@ -31,7 +32,7 @@ __all__ = ["collate_graphs", "uncollate", "Collator"]
 def collate_graphs(graphs: Sequence[LeafyChainGraph], layout: str = "dense") -> GraphBatch:
     """Stack ``graphs`` (same R, K, pad id) into a :class:`GraphBatch` in ``layout``."""
     if layout not in LAYOUTS:
-        raise ValueError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
+        raise ConfigError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
     if not graphs:
         raise ValueError("collate_graphs: empty list of graphs")
     R, K, pad = graphs[0].R, graphs[0].K, graphs[0].pad_id
@@ -100,7 +101,7 @@ class Collator:
 
     def __init__(self, layout: str = "dense") -> None:
         if layout not in LAYOUTS:
-            raise ValueError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
+            raise ConfigError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
         self.layout = layout
 
     def __call__(self, graphs: Sequence[LeafyChainGraph]) -> GraphBatch:

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphmert.config import ConfigError
 from graphmert.graph.batch import graph_distance
 
 __all__ = ["Injection", "LeafyChainGraph", "LayoutArrays", "layout_arrays", "distance_matrix",
@@ -181,7 +182,7 @@ def layout_arrays(g: LeafyChainGraph, layout: str) -> LayoutArrays:
         L = n + len(ri)
         leaf_pos = n + np.arange(len(ri))
     else:
-        raise ValueError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
+        raise ConfigError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
     input_ids = np.full(L, g.pad_id, dtype=np.int64)
     mask = np.zeros(L, dtype=bool)
     root_index = np.zeros(L, dtype=np.int64)

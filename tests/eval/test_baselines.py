@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmert.config import EvaluateConfig
+from graphmert.config import ConfigError, EvaluateConfig
 from graphmert.corpus.document import Document, Mention, Relation
 from graphmert.eval.baselines import (
     BASELINES, allowed_category_pairs, cooccurrence, seed_kg, sentence_entity_ids,
@@ -147,7 +147,7 @@ def test_seed_kg_baseline_links_mentioned_ids(gold):
 
 
 def test_seed_kg_baseline_needs_a_kg(gold):
-    with pytest.raises(ValueError, match="'seed_kg' baseline needs a seed KG"):
+    with pytest.raises(ConfigError, match="evaluate.baselines: the 'seed_kg' baseline needs a seed KG"):
         seed_kg(gold, None, None, {})
 
 

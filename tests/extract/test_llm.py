@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from graphmert.config import ExtractConfig
+from graphmert.config import ConfigError, ExtractConfig
 from graphmert.extract.llm import (MAX_RETRY_AFTER, MAX_TAIL_CHARS, LLMClient, LLMError,
                                    _retry_delay, combine_tail, discover_heads, parse_string_list,
                                    render_slot_tokens, wordpiece_join)
@@ -216,6 +216,12 @@ def test_bad_arguments():
         c.chat([{"role": "user"}])
     with pytest.raises(ValueError, match="'model'"):
         c.chat([{"role": "user", "content": "u"}], model="other")
+
+
+def test_a_bad_llm_url_is_a_config_error_naming_the_key():
+    with pytest.raises(ConfigError, match=r"extract\.llm_url: must be an http\(s\) URL, got '127\.0\.0\.1:8000/v1'"):
+        LLMClient.from_config(ExtractConfig(llm_url="127.0.0.1:8000/v1"))
+    assert LLMClient.from_config(ExtractConfig()) is None
 
 
 def test_from_config(monkeypatch):

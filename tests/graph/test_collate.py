@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from graphmert.config import ConfigError
 from graphmert.graph import Collator, collate_graphs, read_graphs, uncollate, write_graph_shards, write_graphs
 from graphmert.graph.io import graphs_equal
 from graphmert.graph.layout import Injection, LeafyChainGraph, layout_arrays
@@ -96,8 +97,12 @@ def test_packed_and_dense_hold_the_same_tokens():
 
 
 def test_collate_errors():
-    with pytest.raises(ValueError, match="graph.layout: unknown layout 'sparse'"):
+    with pytest.raises(ConfigError, match="graph.layout: unknown layout 'sparse'"):
         collate_graphs(batch_of(0), "sparse")
+    with pytest.raises(ConfigError, match="graph.layout: unknown layout 'sparse'"):
+        Collator("sparse")
+    with pytest.raises(ConfigError, match="graph.layout: unknown layout 'sparse'"):
+        layout_arrays(batch_of(0)[0], "sparse")
     gs = batch_of(0, 2) + [LeafyChainGraph.from_roots("odd", "d", [2, 3], [], R + 1, K, 0)]
     with pytest.raises(ValueError, match="graph of chunk odd has"):
         collate_graphs(gs)

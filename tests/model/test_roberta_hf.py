@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import torch
 
-from graphmert.config import ModelConfig
+from graphmert.config import ConfigError, ModelConfig
 from graphmert.graph.batch import GraphBatch
 from graphmert.model import build_model, load_hf_roberta_weights
 
@@ -78,10 +78,10 @@ def test_rejects_mismatching_models():
     c = hf.config
     base = ModelConfig(hidden_size=32, num_layers=3, num_heads=4, intermediate_size=64, decay_mode="none",
                        hgat=False, position_embedding="learned", sbo_head=False)
-    with pytest.raises(ValueError, match="model.position_embedding"):
+    with pytest.raises(ConfigError, match="model.position_embedding"):
         load_hf_roberta_weights(build_model(dataclasses.replace(base, position_embedding="none"),
                                             c.vocab_size, 0), hf.state_dict())
-    with pytest.raises(ValueError, match="model.num_layers"):
+    with pytest.raises(ConfigError, match="model.num_layers"):
         load_hf_roberta_weights(build_model(dataclasses.replace(base, num_layers=2), c.vocab_size, 0),
                                 hf.state_dict())
     with pytest.raises(ValueError, match="shape"):

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graphmert.config import ConfigError
 from graphmert.model.attention import ATTENTION_KERNELS, AttentionSpec
 
 __all__ = ["QKVBridge", "HDIMBridge", "FUSIONS"]
@@ -81,7 +82,7 @@ class HDIMBridge(nn.Module):
                  dropout: float) -> None:
         super().__init__()
         if fusion not in FUSIONS:
-            raise ValueError(f"model.backbone_options.fusion: unknown fusion {fusion!r}; "
+            raise ConfigError(f"model.backbone_options.fusion: unknown fusion {fusion!r}; "
                              f"choose from {list(FUSIONS)}")
         H = hidden_size
         self.dim = dim

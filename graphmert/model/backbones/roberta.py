@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphmert.config import ModelConfig
+from graphmert.config import ConfigError, ModelConfig
 from graphmert.model.attention import AttentionSpec, RotaryEmbedding, SelfAttention
 from graphmert.model.backbones.base import BACKBONES, Backbone
 
@@ -87,7 +87,8 @@ def load_hf_roberta_weights(model: nn.Module, hf_state_dict: Mapping[str, Tensor
       output dense + LayerNorm, intermediate dense, output dense + LayerNorm.
 
     H-GAT, decay, the MLM/SBO heads and HF's pooler/LM head are not touched. Returns the HF keys
-    that were not used. Raises ValueError on a shape or layer-count mismatch or a missing key.
+    that were not used. Raises ValueError on a shape mismatch or a missing key, :class:`ConfigError`
+    naming the model key when the config does not fit the HF model (backbone, positions, layers).
     """
     sd = {k.removeprefix("roberta."): v for k, v in hf_state_dict.items()}
     used: set[str] = set()
@@ -106,13 +107,13 @@ def load_hf_roberta_weights(model: nn.Module, hf_state_dict: Mapping[str, Tensor
 
     emb, backbone = model.embeddings, model.backbone
     if not isinstance(backbone, RobertaBackbone):
-        raise ValueError(f"model.backbone: HF RoBERTa weights need the 'roberta' backbone, got "
+        raise ConfigError(f"model.backbone: HF RoBERTa weights need the 'roberta' backbone, got "
                          f"{type(backbone).__name__}")
     if emb.position_embeddings is None:
-        raise ValueError("model.position_embedding: HF RoBERTa weights need 'learned' positions")
+        raise ConfigError("model.position_embedding: HF RoBERTa weights need 'learned' positions")
     n_hf = sum(1 for k in sd if k.startswith("encoder.layer.") and k.endswith(".attention.self.query.weight"))
     if n_hf != len(backbone.layers):
-        raise ValueError(f"model.num_layers: the HF model has {n_hf} layers, the GraphMERT model "
+        raise ConfigError(f"model.num_layers: the HF model has {n_hf} layers, the GraphMERT model "
                          f"{len(backbone.layers)}")
     with torch.no_grad():
         put(emb.word_embeddings.weight, take("embeddings.word_embeddings.weight"), "word_embeddings")

@@ -27,6 +27,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from graphmert.config import ConfigError
+
 __all__ = ["pool_summary", "LayerRouter"]
 
 
@@ -37,7 +39,7 @@ def pool_summary(hidden: Tensor, key_padding_mask: Tensor, mode: str) -> Tensor:
     if mode == "mean":
         m = key_padding_mask.unsqueeze(-1).to(hidden.dtype)                 # [B, L, 1]
         return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)                 # [B, H]
-    raise ValueError(f"model.backbone_options.pool: unknown pooling {mode!r}; choose from ['cls', 'mean']")
+    raise ConfigError(f"model.backbone_options.pool: unknown pooling {mode!r}; choose from ['cls', 'mean']")
 
 
 class LayerRouter(nn.Module):

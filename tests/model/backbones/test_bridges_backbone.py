@@ -247,3 +247,13 @@ def test_metrics_report_gates_norms_and_sources(mode):
     with torch.no_grad():
         off(batch)
     assert off.backbone.last_metrics == {}
+
+
+def test_unknown_pool_and_fusion_built_in_code_name_the_option():
+    """Constructed directly (not through the validated config), bad names are ConfigErrors too."""
+    from graphmert.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"model\.backbone_options\.pool: unknown pooling 'max'"):
+        pool_summary(torch.zeros(1, 2, 4), torch.ones(1, 2, dtype=torch.bool), "max")
+    with pytest.raises(ConfigError, match=r"model\.backbone_options\.fusion: unknown fusion 'sum'"):
+        HDIMBridge(hidden_size=8, dim=4, scorer_hidden=4, fusion="sum", dropout=0.0)
