@@ -7,7 +7,8 @@ held-out losses/accuracies, the majority-token baseline for leaves).
 Resume. The stage runner swaps ``RUN/train`` in only when the stage completes, so the trainer works
 in a stable folder, ``RUN/train-work/``, that survives a crash: checkpoints land there as they are
 written. ``train-work/run.json`` records a fingerprint of everything that decides the updates (the
-upstream outputs, ``model``, ``graph``, and the ``train`` keys that are not in
+upstream outputs, the stage's code fingerprint — so a resumed run never continues across a code
+change —, ``model``, ``graph``, and the ``train`` keys that are not in
 :data:`~graphmert.train.trainer.RESUME_FREE_KEYS`). When the stage runs again:
 
 * same fingerprint, ``train.resume`` true (the default) and an unfinished run → the trainer continues
@@ -58,7 +59,7 @@ def _fingerprint(ctx: StageContext) -> str:
     train = {k: v for k, v in dataclasses.asdict(cfg.train).items() if k not in RESUME_FREE_KEYS}
     payload = {"inputs": {n: ctx.upstream[n].get("output_hash") for n in sorted(ctx.upstream)},
                "model": dataclasses.asdict(cfg.model), "graph": dataclasses.asdict(cfg.graph),
-               "train": train}
+               "train": train, "code": TRAIN.code_fingerprint}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -112,3 +112,36 @@ def test_changed_config_or_resume_false_starts_over(tmp_path, monkeypatch):
     run_stage(TRAIN, tiny_config(**CFG, resume=False), run, quiet=True)
     assert seen == []                                  # started over
     assert [r["step"] for r in train_records(run / "train") if r["split"] == "train"] == list(range(1, 7))
+
+
+def test_a_code_change_does_not_resume_the_old_work_dir(tmp_path, monkeypatch):
+    """An unfinished run in train-work was trained by other code: after a code change (a new code
+    fingerprint of the train stage) training starts over instead of continuing its checkpoints."""
+    from pipelines.stage import Stage
+
+    run = make_run(tmp_path / "run")
+    original = Trainer.save_checkpoint
+
+    def crash_after_step_4(self):
+        path = original(self)
+        if self.step >= 4:
+            raise RuntimeError("simulated crash")
+        return path
+
+    monkeypatch.setattr(Trainer, "save_checkpoint", crash_after_step_4)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
+    monkeypatch.undo()
+    assert (run / "train-work" / "checkpoints" / "step-00000004").exists()
+    old_fingerprint = json.loads((run / "train-work" / "run.json").read_text())["fingerprint"]
+
+    real = Stage.code_fingerprint.fget
+    monkeypatch.setattr(Stage, "code_fingerprint",      # as if graphmert/train/ had been edited
+                        property(lambda self: "edited" if self.name == "train" else real(self)))
+    seen = []
+    monkeypatch.setattr(Trainer, "_restore", lambda self, d: seen.append(d))
+    m = run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
+    assert seen == []                                  # nothing restored: started over
+    assert m["status"] == "ran" and m["code_fingerprint"] == "edited"
+    assert [r["step"] for r in train_records(run / "train") if r["split"] == "train"] == list(range(1, 7))
+    assert json.loads((run / "train-work" / "run.json").read_text())["fingerprint"] != old_fingerprint
