@@ -13,6 +13,8 @@ Exit codes: 0 done; 2 a usage or config error (a bad option or key, stages run o
 directory in use); 1 a stage failed on its input (any other :class:`~graphmert.errors.GraphmertError`:
 one line saying what to fix) or on something unexpected — a bug, whose full traceback goes to
 ``RUN/logs/graphmert.log`` while the console line names that file; 130 interrupted (Ctrl-C).
+Stage modules (torch, spaCy) are imported only when a command runs; commands and their help come
+from :data:`pipelines.stages.CATALOG`, so ``--help`` and ``--version`` start fast.
 ``--quiet`` prints warnings, errors and output paths only (the files a stage lists as its outputs,
 then the stage folder, or the run directory for ``run``), one per line, so scripts can capture them.
 """
@@ -37,7 +39,7 @@ from pipelines.fingerprint import package_fingerprint
 from pipelines.scheduler import Session
 from pipelines.stage import UpstreamMissing, log_file, run_stage, setup_logging
 from pipelines.store import RunDirBusy, RunStore
-from pipelines.stages import STAGES
+from pipelines.stages import CATALOG
 
 log = logging.getLogger("graphmert.cli")
 
@@ -155,12 +157,21 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
             typer.echo(f"run directory {store.url}: working copy {store.local}")
         for name in names:
             with _errors(name, store.local):
-                m = run_stage(STAGES[name], cfg, run_dir, quiet=quiet, force=name in force,
+                m = run_stage(_stage(name), cfg, run_dir, quiet=quiet, force=name in force,
                               session=session)
             _report(name, m, store, quiet)
     if quiet and folder_last and names:
         typer.echo(store.display(names[-1]))
     return session
+
+
+def _stage(name: str):
+    """The :class:`~pipelines.stage.Stage` ``name``. Stage modules (torch, spaCy: seconds) are imported
+    here, when a command runs, not when the CLI starts: ``--help`` and ``--version`` stay fast, and a
+    Ctrl-C during the import exits 130 like any other."""
+    from pipelines.stages import STAGES
+
+    return STAGES[name]
 
 
 def _report(name: str, m: dict, store: RunStore, quiet: bool) -> None:
@@ -200,7 +211,7 @@ def _show(name: str, run_dir: Path, n: int = 5) -> None:
 
 
 def _stage_command(name: str) -> None:
-    stage = STAGES[name]
+    stage = CATALOG[name]               # name, command and help without importing the stage module
 
     def command(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
                 run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
@@ -213,12 +224,12 @@ def _stage_command(name: str) -> None:
     app.command(name=stage.cli_name, help=command.__doc__)(command)
 
 
-for _name in STAGES:
+for _name in CATALOG:
     if _name not in ("evaluate", "export"):
         _stage_command(_name)
 
 
-@app.command(help=f"{STAGES['export'].help}\n\nWrites RUN/export/manifest.json.")
+@app.command(help=f"{CATALOG['export'].help}\n\nWrites RUN/export/manifest.json.")
 def export(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
            run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
            formats: list[str] = typer.Option([], "--format", "-f", help="ttl, nt, jsonld, kgx, trig, "
@@ -232,7 +243,7 @@ def export(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = 
                 scheduler)
 
 
-@app.command(help=f"{STAGES['evaluate'].help}\n\nWrites RUN/evaluate/metrics.json and metrics.md.")
+@app.command(help=f"{CATALOG['evaluate'].help}\n\nWrites RUN/evaluate/metrics.json and metrics.md.")
 def evaluate(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
              run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
              gold: list[Path] = typer.Option([], "--gold", "-g", help="Gold file (PubTator or BioC); "
@@ -259,8 +270,8 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     A changed setting reruns the stages that depend on it and everything downstream; an interrupted
     run resumes with the shards it finished.
     """
-    names = list(STAGES)
-    aliases = {s.cli_name: s.name for s in STAGES.values()} | {n: n for n in names}
+    names = list(CATALOG)
+    aliases = {s.cli_name: s.name for s in CATALOG.values()} | {n: n for n in names}
 
     def stage_name(opt_name: str, value: Optional[str]) -> Optional[str]:
         if value is None or value == "all":

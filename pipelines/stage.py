@@ -49,6 +49,7 @@ from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, read_json
 from pipelines import fingerprint
 from pipelines.scheduler import Session
+from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
 __all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "Shard", "run_stage",
@@ -277,8 +278,14 @@ class Stage:
     upstream: tuple[str, ...]               # stages whose outputs it reads
     run: Callable[[StageContext], dict]     # does the work; returns the manifest body (counts…)
     source_files: Callable[[Config], list[Path]] | None = None   # raw inputs (ingest, KG files)
-    help: str = ""
-    command: str = ""                       # CLI command name when it differs from ``name``
+    help: str = ""                          # default: the stage's pipelines.stages.CATALOG entry
+    command: str = ""                       # CLI command name when it differs from ``name`` (same)
+
+    def __post_init__(self) -> None:
+        entry = CATALOG.get(self.name)      # the one copy of the help text, read by the CLI too
+        if entry is not None:
+            self.help = self.help or entry.help
+            self.command = self.command or entry.command
 
     @property
     def cli_name(self) -> str:

@@ -269,3 +269,36 @@ def test_docs_quote_overrides_with_brackets():
               for c in ("ingest", "run", "export", "evaluate", "info")}
     bad = [f"{where}: {m.group(0)}" for where, text in texts.items() for m in unquoted.finditer(text)]
     assert not bad
+
+
+# --------------------------------------------------------------------------------------------------
+# Startup: --help and --version import no stage module (torch, spaCy)
+# --------------------------------------------------------------------------------------------------
+
+
+def test_help_and_version_import_no_stage_module():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom pipelines.cli import main\n"
+            "for argv in (['--version'], ['--help'], ['train', '--help'], ['run', '--help']):\n"
+            "    try:\n        main(argv)\n    except SystemExit as e:\n        assert not e.code, (argv, e.code)\n"
+            "heavy = ('torch', 'spacy', 'dask', 'pipelines.stages.corpus', 'pipelines.stages.train')\n"
+            "print('loaded:', sorted(m for m in heavy if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "loaded: []"
+
+
+def test_the_catalog_describes_every_stage():
+    """The CLI's commands and help come from pipelines.stages.CATALOG; the Stage objects agree."""
+    from pipelines.stages import CATALOG, STAGES
+
+    assert list(CATALOG) == list(STAGES)
+    for name, entry in CATALOG.items():
+        stage = STAGES[name]
+        assert (stage.name, stage.cli_name, stage.help) == (entry.name, entry.cli_name, entry.help)
+        assert entry.help and entry.module in stage.run.__module__
+        text = " ".join(_invoke(entry.cli_name, "--help").stdout.replace("│", " ").split())
+        assert " ".join(entry.help.split()[:6]) in text, (name, text[:300])

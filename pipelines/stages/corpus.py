@@ -159,12 +159,7 @@ def _source_files(cfg: Config) -> list[Path]:
 
 INGEST = Stage("ingest", sections=("corpus.paths", "corpus.format", "corpus.skip_bad_records",
                                    "corpus.shard_size", "corpus.sentences", "corpus.abbreviations"),
-               upstream=(), run=_ingest, source_files=_source_files,
-               help="Read the corpus into Parquet document shards (sentences, abbreviations), one "
-                    "Dask task per corpus.shard_size documents.")
-TOKENIZER = Stage("tokenizer", sections=("tokenizer",), upstream=("ingest",), run=_tokenizer,
-                  help="Train a WordPiece tokenizer on the ingested corpus, or load one.")
+               upstream=(), run=_ingest, source_files=_source_files)
+TOKENIZER = Stage("tokenizer", sections=("tokenizer",), upstream=("ingest",), run=_tokenizer)
 CHUNKS = Stage("chunks", sections=("corpus.chunk_mode", "corpus.chunk_overlap", "graph.num_roots"),
-               upstream=("ingest", "tokenizer"), run=_chunks,
-               help="Cut documents into chunks of graph.num_roots root tokens, one Dask task per "
-                    "document shard.")
+               upstream=("ingest", "tokenizer"), run=_chunks)

@@ -56,6 +56,4 @@ def _sources(cfg: Config) -> list[Path]:
 
 
 EVALUATE = Stage("evaluate", sections=("evaluate", "kg"), upstream=("graphs", "extract"),
-                 run=_evaluate, source_files=_sources,
-                 help="Score extracted triples against gold relations (document-level pairs, typed and "
-                      "untyped, seed-known and novel) next to the co-occurrence and seed-KG baselines.")
+                 run=_evaluate, source_files=_sources)

@@ -116,15 +116,8 @@ def _report(ctx: StageContext) -> dict:
     return {**counts, "training_curves": bool(metrics), "files": [REPORT_FILE]}
 
 
-EXPORT = Stage("export", sections=("export",), upstream=("extract",), run=_export,
-               help="Write the extracted triples as RDF (Turtle, N-Triples, JSON-LD; TriG / N-Quads "
-                    "with a named graph per run) with Biolink + PROV-O provenance, and as KGX "
-                    "node/edge tables (TSV + JSON Lines), per export.formats. N-Triples, N-Quads and KGX "
-                    "are written as one Dask task per triple shard.")
+EXPORT = Stage("export", sections=("export",), upstream=("extract",), run=_export)
 
 REPORT = Stage("report", sections=("export.report_samples", "export.report_top_entities",
                                    "export.predicate_map", "export.default_predicate"),
-               upstream=("extract",), run=_report,
-               help="Write RUN/report/report.html: relation distribution, confidence histogram, "
-                    "triples per document, top entities, training curves (when present) and sample "
-                    "triples with their evidence highlighted. Open it in any browser.")
+               upstream=("extract",), run=_report)

@@ -214,6 +214,4 @@ EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.
                                      "corpus.chunk_mode", "corpus.chunk_overlap",
                                      "corpus.abbreviations"),
                 upstream=("ingest", "tokenizer", "chunks", "graphs", "train"), run=_extract,
-                source_files=_sources,
-                help="Extract triples with the trained model: heads → relations → masked-leaf tail "
-                     "prediction → tail scoring → filters; merged triples with provenance.")
+                source_files=_sources)

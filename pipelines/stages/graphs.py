@@ -207,9 +207,5 @@ def _kg_files(cfg: Config) -> list[Path]:
     return files
 
 
-GRAPHS = Stage("graphs", command="build-graphs", sections=("kg", "graph.num_roots", "graph.num_leaves",
-                                                          "graph.shard_size"),
-               upstream=("tokenizer", "chunks"), run=_graphs, source_files=_kg_files,
-               help="Inject seed-KG tails into chunks as leaves: leafy chain graph shards, the "
-                    "relation map and schema, and an injection report. Linking and scoring run as one "
-                    "Dask task per chunk shard, graph assembly as one per graph.shard_size graphs.")
+GRAPHS = Stage("graphs", sections=("kg", "graph.num_roots", "graph.num_leaves", "graph.shard_size"),
+               upstream=("tokenizer", "chunks"), run=_graphs, source_files=_kg_files)

@@ -200,7 +200,4 @@ def worker_main(spec_path: str) -> int:
 _SECTIONS = ("model", "graph.num_roots", "graph.num_leaves", "graph.layout",
              *(f"train.{f.name}" for f in dataclasses.fields(TrainConfig) if f.name != "resume"))
 
-TRAIN = Stage("train", sections=_SECTIONS, upstream=("tokenizer", "graphs"), run=_train,
-              help="Pre-train GraphMERT on the leafy chain graphs (span MLM on roots + masked node "
-                   "modelling on leaves): model checkpoint, metrics.jsonl, curves.png. Resumes an "
-                   "interrupted run from RUN/train-work (train.resume=false starts over).")
+TRAIN = Stage("train", sections=_SECTIONS, upstream=("tokenizer", "graphs"), run=_train)
