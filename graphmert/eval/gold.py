@@ -95,6 +95,12 @@ class GoldSet:
                 gold.typed.add((doc.id, pair, rel.type))
         return gold
 
+    def subset(self, doc_ids: Iterable[str]) -> "GoldSet":
+        """The gold of the documents in ``doc_ids`` only (e.g. those extraction read)."""
+        keep = set(doc_ids)
+        return GoldSet.from_documents([d for i, d in self.documents.items() if i in keep],
+                                      self.sources, self.skipped_records)
+
     # ------------------------------------------------------------------ queries
     def entity_ids(self, doc_id: str) -> list[str]:
         """The distinct ids the document's mentions carry (sorted; composites not joined)."""

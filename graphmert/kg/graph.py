@@ -51,6 +51,16 @@ class Edge:
         return (self.subject, self.predicate, self.object)
 
 
+@dataclass(frozen=True)
+class AnnotatedDocument:
+    """The relations one document of a relation corpus states, and the relation types its corpus
+    annotates exhaustively: a pair of its entities without a relation of one of ``types`` is a
+    known negative (``kg.injection = cooccurrence``, :mod:`graphmert.kg.distant`)."""
+
+    types: frozenset[str]
+    triples: frozenset[tuple[str, str, str]]      # (subject, relation, object), both directions
+
+
 class SeedKG:
     """Nodes + distinct triples + sorted relation vocabulary, with a subject index.
 
@@ -59,10 +69,13 @@ class SeedKG:
         edges: the triples; a repeated (s, p, o) keeps its first row (counted in ``stats``).
         sources: the files the KG was read from (for error messages and manifests).
         skipped: counts of bad records skipped by the reader, by reason.
+        annotated: document id → :class:`AnnotatedDocument`, for the documents of relation corpora
+            (``kg.relation_files``).
     """
 
     def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge], sources: Iterable[str] = (),
-                 skipped: dict[str, int] | None = None) -> None:
+                 skipped: dict[str, int] | None = None,
+                 annotated: dict[str, AnnotatedDocument] | None = None) -> None:
         self.nodes: dict[str, Node] = {}
         for n in nodes:
             old = self.nodes.get(n.id)
@@ -83,6 +96,7 @@ class SeedKG:
             self.edges.append(e)
         self.sources = list(sources)
         self.skipped = dict(skipped or {})
+        self.annotated: dict[str, AnnotatedDocument] = dict(annotated or {})
         self.relations: list[str] = sorted({e.predicate for e in self.edges})
         self.relation_map: dict[str, int] = {r: i for i, r in enumerate(self.relations)}
         self._by_subject: dict[str, list[int]] = {}
@@ -127,6 +141,7 @@ class SeedKG:
             "nodes_per_category": dict(sorted(Counter(n.category for n in self.nodes.values()).items())),
             "skipped": dict(self.skipped),
             "sources": list(self.sources),
+            "annotated_documents": len(self.annotated),
         }
 
     def check_not_empty(self) -> "SeedKG":

@@ -15,7 +15,7 @@ Every reader is a function ``(KGConfig) -> SeedKG``; :func:`load_kg` resolves ``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Collection
 
 from graphmert.config import ConfigError, KGConfig
 from graphmert.kg.corpus_relations import merge_kgs, read_relation_files
@@ -78,13 +78,15 @@ def resolve_format(cfg: KGConfig) -> str:
     return kinds.pop()
 
 
-def load_kg(cfg: KGConfig) -> SeedKG:
+def load_kg(cfg: KGConfig, held_out: Collection[str] = ()) -> SeedKG:
     """Read the seed KG described by ``cfg`` (reader from ``kg.format``), plus the document-level
-    relations of ``kg.relation_files`` (:mod:`graphmert.kg.corpus_relations`). With only
+    relations of ``kg.relation_files`` (:mod:`graphmert.kg.corpus_relations`) except those of the
+    ``held_out`` documents (ids of the documents extraction and evaluation use). With only
     ``kg.relation_files`` set, the KG is those relations alone."""
     extra = None
     if cfg.relation_files:
-        extra = read_relation_files(cfg.relation_files, cfg.relation_files_format, cfg.skip_bad_records)
+        extra = read_relation_files(cfg.relation_files, cfg.relation_files_format, cfg.skip_bad_records,
+                                    held_out)
         if not (cfg.path or cfg.nodes or cfg.edges):
             return extra.check_not_empty()
     reader = KG_READERS.get(resolve_format(cfg))

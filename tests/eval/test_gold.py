@@ -122,3 +122,17 @@ def test_biored_dev_gold_counts_and_formats_agree():
     assert g.type_counts()["Association"] == 560 and g.majority_type() == "Association"
     x = load_gold(DATA / "biored" / "Dev.BioC.XML.gz")
     assert x.untyped == g.untyped and x.typed == g.typed and x.categories == g.categories
+
+
+def test_subset_keeps_the_gold_of_the_given_documents(tmp_path):
+    """GoldSet.subset (issue #15): evaluation scores only the documents extraction read."""
+    g = load_gold([write(tmp_path, "a.PubTator", DOC1 + "\n" + DOC2)])
+    s = g.subset(["200", "999"])                                # an id without gold is ignored
+    assert list(s.documents) == ["200"]
+    assert s.untyped == {p for p in g.untyped if p[0] == "200"}
+    assert s.typed == {p for p in g.typed if p[0] == "200"}
+    assert s.counts() == {"documents": 1, "gold_relations": 1, "gold_pairs": 1, "gold_typed_pairs": 1,
+                          "gold_self_pairs": 0, "unknown_relation_ids": 0, "gold_skipped_records": 0}
+    assert s.category("200", "MESH:D066126") == "biolink:Disease" and s.sources == g.sources
+    assert g.subset(g.documents).counts() == g.counts()
+    assert g.subset([]).counts()["gold_pairs"] == 0

@@ -1,0 +1,117 @@
+"""Documents whose relations never become seed triples (pipelines/holdout.py, issue #15): the
+extraction documents and the gold documents in the ``extract.document_fraction`` slice; and, on the
+shared data, that ``configs/biored.yaml`` trains on no BioRED dev document or relation."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from graphmert.config import build, load_config
+from graphmert.kg.corpus_relations import read_relation_files
+from graphmert.kg.loaders import load_kg
+from graphmert.train.data import document_fraction
+from pipelines.holdout import document_ids, held_out_documents, in_slice
+from relation_corpora import pmids, write_pubtator
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+F = 0.5
+
+
+def doc(pmid: str):
+    return (pmid, f"Title {pmid}", "Metformin treats type 2 diabetes.",
+            [("Metformin", "Chemical", "D008687"), ("type 2 diabetes", "Disease", "D003924")],
+            [("Association", "D008687", "D003924")])
+
+
+def write(tmp_path: Path, name: str, ids) -> str:
+    return str(write_pubtator(tmp_path / name, [doc(i) for i in ids]))
+
+
+def test_in_slice_is_a_deterministic_fraction():
+    ids = [f"doc{i}" for i in range(4000)]
+    for f in (0.1, 0.5, 0.8):
+        picked = [i for i in ids if in_slice(i, f)]
+        assert abs(len(picked) / len(ids) - f) < 0.03
+        assert picked == [i for i in ids if in_slice(i, f)]                      # deterministic
+        assert all(document_fraction(i) < f for i in picked)
+    small, large = ({i for i in ids if in_slice(i, f)} for f in (0.2, 0.6))
+    assert small < large                                                         # nested slices
+    assert all(in_slice(i, 1.0) for i in ids)
+
+
+def test_extraction_and_gold_documents_in_the_slice(tmp_path):
+    ex_in, ex_out = pmids(3, True, F), pmids(3, False, F)
+    gold_in, gold_out = pmids(2, True, F, start=200000), pmids(2, False, F, start=200000)
+    extract = write(tmp_path, "extract.PubTator", ex_in + ex_out)
+    # the gold file shares one sliced extraction document and has documents of its own
+    gold = write(tmp_path, "gold.PubTator", [ex_in[0]] + gold_in + gold_out)
+    cfg = build({"extract": {"paths": [extract], "document_fraction": F}, "evaluate": {"gold": [gold]}})
+    corpus = pmids(2, True, F, start=300000)
+    assert held_out_documents(cfg, corpus) == set(ex_in) | set(gold_in)        # corpus ids ignored
+    everything = build({"extract": {"paths": [extract]}, "evaluate": {"gold": [gold]}})
+    assert held_out_documents(everything) == set(ex_in + ex_out + gold_in + gold_out)
+    no_gold = build({"extract": {"paths": [extract], "document_fraction": F}})
+    assert held_out_documents(no_gold, corpus) == set(ex_in)
+
+
+def test_corpus_documents_count_when_extraction_reads_the_corpus(tmp_path):
+    gold_in, gold_out = pmids(1, True, F, start=200000), pmids(1, False, F, start=200000)
+    gold = write(tmp_path, "gold.PubTator", gold_in + gold_out)
+    corpus_in, corpus_out = pmids(3, True, F, start=300000), pmids(3, False, F, start=300000)
+    cfg = build({"extract": {"document_fraction": F}, "evaluate": {"gold": [gold]}})
+    assert held_out_documents(cfg, corpus_in + corpus_out) == set(corpus_in) | set(gold_in)
+    assert held_out_documents(build({}), corpus_in + corpus_out) == set(corpus_in + corpus_out)
+    assert held_out_documents(build({})) == frozenset()
+
+
+def test_document_ids_reread_a_changed_file(tmp_path):
+    path = write(tmp_path, "docs.PubTator", ["1", "2"])
+    assert document_ids([path]) == {"1", "2"}
+    write(tmp_path, "docs.PubTator", ["1", "2", "333"])                         # new size: read again
+    assert document_ids([path]) == {"1", "2", "333"}
+    assert document_ids([]) == frozenset()
+
+
+# ------------------------------------------------------------------ configs/biored.yaml on the shared data
+@pytest.mark.shared
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")
+def test_biored_config_trains_on_no_dev_document_or_relation(monkeypatch):
+    monkeypatch.chdir(ROOT)                  # the config's paths are relative to the repository
+    cfg = load_config(ROOT / "configs" / "biored.yaml")
+    dev = document_ids(cfg.extract.paths, cfg.extract.format)
+    assert len(dev) == 100 and cfg.extract.document_fraction == 1.0
+    assert document_ids(cfg.evaluate.gold) == dev
+
+    # the training corpus: no document is a BioRED dev abstract, by id or by PMID
+    corpus_ids, corpus_pmids = set(), set()
+    for path in cfg.corpus.paths:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                r = json.loads(line)
+                corpus_ids.add(str(r["doc_id"]))
+                if r.get("pmid"):
+                    corpus_pmids.add(str(r["pmid"]))
+    assert len(corpus_ids) == 3165
+    assert not (corpus_ids | corpus_pmids) & dev
+
+    held_out = held_out_documents(cfg, corpus_ids)
+    assert held_out == dev                   # extract.paths given: the corpus's own ids do not count
+
+    # the seed KG of the run: no triple taken from a dev document ...
+    kg = load_kg(cfg.kg, held_out)
+    from_dev = [e for e in kg.edges if e.provenance.get("publications") in dev]
+    assert from_dev == []
+    assert not set(kg.annotated) & dev
+    # ... 16 BC5CDR abstracts are BioRED dev documents (10 in train, 6 in dev; bc5cdr/README.md)
+    assert kg.skipped["relation_documents_held_out"] == 16
+
+    # ... while without the holdout their BC5CDR relations would be seed triples
+    leaky = read_relation_files(cfg.kg.relation_files)
+    leaked = {e.provenance["publications"] for e in leaky.edges} & dev
+    assert leaked and all(leaky.annotated[d].types == {"CID"} for d in leaked)
+    assert len(set(leaky.annotated) & dev) == 16
