@@ -14,6 +14,10 @@ Per position (shape [B, L]):
 ``attention_mask`` bool    True at real positions (roots up to ``[SEP]`` and filled leaves)
 ``root_index``     long    i for root i and for every leaf of root i (0 at padding)
 ``leaf_slot``      long    −1 for roots, k ∈ [0, K) for leaves (−1 at padding)
+``entity_type``    long    entity-type id of a root inside an entity mention
+                           (:data:`graphmert.kg.schema.ENTITY_TYPES`), 0 elsewhere
+``entity_salience`` long   salience bucket of that entity's document mention count
+                           (:func:`graphmert.graph.layout.salience_bucket`), 0 elsewhere
 =================  ======  ==================================================================
 
 Per root (shape [B, R]): ``relation_ids`` (long, −1 where nothing was injected) and ``head_length``
@@ -48,6 +52,8 @@ class GraphBatch:
     hgat_edge_index: Tensor  # [2, E] long, into flattened B·L
     hgat_edge_type: Tensor   # [E] long
     layout: str = "dense"
+    entity_type: Tensor | None = None   # [B, L] long; None: no entity types (all 0)
+    entity_salience: Tensor | None = None   # [B, L] long; None: no salience (all 0)
 
     @property
     def shape(self) -> tuple[int, int]:

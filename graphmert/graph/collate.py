@@ -7,6 +7,7 @@ Each graph is laid out with :func:`~graphmert.graph.layout.layout_arrays` (``den
     relation_ids, head_length                          [B, R]
     hgat_edge_index                                    [2, E]  into the flattened B·L positions
     hgat_edge_type                                     [E]
+    entity_type, entity_salience                       [B, L]  (0 outside entity mentions)
 
 H-GAT edges of graph b: source = b·L + (head root position), target = b·L + (leaf position); head
 roots are positions i..i+m−1 in both layouts.
@@ -47,6 +48,8 @@ def collate_graphs(graphs: Sequence[LeafyChainGraph], layout: str = "dense") -> 
     mask = np.zeros((B, L), dtype=bool)
     root_index = np.zeros((B, L), dtype=np.int64)
     leaf_slot = np.full((B, L), -1, dtype=np.int64)
+    entity_type = np.zeros((B, L), dtype=np.int64)
+    salience = np.zeros((B, L), dtype=np.int64)
     src, dst, typ = [], [], []
     for b, (g, a) in enumerate(zip(graphs, arrays)):
         n = len(a.input_ids)
@@ -54,6 +57,9 @@ def collate_graphs(graphs: Sequence[LeafyChainGraph], layout: str = "dense") -> 
         mask[b, :n] = a.attention_mask
         root_index[b, :n] = a.root_index
         leaf_slot[b, :n] = a.leaf_slot
+        if g.entities is not None:                       # roots sit at index i in both layouts
+            entity_type[b, :g.num_roots] = g.entities.root_types(g.R)[:g.num_roots]
+            salience[b, :g.num_roots] = g.entities.root_salience(g.R)[:g.num_roots]
         s_root, t_root, t_slot, rel = g.hgat_edges()
         src.append(b * L + s_root)
         dst.append(b * L + a.leaf_position[t_root, t_slot])
@@ -71,6 +77,8 @@ def collate_graphs(graphs: Sequence[LeafyChainGraph], layout: str = "dense") -> 
         hgat_edge_index=torch.from_numpy(edge_index),
         hgat_edge_type=torch.from_numpy(np.concatenate(typ).astype(np.int64)),
         layout=layout,
+        entity_type=torch.from_numpy(entity_type),
+        entity_salience=torch.from_numpy(salience),
     )
 
 

@@ -15,7 +15,16 @@ One row per graph, stored compactly (only real roots, only filled leaves):
 ``head_length``    list<int32> [n]
 ``injections``     list<struct>                 root, head_length, subject, predicate, object, score
 ``documents``      list<string>                 every document the roots hold text of
+``entity_ids``     list<string> [E]             the chunk's entities (:class:`EntityTable`; empty
+``entity_types``   list<int32> [E]              lists when the graph has no entity table, as
+``entity_mentions`` list<list<int32>> [M][3]    under the paper's injection)
+``group_head``     list<int32> [n]              head entity of the group at each root, −1
+``group_tail``     list<int32> [n]              injected tail entity of the group, −1
+``group_candidates`` list<list<int32>> [C][3]   (root, entity, is_tail)
+``entity_counts``  list<int32> [E] or []        document-level mention count of each entity
 =================  ===========================  =================================================
+
+A graph has an entity table exactly when ``group_head`` is non-empty.
 
 Shards written before ``documents`` existed still read, with ``[doc_id]``, except for ``concatenate``
 chunks (``concat#…``), whose other documents are unknown: reading those fails and asks for a rebuild.
@@ -31,7 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphmert.graph.layout import Injection, LeafyChainGraph
+from graphmert.graph.layout import EntityTable, Injection, LeafyChainGraph
 from graphmert.io import atomic_path, write_shards
 
 __all__ = ["SCHEMA", "write_graphs", "read_graphs", "write_graph_shards", "graphs_equal"]
@@ -51,8 +60,17 @@ SCHEMA = pa.schema([
     ("head_length", pa.list_(pa.int32())),
     ("injections", pa.list_(_INJ)),
     ("documents", pa.list_(pa.string())),
+    ("entity_ids", pa.list_(pa.string())),
+    ("entity_types", pa.list_(pa.int32())),
+    ("entity_mentions", pa.list_(pa.list_(pa.int32(), 3))),
+    ("group_head", pa.list_(pa.int32())),
+    ("group_tail", pa.list_(pa.int32())),
+    ("group_candidates", pa.list_(pa.list_(pa.int32(), 3))),
+    ("entity_counts", pa.list_(pa.int32())),
 ])
-_OPTIONAL = {"documents"}
+_ENTITY_COLUMNS = ("entity_ids", "entity_types", "entity_mentions", "group_head", "group_tail",
+                   "group_candidates", "entity_counts")
+_OPTIONAL = {"documents", *_ENTITY_COLUMNS}
 
 
 def _row(g: LeafyChainGraph) -> dict:
@@ -65,7 +83,33 @@ def _row(g: LeafyChainGraph) -> dict:
         "relation_ids": g.relation_ids[:n].tolist(), "head_length": g.head_length[:n].tolist(),
         "injections": [asdict(i) for i in g.injections],
         "documents": list(g.documents or [g.doc_id]),
+        **_entity_row(g),
     }
+
+
+def _entity_row(g: LeafyChainGraph) -> dict:
+    e, n = g.entities, g.num_roots
+    if e is None:
+        return {k: [] for k in _ENTITY_COLUMNS}
+    return {"entity_ids": list(e.ids), "entity_types": e.types.tolist(),
+            "entity_mentions": e.mentions.tolist(), "group_head": e.head[:n].tolist(),
+            "group_tail": e.tail[:n].tolist(), "group_candidates": e.candidates.tolist(),
+            "entity_counts": e.counts.tolist()}
+
+
+def _entities(row: dict, R: int) -> EntityTable | None:
+    if not row.get("group_head"):
+        return None
+    e = EntityTable.empty(R)
+    n = len(row["group_head"])
+    e.ids = list(row["entity_ids"])
+    e.types = np.asarray(row["entity_types"], dtype=np.int64)
+    e.mentions = np.asarray(row["entity_mentions"], dtype=np.int64).reshape(-1, 3)
+    e.head[:n] = row["group_head"]
+    e.tail[:n] = row["group_tail"]
+    e.candidates = np.asarray(row["group_candidates"], dtype=np.int64).reshape(-1, 3)
+    e.counts = np.asarray(row.get("entity_counts") or [], dtype=np.int64)
+    return e
 
 
 def _graph(row: dict) -> LeafyChainGraph:
@@ -79,6 +123,7 @@ def _graph(row: dict) -> LeafyChainGraph:
     g.relation_ids[:n] = row["relation_ids"]
     g.head_length[:n] = row["head_length"]
     g.injections = [Injection(**i) for i in row["injections"]]
+    g.entities = _entities(row, R)
     return g
 
 
@@ -120,4 +165,5 @@ def graphs_equal(a: LeafyChainGraph, b: LeafyChainGraph) -> bool:
             and (a.documents or [a.doc_id]) == (b.documents or [b.doc_id]) and a.num_roots == b.num_roots
             and a.pad_id == b.pad_id and a.injections == b.injections
             and all(np.array_equal(getattr(a, k), getattr(b, k)) for k in
-                    ("root_ids", "word_ids", "leaf_ids", "leaf_length", "relation_ids", "head_length")))
+                    ("root_ids", "word_ids", "leaf_ids", "leaf_length", "relation_ids", "head_length"))
+            and _entity_row(a) == _entity_row(b))

@@ -12,6 +12,13 @@ the head tokens are roots i..i+m−1. Per root::
     relation_ids  [R]     relation id, −1 where nothing was injected
     head_length   [R]     head mention length in roots, 0 where nothing was injected
 
+A *query group* is a root with a relation. Under the paper's injection every group has a tail; the
+``cooccurrence`` injection (:mod:`graphmert.kg.distant`) also makes groups with an empty tail —
+"this head has no tail for this relation in the chunk" — which are only ever shown masked
+(:mod:`graphmert.train.masking`, ``model.leaf_query = "fixed"``). Such graphs carry an
+:class:`EntityTable`: the chunk's entity mentions and, per group, its candidate tails, the targets of
+the candidate objective.
+
 Graph (undirected): root chain i—i+1, each filled leaf to its root, leaves k—k+1 of one root.
 
 Layouts (positions of one graph; :mod:`graphmert.graph.collate` pads them into a batch):
@@ -36,8 +43,8 @@ from torch import Tensor
 from graphmert.config import ConfigError
 from graphmert.graph.batch import graph_distance
 
-__all__ = ["Injection", "LeafyChainGraph", "LayoutArrays", "layout_arrays", "distance_matrix",
-           "LAYOUTS"]
+__all__ = ["Injection", "EntityTable", "LeafyChainGraph", "LayoutArrays", "layout_arrays",
+           "distance_matrix", "LAYOUTS", "SALIENCE_BUCKETS", "salience_bucket"]
 
 LAYOUTS = ("dense", "packed")
 
@@ -52,6 +59,67 @@ class Injection:
     predicate: str
     object: str
     score: float
+
+
+SALIENCE_BUCKETS = 7          # 0 = not a mention; 1: 1 mention, 2: 2, 3: 3–4, 4: 5–8, 5: 9–16, 6: more
+
+
+def salience_bucket(counts: np.ndarray) -> np.ndarray:
+    """Bucket of a document mention count: ⌈log₂ n⌉ + 1 capped at 6, 0 for n = 0."""
+    n = np.asarray(counts, dtype=np.float64)
+    out = np.where(n > 0, np.ceil(np.log2(np.maximum(n, 1))) + 1, 0)
+    return np.minimum(out, SALIENCE_BUCKETS - 1).astype(np.int64)
+
+
+@dataclass
+class EntityTable:
+    """The entities a chunk mentions and the candidate tails of its query groups.
+
+    ``mentions`` lists every (first root, end root, entity) of the chunk (a mention with two ids gives
+    two rows); ``head[i]`` / ``tail[i]`` are the entity of the head and of the injected tail of the
+    group at root i (−1: none, or no group); ``candidates`` rows (root, entity, is_tail) are the
+    entities the group at ``root`` chooses among (every entity of the chunk whose category the
+    relation admits after the head's, the head itself excluded) and whether each is a gold tail.
+    ``counts`` are how often the whole *document* mentions each entity (its salience, which a chunk
+    of a longer document cannot see; empty when unknown).
+    """
+
+    ids: list[str]                  # [E] entity ids
+    types: np.ndarray               # [E] int64 entity-type id (graphmert.kg.schema.entity_type_id)
+    mentions: np.ndarray            # [M, 3] int64 (first root, end root exclusive, entity index)
+    head: np.ndarray                # [R] int64
+    tail: np.ndarray                # [R] int64
+    candidates: np.ndarray          # [C, 3] int64 (root, entity index, is_tail)
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))   # [E] or [0]
+
+    @classmethod
+    def empty(cls, R: int) -> "EntityTable":
+        z3 = np.zeros((0, 3), dtype=np.int64)
+        return cls([], np.zeros(0, dtype=np.int64), z3, np.full(R, -1, dtype=np.int64),
+                   np.full(R, -1, dtype=np.int64), z3.copy())
+
+    def document_counts(self) -> np.ndarray:
+        """[E] document-level mention counts; the chunk's own counts when the document's are unknown."""
+        if len(self.counts) == len(self.ids):
+            return self.counts
+        return np.bincount(self.mentions[:, 2], minlength=len(self.ids)).astype(np.int64)
+
+    def root_salience(self, R: int) -> np.ndarray:
+        """[R] salience bucket of each root (:func:`salience_bucket` of its entity's document count;
+        0 outside mentions)."""
+        out = np.zeros(R, dtype=np.int64)
+        buckets = salience_bucket(self.document_counts())
+        for a, b, e in self.mentions:
+            out[a:b] = buckets[e]
+        return out
+
+    def root_types(self, R: int) -> np.ndarray:
+        """[R] entity-type id of each root (0 outside mentions; a root in several mentions takes the
+        type of the last one listed)."""
+        out = np.zeros(R, dtype=np.int64)
+        for a, b, e in self.mentions:
+            out[a:b] = self.types[e]
+        return out
 
 
 @dataclass
@@ -70,6 +138,12 @@ class LeafyChainGraph:
     # every document whose text the roots hold (a ``concatenate``-mode chunk spans several; doc_id is
     # only the first): the train/held-out split keeps each of them on one side
     documents: list[str] = field(default_factory=list)
+    entities: EntityTable | None = None     # mentions and candidate tails (cooccurrence injection)
+
+    @property
+    def groups(self) -> np.ndarray:
+        """[G] roots that carry a query group (a relation), with or without a tail."""
+        return np.flatnonzero(self.relation_ids >= 0)
 
     @property
     def R(self) -> int:
@@ -99,15 +173,16 @@ class LeafyChainGraph:
                    np.zeros(R, dtype=np.int64), pad_id, documents=list(documents or [doc_id]))
 
     def inject(self, root: int, tail_ids: list[int] | np.ndarray, relation_id: int, head_length: int,
-               provenance: Injection | None = None) -> None:
-        """Hang ``tail_ids`` on root ``root`` (one injection per root)."""
+               provenance: Injection | None = None, *, allow_empty: bool = False) -> None:
+        """Hang ``tail_ids`` on root ``root`` (one injection per root). ``allow_empty`` admits an
+        empty tail: a query group whose answer is "no tail" (module docstring)."""
         t = len(tail_ids)
-        if not 1 <= t <= self.K:
+        if not (0 if allow_empty else 1) <= t <= self.K:
             raise ValueError(f"chunk {self.chunk_id}: tail of {t} tokens does not fit K = {self.K} leaves")
         if not (0 < root and root + head_length <= self.num_roots - 1 and head_length >= 1):
             raise ValueError(f"chunk {self.chunk_id}: head roots [{root}, {root + head_length}) are not "
                              f"inside the chunk's tokens [1, {self.num_roots - 1})")
-        if self.leaf_length[root]:
+        if self.relation_ids[root] >= 0:
             raise ValueError(f"chunk {self.chunk_id}: root {root} already has an injection")
         self.leaf_ids[root, :t] = tail_ids
         self.leaf_length[root] = t
@@ -147,11 +222,13 @@ class LeafyChainGraph:
             raise ValueError(f"{where}: num_roots {n} not in [2, {R}]")
         if (self.root_ids[n:] != self.pad_id).any():
             raise ValueError(f"{where}: roots past num_roots must be padding")
-        has = self.leaf_length > 0
+        has = self.relation_ids >= 0                       # query groups, with or without a tail
         if ((self.leaf_length < 0) | (self.leaf_length > K)).any():
             raise ValueError(f"{where}: leaf_length outside [0, {K}]")
-        if (has != (self.relation_ids >= 0)).any() or (has != (self.head_length > 0)).any():
+        if ((self.leaf_length > 0) & ~has).any() or (has != (self.head_length > 0)).any():
             raise ValueError(f"{where}: relation_ids/head_length disagree with leaf_length")
+        if self.entities is None and (has & (self.leaf_length == 0)).any():
+            raise ValueError(f"{where}: a group without a tail needs an entity table")
         if has[n:].any() or has[0] or (n and has[n - 1]):
             raise ValueError(f"{where}: injections only on real, non-special roots")
         filled = np.arange(K)[None, :] < self.leaf_length[:, None]

@@ -16,7 +16,8 @@ from pathlib import Path
 from graphmert.io import atomic_write_json, read_json
 from graphmert.kg.graph import KGError, SeedKG
 
-__all__ = ["RelationSchema", "MENTION_TYPE_CATEGORIES", "mention_category"]
+__all__ = ["RelationSchema", "MENTION_TYPE_CATEGORIES", "mention_category", "ENTITY_TYPES",
+           "entity_type_id"]
 
 MENTION_TYPE_CATEGORIES: dict[str, str] = {
     "gene": "biolink:Gene", "geneorgeneproduct": "biolink:Gene", "protein": "biolink:Gene",
@@ -29,6 +30,23 @@ MENTION_TYPE_CATEGORIES: dict[str, str] = {
     "proteinmutation": "biolink:SequenceVariant", "snp": "biolink:SequenceVariant",
     "cellline": "biolink:CellLine",
 }
+
+
+# Rows of the model's entity-type embedding (model.entity_type_embedding): 0 = not an entity mention,
+# one row per category corpus mentions map to, and a last row for any other category. A fixed table,
+# so a checkpoint needs no category map of its own.
+ENTITY_TYPES: tuple[str, ...] = ("", *sorted(set(MENTION_TYPE_CATEGORIES.values())), "other")
+
+
+def entity_type_id(category: str) -> int:
+    """Row of ``category`` in :data:`ENTITY_TYPES` ("other" for categories not listed there, 0 for
+    no category)."""
+    if not category:
+        return 0
+    try:
+        return ENTITY_TYPES.index(category)
+    except ValueError:
+        return len(ENTITY_TYPES) - 1
 
 
 def mention_category(mention_type: str) -> str:

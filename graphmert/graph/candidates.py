@@ -1,0 +1,119 @@
+"""The candidate-tail contract between graphs (with entity tables) and the model's candidate head.
+
+A batch's query groups (masked K-leaf groups, ``model.leaf_query = "fixed"``) and, for each, the
+entities of its chunk it chooses among (:class:`~graphmert.graph.layout.EntityTable` candidates)::
+
+    query_index     [G]      flat position (into B·L) of each group's first leaf
+    entity_token    [T]      flat positions of the root tokens of every entity mention of the batch
+    entity_of_token [T]      the entity of each such token, numbered across the batch: e ∈ [0, E)
+    cand_group      [C]      the group a candidate row belongs to
+    cand_entity     [C]      its entity
+    cand_features   [C, 4]   φ = (log(1 + mentions of the entity in the chunk),
+                                  log(1 + roots from the head to the entity's nearest mention),
+                                  log(1 + mentions of the entity in the document),
+                                  log(1 + mentions of the head's entity in the document))
+    cand_positive   [C]      a gold tail of the group (training / evaluation; False at extraction)
+
+Groups appear in batch order, then root order. Roots sit at index i in both layouts, so mention
+tokens need no layout arrays; leaf positions do (:func:`~graphmert.graph.layout.layout_arrays`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from graphmert.graph.layout import LeafyChainGraph
+
+__all__ = ["CandidateQuery", "NUM_CANDIDATE_FEATURES", "candidate_query", "candidate_feature_values"]
+
+NUM_CANDIDATE_FEATURES = 4
+
+
+@dataclass
+class CandidateQuery:
+    """The query groups of a batch and the candidates each chooses among (module docstring)."""
+
+    query_index: Tensor          # [G] long
+    entity_token: Tensor         # [T] long
+    entity_of_token: Tensor      # [T] long
+    num_entities: int            # E
+    cand_group: Tensor           # [C] long ∈ [0, G)
+    cand_entity: Tensor          # [C] long ∈ [0, E)
+    cand_features: Tensor        # [C, 4] float
+    cand_positive: Tensor        # [C] bool
+
+    @property
+    def num_groups(self) -> int:
+        return int(self.query_index.numel())
+
+    def _map(self, fn) -> "CandidateQuery":
+        return dataclasses.replace(self, **{f.name: fn(getattr(self, f.name)) for f in dataclasses.fields(self)
+                                            if isinstance(getattr(self, f.name), Tensor)})
+
+    def to(self, device: torch.device | str) -> "CandidateQuery":
+        return self._map(lambda t: t.to(device))
+
+    def pin_memory(self) -> "CandidateQuery":
+        return self._map(lambda t: t.pin_memory())
+
+
+def candidate_feature_values(mention_starts: np.ndarray, head_root: int, doc_count: int,
+                             head_doc_count: int) -> tuple[float, float, float, float]:
+    """φ of one candidate (module docstring), each as log(1 + x)."""
+    distance = int(np.abs(mention_starts - head_root).min()) if mention_starts.size else 0
+    return (float(np.log1p(mention_starts.size)), float(np.log1p(distance)), float(np.log1p(doc_count)),
+            float(np.log1p(head_doc_count)))
+
+
+def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[np.ndarray],
+                    queries: Sequence[np.ndarray], L: int) -> CandidateQuery:
+    """The :class:`CandidateQuery` of a collated batch.
+
+    Args:
+        graphs: the batch's graphs (each with an entity table, or None: no groups from it).
+        leaf_position: per graph, [R, K] leaf positions in its layout.
+        queries: per graph, the roots whose groups are asked (masked K-leaf groups); a root with no
+            candidate row asks nothing and is skipped.
+        L: the batch's padded length.
+    """
+    q_index, tok, tok_ent, c_group, c_ent, c_feat, c_pos = [], [], [], [], [], [], []
+    offset = 0
+    for b, (g, pos, roots) in enumerate(zip(graphs, leaf_position, queries)):
+        e = g.entities
+        if e is None or not len(e.ids):
+            continue
+        for a, end, ent in e.mentions:
+            tok.append(b * L + np.arange(a, end))
+            tok_ent.append(np.full(end - a, offset + ent))
+        starts = [e.mentions[e.mentions[:, 2] == k, 0] for k in range(len(e.ids))]
+        counts = e.document_counts()
+        for root in roots:
+            rows = e.candidates[e.candidates[:, 0] == root]
+            if not len(rows):
+                continue
+            if pos[root, 0] < 0:
+                raise ValueError(f"graph {g.chunk_id}: root {root} is asked but has no leaf group")
+            group = len(q_index)
+            q_index.append(b * L + int(pos[root, 0]))
+            head = int(e.head[root])
+            head_count = int(counts[head]) if head >= 0 else 0
+            for _, ent, is_tail in rows:
+                c_group.append(group)
+                c_ent.append(offset + ent)
+                c_feat.append(candidate_feature_values(starts[ent], int(root), int(counts[ent]), head_count))
+                c_pos.append(bool(is_tail))
+        offset += len(e.ids)
+    cat = lambda xs: torch.as_tensor(np.concatenate(xs) if xs else np.zeros(0), dtype=torch.long)  # noqa: E731
+    return CandidateQuery(
+        query_index=torch.as_tensor(q_index, dtype=torch.long), entity_token=cat(tok),
+        entity_of_token=cat(tok_ent), num_entities=offset,
+        cand_group=torch.as_tensor(c_group, dtype=torch.long),
+        cand_entity=torch.as_tensor(c_ent, dtype=torch.long),
+        cand_features=torch.as_tensor(c_feat, dtype=torch.float32).reshape(-1, NUM_CANDIDATE_FEATURES),
+        cand_positive=torch.as_tensor(c_pos, dtype=torch.bool))

@@ -1,0 +1,104 @@
+"""The candidate-query contract: candidate_query on hand-built graphs with entity tables equals the
+values worked out by hand (query leaf positions in both layouts, entity tokens numbered across the
+batch, features, positives), graphs without tables or queries without candidates ask nothing, and
+the masking collator's batch.candidates points at the masked groups' first leaves."""
+
+from __future__ import annotations
+
+import dataclasses
+from math import log1p
+
+import numpy as np
+import pytest
+import torch
+
+from graphmert.graph.candidates import NUM_CANDIDATE_FEATURES, candidate_feature_values, candidate_query
+from graphmert.graph.collate import collate_graphs
+from graphmert.graph.layout import layout_arrays
+from entity_graphs import as_queries, graph_a, graph_b, graph_c
+
+QUERIES = [[1, 6], [1], [2, 4]]               # per graph; b has no table, c's root 4 has no candidates
+# hand-worked positions of each asked group's first leaf (module docstring of graph.layout):
+#   dense  L = R + R·K = 48, leaf (i, 0) at R + K·i;  a: 15, 30;  c: 2·48 + 18
+#   packed a: roots 0–9, then root 1's leaves 10–12, root 6's 13–15;  c: roots 0–8, root 2's from 9;
+#          L = max(10 + 6, 5 + 3, 9 + 6) = 16
+EXPECTED_QUERY_INDEX = {"dense": [15, 30, 2 * 48 + 18], "packed": [10, 13, 2 * 16 + 9]}
+EXPECTED_L = {"dense": 48, "packed": 16}
+
+
+def phi(mentions, distance, doc, head_doc):
+    return [log1p(mentions), log1p(distance), log1p(doc), log1p(head_doc)]
+
+
+def build(layout: str):
+    graphs = [graph_a(), graph_b(), graph_c()]
+    shown = [as_queries(g, q) for g, q in zip(graphs, QUERIES)]
+    L = collate_graphs(shown, layout).input_ids.shape[1]
+    positions = [layout_arrays(g, layout).leaf_position for g in shown]
+    return graphs, shown, L, candidate_query(graphs, positions, [np.asarray(q) for q in QUERIES], L)
+
+
+@pytest.mark.parametrize("layout", ["dense", "packed"])
+def test_candidate_query_matches_hand_worked_values(layout):
+    graphs, shown, L, cq = build(layout)
+    assert L == EXPECTED_L[layout]
+    assert cq.query_index.tolist() == EXPECTED_QUERY_INDEX[layout]
+    assert cq.num_groups == 3
+    # entities: a's 0..3, then c's as 4, 5 (b has no table and takes no numbers)
+    assert cq.num_entities == 6
+    tokens = sorted(zip(cq.entity_token.tolist(), cq.entity_of_token.tolist()))
+    want = sorted([(1, 0), (2, 0), (4, 1), (4, 3), (6, 0), (8, 2),
+                   (2 * L + 2, 4), (2 * L + 5, 5), (2 * L + 6, 5), (2 * L + 1, 5)])
+    assert tokens == want
+    assert cq.cand_group.tolist() == [0, 0, 0, 1, 1, 2]
+    assert cq.cand_entity.tolist() == [1, 2, 3, 1, 2, 5]
+    assert cq.cand_positive.tolist() == [True, False, False, False, False, True]
+    want_phi = [phi(1, 3, 1, 5), phi(1, 7, 2, 5), phi(1, 3, 1, 5),        # group a@1: |4−1|, |8−1|, |4−1|
+                phi(1, 2, 1, 5), phi(1, 2, 2, 5),                          # group a@6: |4−6|, |8−6|
+                phi(2, 1, 2, 1)]                                           # group c@2: min(|5−2|, |1−2|);
+    assert cq.cand_features.shape == (6, NUM_CANDIDATE_FEATURES)           # chunk counts: C1 ×2, C0 ×1
+    assert cq.cand_features.dtype == torch.float32
+    torch.testing.assert_close(cq.cand_features, torch.tensor(want_phi, dtype=torch.float32))
+    for t in (cq.query_index, cq.entity_token, cq.entity_of_token, cq.cand_group, cq.cand_entity):
+        assert t.dtype == torch.long
+
+
+@pytest.mark.parametrize("layout", ["dense", "packed"])
+def test_query_and_entity_positions_mean_what_they_say(layout):
+    """In the collated batch of the shown graphs, each query index is slot 0 of its group's root, and
+    every entity token is a root of its entity's mentions."""
+    graphs, shown, L, cq = build(layout)
+    batch = collate_graphs(shown, layout)
+    root_index, leaf_slot = batch.root_index.reshape(-1), batch.leaf_slot.reshape(-1)
+    asked = [(0, 1), (0, 6), (2, 2)]
+    for q, (b, root) in zip(cq.query_index.tolist(), asked):
+        assert q // L == b and int(root_index[q]) == root and int(leaf_slot[q]) == 0
+    for t in cq.entity_token.tolist():
+        assert int(leaf_slot[t]) == -1 and bool(batch.attention_mask.reshape(-1)[t])
+
+
+def test_nothing_to_ask():
+    graphs = [graph_a(), graph_b()]
+    positions = [layout_arrays(as_queries(graphs[0], [1, 6]), "packed").leaf_position,
+                 layout_arrays(graphs[1], "packed").leaf_position]
+    cq = candidate_query(graphs, positions, [np.zeros(0, dtype=np.int64), np.asarray([1])], 20)
+    assert cq.num_groups == 0 and cq.cand_group.numel() == 0
+    assert cq.cand_features.shape == (0, NUM_CANDIDATE_FEATURES)
+    assert cq.num_entities == 4 and cq.entity_token.numel() == 6     # a's mentions are still listed
+    cq = candidate_query([graph_b()], [layout_arrays(graph_b(), "packed").leaf_position], [np.asarray([1])], 8)
+    assert cq.num_groups == 0 and cq.num_entities == 0 and cq.entity_token.numel() == 0
+
+
+def test_feature_values():
+    assert candidate_feature_values(np.asarray([9, 3, 14]), 6, 4, 2) == pytest.approx(
+        (log1p(3), log1p(3), log1p(4), log1p(2)))
+    assert candidate_feature_values(np.zeros(0, dtype=np.int64), 6, 0, 0) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_to_and_pin_keep_every_field():
+    _, _, _, cq = build("packed")
+    moved = cq.to("cpu")
+    assert moved.num_entities == cq.num_entities
+    for f in dataclasses.fields(cq):
+        a, b = getattr(cq, f.name), getattr(moved, f.name)
+        assert torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
