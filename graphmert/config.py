@@ -120,9 +120,17 @@ class KGConfig:
         factory=dict, help="relation → allowed [subject category, object category] pairs; "
         "relations not listed are learned from the KG")
     skip_bad_records: bool = opt(False, help="count and skip bad KG rows instead of failing")
+    injection: str = opt("paper", choices=("paper", "cooccurrence"),
+                         help="which seed triples become leaves where: 'paper' (each triple once, in "
+                              "its most similar chunk; DESIGN §7) or 'cooccurrence' (a triple in "
+                              "every chunk that mentions its head and its tail, plus 'no tail' "
+                              "questions in relation-annotated documents; graphmert.graph.distant)")
+    negative_queries: bool = opt(True, help="cooccurrence: ask the relation-annotated documents' "
+                                 "questions that have no tail in the chunk (known negatives)")
     scorer: str = opt("tfidf", help="triple-to-chunk similarity scorer (registry name)")
     alpha: float = opt(0.55, min=0.0, max=1.0, help="keep candidate injections scoring above alpha")
-    min_relation_count: int = opt(100, min=0, help="drop relations with fewer kept triples")
+    min_relation_count: int = opt(100, min=0, help="drop relations with fewer kept triples "
+                                  "(cooccurrence: with fewer seed triples)")
     score_band: float = opt(0.01, min=0.0, max=1.0, min_exclusive=True,
                             help="band width for 'best score first, rarer relation first'")
     lexicon_matching: bool = opt(True, help="link unannotated text to KG nodes by name")
@@ -171,6 +179,20 @@ class ModelConfig:
     leaf_slot_embedding: bool = opt(False, help="add a learned embedding of the leaf slot (roots: row 0)")
     max_leaf_slots: int = opt(16, min=1, help="leaf-slot embedding rows for leaves (>= graph.num_leaves)")
     hgat: bool = opt(True, help="fuse relation embeddings into leaves with H-GAT")
+    leaf_query: str = opt("tail", choices=("tail", "fixed"),
+                          help="a masked leaf group is 'tail': as many [MASK] leaves as the tail has "
+                               "tokens (the paper; extraction asks once per tail length), or "
+                               "'fixed': all K leaves, the tail followed by [SEP] as its end (one "
+                               "query scores tails of every length; an empty tail means 'none')")
+    entity_type_embedding: bool = opt(False, help="add a learned embedding of the entity type to "
+                                      "the roots of entity mentions (graphmert.kg.schema.ENTITY_TYPES)")
+    salience_embedding: bool = opt(False, help="add a learned embedding of how often the document "
+                                   "mentions the entity (bucketed) to the roots of its mentions")
+    leaf_copy: bool = opt(False, help="masked leaves may copy root tokens (a pointer-generator over "
+                          "the chunk's roots mixed into the MNM distribution; graphmert.model.copy)")
+    candidate_head: bool = opt(False, help="score a query group's candidate tails, the chunk's "
+                               "entities, and 'none' (graphmert.model.candidates); needs "
+                               "leaf_query 'fixed'")
     relation_dropout: float = opt(0.3, min=0.0, max=1.0, help="dropout on W_r and a_r")
     sbo_head: bool = opt(True, help="SpanBERT span-boundary objective head (training only)")
     sbo_max_span_length: int = opt(10, min=1, help="relative-position rows of the SBO head")
@@ -196,6 +218,9 @@ class ModelConfig:
         if self.hidden_size % self.num_heads:
             raise ConfigError(f"{prefix}.hidden_size: {self.hidden_size} is not divisible by "
                               f"{prefix}.num_heads ({self.num_heads})")
+        if self.candidate_head and self.leaf_query != "fixed":
+            raise ConfigError(f"{prefix}.candidate_head: needs {prefix}.leaf_query 'fixed' (the head reads "
+                              f"the first leaf of a K-leaf query group)")
         if self.position_embedding == "rotary" and (self.hidden_size // self.num_heads) % 2:
             raise ConfigError(f"{prefix}.position_embedding: rotary needs an even head size, got "
                               f"hidden_size/num_heads = {self.hidden_size // self.num_heads}")
@@ -234,6 +259,8 @@ class TrainConfig:
                     help="paper: one mean over MLM and MNM targets; separate: L_MLM + μ·L_MNM "
                          "(SBO is added to both)")
     mnm_weight: float = opt(1.0, min=0.0, help="μ in L_MLM + μ·L_MNM (separate loss)")
+    candidate_weight: float = opt(1.0, min=0.0, help="ν, the weight of the candidate objective "
+                                  "(model.candidate_head; graphmert.train.losses)")
     eval_fraction: float = opt(0.05, min=0.0, max=0.5, help="share of documents held out "
                                "(split by a hash of the document id)")
     eval_every: int = opt(200, min=1, help="optimizer steps between held-out evaluations")
@@ -259,6 +286,11 @@ class ExtractConfig:
     paths: list[str] = opt(factory=list, help="documents to extract from (any corpus format); "
                            "empty: the run's own ingested corpus")
     format: str = opt("auto", help="reader name for extract.paths, or 'auto' by suffix")
+    document_fraction: float = opt(1.0, min=0.0, max=1.0, min_exclusive=True,
+                                   help="extract from the documents whose u(id) < this (u: SHA-256 "
+                                        "of the id, as train.eval_fraction): a fixed slice, e.g. a "
+                                        "tuning slice of a training file; 1 = every document. Their "
+                                        "relations never become seed triples")
     checkpoint: Optional[str] = opt(None, help="model checkpoint folder; None: RUN/train/model")
     relations: list[str] = opt(factory=list, help="restrict to these relations (empty: every "
                                "relation the model saw injected in training)")
@@ -280,7 +312,18 @@ class ExtractConfig:
                        help="rank tails by their likelihood, or by it minus the mean over the "
                             "chunk's heads (pointwise mutual information: discounts tails every "
                             "head finds likely)")
-    tails_per_query: int = opt(1, min=1, help="best tails kept per (head mention, relation)")
+    tails_per_query: int = opt(1, min=1, help="best tails kept per (head mention, relation); with a "
+                               "'fixed' leaf-query model per (document, head entity, relation)")
+    ranker: str = opt("model", choices=("model", "margin", "likelihood"),
+                      help="'fixed' leaf-query models: rank candidates by the candidate head "
+                           "('model') or by the MNM likelihood of their tokens ('likelihood')")
+    controls: list[str] = opt(factory=lambda: ["candidates", "random", "nearest", "salience", "untrained"],
+                              help="'fixed' leaf-query models: model-free rankings of the same "
+                                   "questions, written beside the triples and scored by evaluate "
+                                   "(graphmert.extract.pairs.RANKERS)")
+    one_relation_per_pair: bool = opt(False, help="'fixed' leaf-query models: keep one relation per "
+                                      "(document, unordered entity pair), the best-scoring (for "
+                                      "corpora like BioRED, whose relations are typed pairs)")
     min_confidence: float = opt(0.0, min=0.0, max=1.0, help="drop triples below this confidence "
                                 "(geometric-mean probability of the tail tokens)")
     check_range: bool = opt(True, help="drop triples whose tail category is outside the "
@@ -305,7 +348,8 @@ class EvaluateConfig:
     """Evaluation against gold document-level relations (DESIGN §9)."""
 
     gold: list[str] = opt(factory=list, help="gold files (PubTator or BioC) with entities and "
-                          "relations; empty: no evaluation")
+                          "relations; empty: no evaluation. Only the documents extraction read "
+                          "are scored (extract.document_fraction slices both)")
     format: str = opt("auto", help="reader name for evaluate.gold, or 'auto' by suffix")
     relation_map: dict[str, str] = opt(factory=dict, help="model relation → gold relation type "
                                        "(unmapped relations keep their name)")

@@ -24,8 +24,12 @@ from torch import Tensor, nn
 
 from graphmert.config import ConfigError, ModelConfig
 from graphmert.graph.batch import GraphBatch
+from graphmert.graph.layout import SALIENCE_BUCKETS
 from graphmert.model.attention import AttentionSpec, build_attention_spec
+from graphmert.kg.schema import ENTITY_TYPES
 from graphmert.model.backbones import build_backbone
+from graphmert.model.candidates import CandidateHead, CandidateQuery
+from graphmert.model.copy import LeafCopy
 from graphmert.model.decay import build_decay
 from graphmert.model.embeddings import GraphEmbeddings
 from graphmert.model.heads import MLMHead, SpanBoundaryHead
@@ -70,12 +74,16 @@ class GraphMERT(nn.Module):
             vocab_size, H,
             num_positions=cfg.max_position_embeddings if cfg.position_embedding == "learned" else None,
             num_leaf_slots=cfg.max_leaf_slots if cfg.leaf_slot_embedding else None,
-            layer_norm_eps=cfg.layer_norm_eps, dropout=cfg.dropout)
+            layer_norm_eps=cfg.layer_norm_eps, dropout=cfg.dropout,
+            num_entity_types=len(ENTITY_TYPES) if cfg.entity_type_embedding else None,
+            num_salience_buckets=SALIENCE_BUCKETS if cfg.salience_embedding else None)
         self.hgat = HGAT(H, num_relations, cfg.relation_dropout) if cfg.hgat else None
         self.mlm_head = MLMHead(H, vocab_size, cfg.layer_norm_eps)
         self.sbo_head = (SpanBoundaryHead(H, vocab_size, cfg.sbo_max_span_length, cfg.layer_norm_eps,
                                           untied=cfg.sbo_decoder == "untied")
                          if cfg.sbo_head else None)
+        self.candidate_head = CandidateHead(H) if cfg.candidate_head else None
+        self.leaf_copy = LeafCopy(H) if cfg.leaf_copy else None
         self.reset_parameters()
 
     # -- initialisation ----------------------------------------------------------------------------
@@ -102,6 +110,8 @@ class GraphMERT(nn.Module):
                 nn.init.zeros_(head.bias)
         if self.hgat is not None:
             self.hgat.reset_parameters()
+        if self.candidate_head is not None:
+            self.candidate_head.reset_parameters()
         self.backbone.reset_parameters()
 
     # -- forward -----------------------------------------------------------------------------------
@@ -113,7 +123,8 @@ class GraphMERT(nn.Module):
 
     def embed(self, batch: GraphBatch) -> Tensor:
         """Embedding block, then H-GAT into the leaves: [B, L, H]."""
-        x = self.embeddings(batch.input_ids, batch.root_index, batch.leaf_slot)    # [B, L, H]
+        x = self.embeddings(batch.input_ids, batch.root_index, batch.leaf_slot,
+                            batch.entity_type, batch.entity_salience)               # [B, L, H]
         if self.hgat is not None and batch.hgat_edge_index.numel():
             B, L, H = x.shape
             x = self.hgat(x.reshape(B * L, H), batch.hgat_edge_index, batch.hgat_edge_type)
@@ -164,6 +175,22 @@ class GraphMERT(nn.Module):
         flat = hidden.reshape(-1, hidden.shape[-1])
         return self.sbo_head(flat[left], flat[right], rel_pos, self.token_embedding)
 
+    def leaf_log_probs(self, hidden: Tensor, batch: GraphBatch, index: Tensor, logits: Tensor) -> Tensor:
+        """log p [N, V] of masked leaves at flat positions ``index`` [N] from their MNM ``logits``:
+        log_softmax, mixed with copying from the roots when ``model.leaf_copy``
+        (:mod:`graphmert.model.copy`)."""
+        if self.leaf_copy is None:
+            return torch.log_softmax(logits.float(), dim=-1)
+        roots = batch.attention_mask & (batch.leaf_slot < 0)
+        return self.leaf_copy(hidden, batch.input_ids, roots, index, logits)
+
+    def candidate_logits(self, hidden: Tensor, query: CandidateQuery) -> tuple[Tensor, Tensor]:
+        """(candidate logits [C], none logits [G]) of the query groups in ``query``
+        (:class:`~graphmert.model.candidates.CandidateQuery`)."""
+        if self.candidate_head is None:
+            raise ValueError("model.candidate_head is false: this model has no candidate head")
+        return self.candidate_head(hidden, query)
+
 
 def build_model(model_cfg: ModelConfig, vocab_size: int, num_relations: int) -> GraphMERT:
     """A freshly initialised :class:`GraphMERT`. Unknown backbone / kernel / decay names raise a
@@ -178,12 +205,13 @@ def _count(module: Optional[nn.Module]) -> int:
 def parameter_breakdown(model: GraphMERT) -> dict[str, int]:
     """Parameter counts: embeddings (incl. the tied MLM decoder), encoder (backbone + decay),
     relations (H-GAT W_r, a_r), heads (MLM transforms + biases, SBO — with its own V×H decoder when
-    ``model.sbo_decoder`` is untied), total (each parameter once)."""
+    ``model.sbo_decoder`` is untied —, the candidate head), total (each parameter once)."""
     parts = {
         "embeddings": _count(model.embeddings),
         "encoder": _count(model.backbone) + _count(model.decay),
         "relations": _count(model.hgat),
-        "heads": _count(model.mlm_head) + _count(model.sbo_head),
+        "heads": (_count(model.mlm_head) + _count(model.sbo_head) + _count(model.candidate_head)
+                  + _count(model.leaf_copy)),
     }
     parts["total"] = sum(p.numel() for p in model.parameters())
     if parts["total"] != sum(v for k, v in parts.items() if k != "total"):

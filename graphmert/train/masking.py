@@ -16,7 +16,17 @@ instead cuts the last span at the budget, which biases the length law towards sh
 when no run of ℓ free words is left is ℓ cut to the longest free run (in very short chunks).
 
 Leaves (MNM). Every filled leaf group (the tail of one injection) is masked whole with probability
-mnm_probability.
+mnm_probability. Groups *related* to a masked group are masked with it: those that share its tail,
+or its (head, tail) pair in the other direction. Left visible, such a twin would spell out the
+masked tail — a cue extraction, where every query is masked, never gives.
+
+``model.leaf_query = "fixed"``: a masked group is shown as all K leaf slots of [MASK] (never random
+or kept tokens: that is how extraction asks), and its targets are the tail's t tokens followed by
+the end token [SEP] in slot t (when t < K). A group without a tail (``t = 0``, "no tail in this
+chunk") is always masked, with [SEP] as its slot-0 target; unmasked, it is simply absent. With an
+entity table (:class:`~graphmert.graph.layout.EntityTable`) every masked group with candidates also
+becomes a question for the candidate head (:class:`~graphmert.model.candidates.CandidateQuery`):
+which of the chunk's entities is its tail, or none.
 
 Replacement (80/10/10, per span and per leaf group as in SpanBERT): with probability
 ``mask_token_fraction`` every token of the unit becomes [MASK], with ``random_token_fraction`` each
@@ -49,6 +59,7 @@ from torch import Tensor
 
 from graphmert.config import ConfigError, TrainConfig
 from graphmert.graph.batch import GraphBatch
+from graphmert.graph.candidates import CandidateQuery, candidate_query
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.layout import LeafyChainGraph, layout_arrays
 
@@ -92,6 +103,8 @@ class MaskingSpec:
     vocab_size: int
     sbo_max_span_length: Optional[int]     # None: no SBO targets
     unk_id: int = -1                       # [UNK]: maskable, but never a random replacement
+    leaf_query: str = "tail"               # model.leaf_query: "tail" (the paper) or "fixed"
+    end_id: int = -1                       # [SEP]: the end-of-tail target of "fixed" queries
 
     def __post_init__(self) -> None:
         if self.mask_token_fraction + self.random_token_fraction > 1.0 + 1e-12:
@@ -103,16 +116,19 @@ class MaskingSpec:
 
     @classmethod
     def from_config(cls, train: TrainConfig, num_leaves: int, special_ids: Mapping[str, int],
-                    vocab_size: int, sbo_max_span_length: Optional[int]) -> "MaskingSpec":
-        """Build from the ``train`` section, K and the tokenizer's special ids
-        (:func:`graphmert.corpus.tokenizer.special_ids`: ``{"pad": 0, "unk": 1, …, "mask": 4}``).
-        Every special token except [UNK] is never masked; [UNK] is never a random replacement."""
+                    vocab_size: int, sbo_max_span_length: Optional[int],
+                    leaf_query: str = "tail") -> "MaskingSpec":
+        """Build from the ``train`` section, K, the tokenizer's special ids
+        (:func:`graphmert.corpus.tokenizer.special_ids`: ``{"pad": 0, "unk": 1, …, "mask": 4}``) and
+        ``model.leaf_query``. Every special token except [UNK] is never masked; [UNK] is never a
+        random replacement."""
         if "mask" not in special_ids:
             raise ConfigError("tokenizer: no [MASK] token among the special tokens")
         never = tuple(sorted(int(v) for k, v in special_ids.items() if k != "unk"))
         return cls(train.mlm_probability, train.mnm_probability, train.span_geometric_p, num_leaves,
                    train.mask_token_fraction, train.random_token_fraction, int(special_ids["mask"]),
-                   never, int(vocab_size), sbo_max_span_length, int(special_ids.get("unk", -1)))
+                   never, int(vocab_size), sbo_max_span_length, int(special_ids.get("unk", -1)),
+                   leaf_query, int(special_ids.get("sep", -1)))
 
     def for_evaluation(self) -> "MaskingSpec":
         """The same rates with every masked unit shown as [MASK] (no random/kept tokens)."""
@@ -147,6 +163,8 @@ class GraphMask:
         root_ids: [R] root tokens after replacement.  leaf_ids: [R, K] leaf tokens after replacement.
         root_masked: [R] bool, roots that are MLM targets.
         leaf_groups: [R] bool, roots whose whole leaf group is an MNM target.
+        leaf_length: [R] leaves of each root in the masked graph (K for "fixed" queries; 0 for a
+            tail-less group left out).
         spans: [S, 2] (start, end) root positions of each masked span, end exclusive, by start.
         span_words: [S] words per span.  span_mode: [S] MODE_MASK / MODE_RANDOM / MODE_KEEP.
         group_mode: [R] replacement mode of each masked leaf group (−1 where not masked).
@@ -160,6 +178,27 @@ class GraphMask:
     span_words: np.ndarray
     span_mode: np.ndarray
     group_mode: np.ndarray
+    leaf_length: np.ndarray
+
+
+def related_groups(g: LeafyChainGraph, chosen: np.ndarray) -> np.ndarray:
+    """[R] bool: ``chosen`` plus every group sharing a masked group's tail, or its (head, tail) pair
+    in either direction, until no more join (a group masked as a relative has relatives too; entity
+    table, else the injections' provenance; groups without a known tail relate to nothing)."""
+    if g.entities is not None:
+        head, tail = g.entities.head, g.entities.tail
+        keys = {i: (int(head[i]), int(tail[i])) for i in g.groups if tail[i] >= 0}
+    else:
+        keys = {inj.root: (inj.subject, inj.object) for inj in g.injections}
+    out = chosen.copy()
+    while True:
+        hit_tails = {keys[i][1] for i in np.flatnonzero(out) if i in keys}
+        hit_pairs = {frozenset(keys[i]) for i in np.flatnonzero(out) if i in keys}
+        grown = [i for i, (h, t) in keys.items()
+                 if not out[i] and (t in hit_tails or frozenset((h, t)) in hit_pairs)]
+        if not grown:
+            return out
+        out[grown] = True
 
 
 def root_words(g: LeafyChainGraph, special_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -244,9 +283,28 @@ def mask_graph(g: LeafyChainGraph, spec: MaskingSpec, rng: np.random.Generator,
             root_ids[a:e] = random_ids[rng.integers(random_ids.size, size=e - a)]
 
     # -- leaves: whole groups -----------------------------------------------------------------------
-    filled = g.leaf_length > 0
-    groups = filled & (rng.random(R) < spec.mnm_probability)
+    groups, group_mode, leaf_length = _mask_leaves(g, spec, rng, leaf_ids, random_ids)
+    return GraphMask(root_ids, leaf_ids, root_masked, groups, span_arr, words_arr, span_mode, group_mode,
+                     leaf_length)
+
+
+def _mask_leaves(g: LeafyChainGraph, spec: MaskingSpec, rng: np.random.Generator, leaf_ids: np.ndarray,
+                 random_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mask whole leaf groups of ``g`` in ``leaf_ids`` (in place): (masked groups [R], their
+    replacement modes [R], leaf counts of the masked graph [R]); module docstring."""
+    R, K = g.R, g.K
+    has_group = g.relation_ids >= 0
+    draw = rng.random(R) < spec.mnm_probability
+    groups = related_groups(g, has_group & (g.leaf_length > 0) & draw)
+    leaf_length = g.leaf_length.copy()
     group_mode = np.full(R, -1, dtype=np.int64)
+    if spec.leaf_query == "fixed":
+        groups |= has_group & (g.leaf_length == 0)            # tail-less groups exist only as queries
+        idx = np.flatnonzero(groups)
+        group_mode[idx] = MODE_MASK
+        leaf_ids[idx] = spec.mask_id
+        leaf_length[idx] = K
+        return groups, group_mode, leaf_length
     idx = np.flatnonzero(groups)
     group_mode[idx] = _modes(rng, idx.size, spec)
     for i in idx:
@@ -255,7 +313,7 @@ def mask_graph(g: LeafyChainGraph, spec: MaskingSpec, rng: np.random.Generator,
             leaf_ids[i, :t] = spec.mask_id
         elif group_mode[i] == MODE_RANDOM:
             leaf_ids[i, :t] = random_ids[rng.integers(random_ids.size, size=t)]
-    return GraphMask(root_ids, leaf_ids, root_masked, groups, span_arr, words_arr, span_mode, group_mode)
+    return groups, group_mode, leaf_length
 
 
 @dataclass
@@ -272,11 +330,14 @@ class MaskedBatch:
     sbo_rel_pos: Tensor        # [S] long, offset inside the span
     sbo_labels: Tensor         # [S] long
     sample_index: Tensor       # [B] long, dataset index of each graph
+    mnm_end: Tensor            # [N_l] bool, the target is the end token of a "fixed" query
+    candidates: CandidateQuery  # the masked groups with candidate tails (G groups; may be none)
 
     @property
-    def counts(self) -> tuple[int, int, int]:
-        """(masked roots N_r, masked leaves N_l, SBO targets S)."""
-        return int(self.mlm_index.numel()), int(self.mnm_index.numel()), int(self.sbo_left.numel())
+    def counts(self) -> tuple[int, int, int, int]:
+        """(masked roots N_r, masked leaves N_l, SBO targets S, candidate questions G)."""
+        return (int(self.mlm_index.numel()), int(self.mnm_index.numel()), int(self.sbo_left.numel()),
+                self.candidates.num_groups)
 
     @property
     def num_tokens(self) -> int:
@@ -285,8 +346,8 @@ class MaskedBatch:
 
     def to(self, device: torch.device | str) -> "MaskedBatch":
         kw = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return MaskedBatch(**{k: (v.to(device) if isinstance(v, GraphBatch) else v.to(device, non_blocking=True))
-                              for k, v in kw.items()})
+        return MaskedBatch(**{k: (v.to(device) if isinstance(v, (GraphBatch, CandidateQuery))
+                                  else v.to(device, non_blocking=True)) for k, v in kw.items()})
 
     def pin_memory(self) -> "MaskedBatch":
         kw = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -296,6 +357,8 @@ class MaskedBatch:
                 out[k] = GraphBatch(**{f.name: (getattr(v, f.name).pin_memory()
                                                 if isinstance(getattr(v, f.name), Tensor)
                                                 else getattr(v, f.name)) for f in dataclasses.fields(v)})
+            elif isinstance(v, CandidateQuery):
+                out[k] = v.pin_memory()
             else:
                 out[k] = v.pin_memory()
         return MaskedBatch(**out)
@@ -326,20 +389,25 @@ class MaskingCollator:
         for epoch, index, g in items:
             m = self.mask(epoch, index, g)
             masks.append(m)
-            masked.append(dataclasses.replace(g, root_ids=m.root_ids, leaf_ids=m.leaf_ids, injections=[]))
+            shown = m.leaf_length > 0                  # a group without leaves here is left out
+            masked.append(dataclasses.replace(
+                g, root_ids=m.root_ids, leaf_ids=m.leaf_ids, leaf_length=m.leaf_length,
+                relation_ids=np.where(shown, g.relation_ids, -1),
+                head_length=np.where(shown, g.head_length, 0), injections=[]))
         batch = collate_graphs(masked, self.layout)
         L = batch.input_ids.shape[1]
-        cols: dict[str, list] = {k: [] for k in ("mi", "ml", "ni", "nl", "sl", "sr", "sp", "sy")}
+        cols: dict[str, list] = {k: [] for k in ("mi", "ml", "ni", "nl", "ne", "sl", "sr", "sp", "sy")}
+        positions = [layout_arrays(mg, self.layout).leaf_position for mg in masked]      # [R, K] each
         for b, ((_, _, g), m) in enumerate(zip(items, masks)):
             base = b * L
             roots = np.flatnonzero(m.root_masked)
             cols["mi"].append(base + roots)                       # roots sit at index i in both layouts
             cols["ml"].append(g.root_ids[roots])
             if m.leaf_groups.any():
-                pos = layout_arrays(masked[b], self.layout).leaf_position          # [R, K]
-                slots = (np.arange(g.K)[None, :] < g.leaf_length[:, None]) & m.leaf_groups[:, None]
-                cols["ni"].append(base + pos[slots])
-                cols["nl"].append(g.leaf_ids[slots])
+                index, labels, end = self._leaf_targets(g, m)
+                cols["ni"].append(base + positions[b][index])
+                cols["nl"].append(labels)
+                cols["ne"].append(end)
             if self.spec.sbo_max_span_length is not None:
                 for a, e in m.spans:
                     rel = np.arange(min(e - a, self.spec.sbo_max_span_length))
@@ -352,4 +420,20 @@ class MaskingCollator:
             mnm_index=_long(cols["ni"]), mnm_labels=_long(cols["nl"]),
             sbo_left=_long(cols["sl"]), sbo_right=_long(cols["sr"]), sbo_rel_pos=_long(cols["sp"]),
             sbo_labels=_long(cols["sy"]),
-            sample_index=torch.as_tensor([int(i) for _, i, _ in items], dtype=torch.long))
+            sample_index=torch.as_tensor([int(i) for _, i, _ in items], dtype=torch.long),
+            mnm_end=torch.as_tensor(np.concatenate(cols["ne"]) if cols["ne"] else np.zeros(0), dtype=torch.bool),
+            candidates=candidate_query([g for _, _, g in items], positions,
+                                       [np.flatnonzero(m.leaf_groups) for m in masks], L))
+
+    def _leaf_targets(self, g: LeafyChainGraph, m: GraphMask) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """(leaf (root, slot) index arrays, labels, is-end flags) of the masked groups of ``g``: the
+        tail tokens, and for "fixed" queries the end token after them (module docstring)."""
+        K = g.K
+        slots = np.arange(K)[None, :]
+        tail = (slots < g.leaf_length[:, None]) & m.leaf_groups[:, None]                   # [R, K]
+        end = np.zeros_like(tail)
+        if self.spec.leaf_query == "fixed":
+            end = (slots == g.leaf_length[:, None]) & m.leaf_groups[:, None]               # t < K only
+        target = tail | end
+        labels = np.where(end, self.spec.end_id, g.leaf_ids)[target]
+        return np.nonzero(target), labels, end[target]

@@ -64,7 +64,9 @@ RESUME_FREE_KEYS = frozenset({"resume", "num_workers", "threads", "eval_every", 
                               "checkpoint_every", "keep_checkpoints", "nproc", "batch_size", "device"})
 STEP_SEED_STREAM = 3
 # Order of the per-step statistics vector (summed over micro-batches and processes).
-_STATS = ("mlm", "mnm", "sbo", "mlm_correct", "mnm_correct", "sbo_correct", "tokens")
+_STATS = ("mlm", "mnm", "sbo", "cand", "mlm_correct", "mnm_correct", "sbo_correct", "cand_correct",
+          "mnm_tail_correct", "tokens")
+_COUNTS = len(TargetCounts.__dataclass_fields__)      # mlm, mnm, sbo, cand
 
 
 class TrainingDiverged(GraphmertError, RuntimeError):
@@ -144,7 +146,8 @@ class Trainer:
         self.total_steps = self.plan.total_steps(t)
         self.schedule = CosineSchedule(t, self.total_steps)
         spec = MaskingSpec.from_config(t, cfg.graph.num_leaves, special_ids(tok), self.vocab_size,
-                                       cfg.model.sbo_max_span_length if cfg.model.sbo_head else None)
+                                       cfg.model.sbo_max_span_length if cfg.model.sbo_head else None,
+                                       cfg.model.leaf_query)
         self.collator = MaskingCollator(spec, cfg.graph.layout, t.seed, TRAIN_STREAM)
         self.eval_collator = MaskingCollator(spec.for_evaluation(), cfg.graph.layout, t.seed, EVAL_STREAM)
         self.dataset = GraphDataset(graphs)
@@ -212,10 +215,9 @@ class Trainer:
         return torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
 
     def _global_counts(self, batches) -> TargetCounts:
-        local = torch.tensor([sum(b.counts[i] for b in batches) for i in range(3)], dtype=torch.float64,
-                             device=self.device)
-        mlm, mnm, sbo = (int(v) for v in self.dist.all_reduce(local).tolist())
-        return TargetCounts(mlm, mnm, sbo)
+        local = torch.tensor([sum(b.counts[i] for b in batches) for i in range(_COUNTS)],
+                             dtype=torch.float64, device=self.device)
+        return TargetCounts(*(int(v) for v in self.dist.all_reduce(local).tolist()))
 
     def _train_step(self, runner: nn.Module, batches: list) -> dict:
         t = self.cfg.train
@@ -232,7 +234,8 @@ class Trainer:
             with sync:
                 with self._autocast():
                     sums = runner(batch)
-                loss = combine_losses(sums, counts, t.loss, t.mnm_weight) * self.dist.world_size
+                loss = combine_losses(sums, counts, t.loss, t.mnm_weight,
+                                      t.candidate_weight) * self.dist.world_size
                 loss.backward()
             stats += torch.stack([sums[k].detach().double() for k in _STATS[:-1]]
                                  + [batch.graph.attention_mask.sum().double()])
@@ -247,7 +250,7 @@ class Trainer:
         self.optimizer.step()
         epoch, _ = self.plan.position(self.step)
         return {"split": "train", "step": self.step + 1, "epoch": epoch, "lr": lr,
-                "loss": float(combine_losses(values, counts, t.loss, t.mnm_weight)),
+                "loss": float(combine_losses(values, counts, t.loss, t.mnm_weight, t.candidate_weight)),
                 **term_means(values, counts), "grad_norm": grad_norm,
                 "tokens": int(values["tokens"]), "targets_mlm": counts.mlm, "targets_mnm": counts.mnm}
 
@@ -261,32 +264,42 @@ class Trainer:
 
     @torch.no_grad()
     def evaluate(self) -> dict:
-        """Held-out losses and accuracies with fixed masks, and the leaf majority-token baseline."""
+        """Held-out losses and accuracies with fixed masks, and the leaf majority-token baseline.
+
+        Leaf accuracy is reported over all MNM targets (``mnm_acc``) and over tail tokens alone
+        (``mnm_tail_acc``, the end tokens of "fixed" queries left out: the leaves proper), next to
+        the accuracy of always predicting the most frequent training leaf token on those same tail
+        tokens (``leaf_majority_acc``); ``heldout_masked_leaves`` counts them."""
         if not self.eval_indices:
             return {}
         t = self.cfg.train
         objective = MaskedModelingObjective(self.model)
         self.model.eval()
-        acc = torch.zeros(len(_STATS) + 4, dtype=torch.float64, device=self.device)
+        acc = torch.zeros(len(_STATS) + _COUNTS + 2, dtype=torch.float64, device=self.device)
         for items in eval_batches(self.eval_indices, t.eval_passes, t.batch_size,
                                   self.dist.world_size, self.dist.rank):
             batch = self.eval_collator([self.dataset[i] for i in items]).to(self.device)
             with self._autocast():
                 sums = objective(batch)
-            hits = (batch.mnm_labels == self.majority_leaf).sum()
+            tail = ~batch.mnm_end
+            extra = [(batch.mnm_labels[tail] == self.majority_leaf).sum(), tail.sum()]
             acc += torch.stack([sums[k].double() for k in _STATS[:-1]]
                                + [batch.graph.attention_mask.sum().double()]
                                + [torch.tensor(float(c), dtype=torch.float64, device=self.device)
-                                  for c in batch.counts] + [hits.double()])
+                                  for c in batch.counts] + [x.double() for x in extra])
         self.model.train()
         v = self.dist.all_reduce(acc).tolist()
         values = dict(zip(_STATS, v[:len(_STATS)]))
-        counts = TargetCounts(*(int(c) for c in v[len(_STATS):len(_STATS) + 3]))
+        counts = TargetCounts(*(int(c) for c in v[len(_STATS):len(_STATS) + _COUNTS]))
+        hits, tails = v[-2], int(v[-1])
         return {"split": "eval", "step": self.step,
-                "loss": float(combine_losses(values, counts, t.loss, t.mnm_weight)),
+                "loss": float(combine_losses(values, counts, t.loss, t.mnm_weight, t.candidate_weight)),
                 **term_means(values, counts),
-                "leaf_majority_acc": v[-1] / counts.mnm if counts.mnm else float("nan"),
-                "targets_mlm": counts.mlm, "targets_mnm": counts.mnm, "chunks": len(self.eval_indices)}
+                "mnm_tail_acc": values["mnm_tail_correct"] / tails if tails else float("nan"),
+                "leaf_majority_acc": hits / tails if tails else float("nan"),
+                "heldout_masked_leaves": tails,
+                "targets_mlm": counts.mlm, "targets_mnm": counts.mnm, "targets_cand": counts.cand,
+                "chunks": len(self.eval_indices)}
 
     # -- checkpoints -------------------------------------------------------------------------------
 
@@ -366,9 +379,10 @@ class Trainer:
                 save_checkpoint(model_dir, self.model, self.cfg.model, self.tokenizer_path,
                                 self.relation_map)
                 if self.last_eval:
-                    log.info("held-out leaf (MNM) accuracy %.4f vs majority-token baseline %.4f; "
-                             "root (MLM) accuracy %.4f", self.last_eval["mnm_acc"],
-                             self.last_eval["leaf_majority_acc"], self.last_eval["mlm_acc"])
+                    log.info("held-out leaf (MNM) tail-token accuracy %.4f vs majority-token baseline "
+                             "%.4f over %d masked leaves; root (MLM) accuracy %.4f",
+                             self.last_eval["mnm_tail_acc"], self.last_eval["leaf_majority_acc"],
+                             self.last_eval["heldout_masked_leaves"], self.last_eval["mlm_acc"])
             self.dist.barrier()
         return TrainResult(self.step, self.total_steps, self.last_train, self.last_eval, self.latest,
                            model_dir)
@@ -381,6 +395,7 @@ class Trainer:
         if self.dist.is_main:
             self.metrics.append(record)
             log.info("step %d: held-out loss %.4f (MLM %.4f, MNM %.4f), accuracy roots %.4f, "
-                     "leaves %.4f (majority-token baseline %.4f)", self.step, record["loss"],
-                     record["mlm_loss"], record["mnm_loss"], record["mlm_acc"], record["mnm_acc"],
-                     record["leaf_majority_acc"])
+                     "leaf tail tokens %.4f (majority-token baseline %.4f), candidates %.4f",
+                     self.step, record["loss"], record["mlm_loss"], record["mnm_loss"],
+                     record["mlm_acc"], record["mnm_tail_acc"], record["leaf_majority_acc"],
+                     record["cand_acc"])

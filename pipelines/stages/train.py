@@ -114,7 +114,9 @@ def train_from_spec(spec: dict[str, Any]) -> dict[str, Any]:
             "parameters": sum(p.numel() for p in trainer.model.parameters()),
             "world_size": trainer.dist.world_size, "final_train": result.train,
             "final_eval": {**result.eval, "majority_leaf_token": trainer.majority_leaf},
-            "leaf_acc": result.eval.get("mnm_acc"), "leaf_majority_acc": result.eval.get("leaf_majority_acc")}
+            "leaf_acc": result.eval.get("mnm_tail_acc"), "leaf_majority_acc": result.eval.get("leaf_majority_acc"),
+            "heldout_masked_leaves": result.eval.get("heldout_masked_leaves"),
+            "candidate_acc": result.eval.get("cand_acc")}
     if trainer.dist.is_main:
         atomic_write_json(work / "result.json", body)
     return body

@@ -188,7 +188,7 @@ def test_collated_targets_point_at_the_masked_positions(layout):
     assert (batch.graph.leaf_slot.reshape(-1)[batch.mnm_index] >= 0).all()
     assert (batch.graph.leaf_slot.reshape(-1)[batch.mlm_index] == -1).all()
     assert batch.sample_index.tolist() == [i for _, i, _ in items]
-    assert batch.counts == (len(expect_mlm), len(expect_mnm), len(expect_sbo))
+    assert batch.counts == (len(expect_mlm), len(expect_mnm), len(expect_sbo), 0)
 
 
 def test_sbo_targets_are_capped_and_optional():

@@ -1,0 +1,108 @@
+"""The candidate head: which of a chunk's entities is the tail of a masked query group.
+
+A query group is the block of K masked leaves that hangs on a head's first root with relation r fused
+in by H-GAT (``model.leaf_query = "fixed"``). Its first leaf's final hidden state q asks "what is the
+r-tail of this head?"; every entity c mentioned in the chunk answers with its mean final hidden state
+over all its mention tokens, ē_c. With φ_c the candidate's structural features (below)::
+
+    s(c)  = (W_q q)ᵀ (W_k ē_c) / √H  +  wᵀ φ_c        score of candidate c            W_q, W_k ∈ R^{H×H}
+    s(∅)  = w_∅ᵀ q + b_∅                               score of "no tail in this chunk"
+    P(c | group) = softmax over {∅} ∪ C_group
+
+φ_c = log(1 + ·) of: c's mentions in the chunk, the roots from the head to c's nearest mention,
+c's mentions in the whole document, the head entity's mentions in the document
+(:mod:`graphmert.graph.candidates`): how often and how near the candidate is mentioned, which mean
+pooling alone cannot express (a mean forgets how many mentions it averaged), and how salient both
+entities are in a document the chunk may show only part of. ``w`` starts at 0.
+
+Why a head of its own rather than the MNM likelihood of the candidate's tokens: both are computed
+(extraction can rank by either, :mod:`graphmert.extract`), but a small encoder trained on CPU learns
+to point at the right mention long before it learns to spell it out through the vocabulary
+(measured in docs/EVALUATION.md), and the softmax over the chunk's own entities with a "none" option
+is exactly the decision extraction makes.
+
+Shapes: hidden [B, L, H] and a :class:`~graphmert.graph.candidates.CandidateQuery` of G groups
+with C candidate rows over E entities → candidate logits [C], none logits [G].
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from graphmert.graph.candidates import NUM_CANDIDATE_FEATURES, CandidateQuery
+
+__all__ = ["CandidateHead", "CandidateQuery", "segment_logsumexp"]
+
+
+def segment_logsumexp(values: Tensor, segment: Tensor, num_segments: int) -> Tensor:
+    """logsumexp of ``values`` [N] within each segment [N] ∈ [0, S) → [S] (−inf for empty ones)."""
+    top = torch.full((num_segments,), float("-inf"), dtype=values.dtype, device=values.device)
+    top = top.scatter_reduce(0, segment, values.detach(), reduce="amax", include_self=True)   # [S]
+    safe = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    total = torch.zeros(num_segments, dtype=values.dtype, device=values.device)
+    total = total.index_add(0, segment, torch.exp(values - safe[segment]))                   # [S]
+    return torch.log(total) + safe
+
+
+class CandidateHead(nn.Module):
+    """Scores a query group's candidate tails and its "none" option (module docstring).
+
+    Args:
+        hidden_size: H.
+    """
+
+    def __init__(self, hidden_size: int) -> None:
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.query = nn.Linear(hidden_size, hidden_size)          # W_q
+        self.key = nn.Linear(hidden_size, hidden_size)            # W_k
+        self.none = nn.Linear(hidden_size, 1)                     # w_∅, b_∅
+        self.features = nn.Linear(NUM_CANDIDATE_FEATURES, 1, bias=False)     # w
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The model's init covers the projections; the feature weights start at 0 (a pure
+        content model at step 0)."""
+        nn.init.zeros_(self.features.weight)
+
+    def entity_states(self, flat: Tensor, entity_token: Tensor, entity_of_token: Tensor,
+                      num_entities: int) -> Tensor:
+        """ē [E, H]: the mean hidden state of each entity's mention tokens."""
+        H = flat.shape[-1]
+        total = torch.zeros(num_entities, H, dtype=flat.dtype, device=flat.device)
+        total = total.index_add(0, entity_of_token, flat[entity_token])                  # [E, H]
+        count = torch.zeros(num_entities, dtype=flat.dtype, device=flat.device)
+        count = count.index_add(0, entity_of_token, torch.ones_like(entity_of_token, dtype=flat.dtype))
+        return total / count.clamp(min=1).unsqueeze(-1)                                  # [E, H]
+
+    def forward(self, hidden: Tensor, cq: CandidateQuery) -> tuple[Tensor, Tensor]:
+        """(candidate logits [C], none logits [G]); see the module docstring for the shapes."""
+        flat = hidden.reshape(-1, hidden.shape[-1])                                      # [B·L, H]
+        q_state = flat[cq.query_index]                                                   # [G, H]
+        q = self.query(q_state)                                                          # [G, H]
+        ent = self.entity_states(flat, cq.entity_token, cq.entity_of_token, cq.num_entities)
+        k = self.key(ent)                                                                # [E, H]
+        s = (q[cq.cand_group] * k[cq.cand_entity]).sum(-1) / math.sqrt(self.hidden_size)  # [C]
+        s = s + self.features(cq.cand_features.to(flat.dtype)).squeeze(-1)               # [C]
+        return s, self.none(q_state).squeeze(-1)                                         # [C], [G]
+
+    def margins(self, hidden: Tensor, cq: CandidateQuery) -> Tensor:
+        """σ(s(c) − s(∅)) [C]: each candidate against "none" alone, whatever else is a candidate —
+        comparable across questions with different candidate sets (e.g. across relations)."""
+        s, none = self(hidden, cq)
+        return torch.sigmoid(s - none[cq.cand_group])
+
+    def probabilities(self, hidden: Tensor, cq: CandidateQuery) -> tuple[Tensor, Tensor]:
+        """(P(candidate) [C], P(none) [G]): the softmax over each group's {∅} ∪ candidates."""
+        s, none = self(hidden, cq)
+        G = cq.num_groups
+        values = torch.cat([s, none])                                                    # [C + G]
+        segment = torch.cat([cq.cand_group, torch.arange(G, device=s.device)])
+        z = segment_logsumexp(values, segment, G)                                        # [G]
+        return torch.exp(s - z[cq.cand_group]), torch.exp(none - z)
+
+    def extra_repr(self) -> str:
+        return f"hidden_size={self.hidden_size}, features={NUM_CANDIDATE_FEATURES}"
