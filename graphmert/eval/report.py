@@ -16,6 +16,9 @@
 where PRF = ``{"precision", "recall", "f1", "tp", "predicted", "gold"}`` (:func:`~graphmert.eval.
 metrics.prf`). The Markdown table has one row per system: untyped P / R / F1, typed P / R / F1,
 untyped F1 on seed-known and on novel pairs, and validity, to 3 decimals ("–" where undefined).
+An optional ``"model"`` object of plain numbers (the training run's held-out leaf accuracy and its
+baseline, injection counts, …) follows as a two-column table, so every number a run is judged by is
+in one file.
 """
 
 from __future__ import annotations
@@ -75,7 +78,19 @@ def markdown_table(payload: dict) -> str:
                  t["all"]["precision"], t["all"]["recall"], t["all"]["f1"],
                  u["seed_known"]["f1"], u["novel"]["f1"], s.get("validity")]
         rows.append("| " + " | ".join([name] + [_fmt(c) for c in cells]) + " |")
+    model = payload.get("model") or {}
+    if model:
+        rows += ["", "| model | value |", "|---|---|"]
+        rows += [f"| {k} | {_value(v)} |" for k, v in model.items()]
     return "\n".join(rows) + "\n"
+
+
+def _value(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {x}" for k, x in v.items())
+    return "–" if v is None else str(v)
 
 
 def write_report(directory: str | Path, payload: dict) -> dict[str, Path]:

@@ -115,8 +115,8 @@ class LeafPredictor:
             leaf = (batch.leaf_slot >= 0) & batch.attention_mask                   # [B, L]
             flat = leaf.reshape(-1).nonzero().squeeze(1)                            # [N]
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_bf16):
-                logits = self.model(batch, logits_at=flat).logits                   # [N, V]
-            logp = torch.log_softmax(logits.float(), dim=-1).cpu()                  # [N, V]
+                out = self.model(batch, logits_at=flat)                             # logits [N, V]
+                logp = self.model.leaf_log_probs(out.hidden, batch, flat, out.logits).cpu()  # [N, V]
             self.forwards += 1
             self.graphs += len(graphs)
             b = (flat // L).cpu().numpy()

@@ -1,6 +1,8 @@
 """Evaluate stage: extracted triples vs gold document-level relations, with baselines (DESIGN §9).
 
-Reads the gold (``evaluate.gold``: PubTator or BioC), the extract stage's merged triples, the seed KG
+Reads the gold (``evaluate.gold``: PubTator or BioC) restricted to the documents extraction read,
+the extract stage's merged triples and those of its controls (``extract.controls``: the same
+questions ranked without the trained model), the seed KG
 (which pairs are already known; the ``seed_kg`` baseline) and the relation schema saved by the graphs
 stage (validity; the categories the co-occurrence baseline may pair). Writes
 ``RUN/evaluate/metrics.json`` (per system: precision/recall/F1, untyped and typed, all/seed-known/
@@ -17,7 +19,9 @@ from graphmert.eval import (BASELINES, evaluate_system, load_gold, metrics_paylo
 from graphmert.extract.triples import read_triples
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
+from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
+from pipelines.stages.extract import DOCUMENTS_FILE
 
 
 def _evaluate(ctx: StageContext) -> dict:
@@ -25,11 +29,13 @@ def _evaluate(ctx: StageContext) -> dict:
     if not cfg.evaluate.gold:
         raise ConfigError("evaluate.gold: no gold file given; pass --gold FILE (PubTator or BioC) or "
                           "set evaluate.gold in the config")
-    gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format,
+    full = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format,
                      skip_bad_records=cfg.corpus.skip_bad_records)
     ex_dir = ctx.stage_dir("extract")
+    extracted = (ex_dir / DOCUMENTS_FILE).read_text(encoding="utf-8").split()
+    gold = full.subset(extracted)
     triples = list(read_triples([ex_dir / s for s in ctx.upstream["extract"]["shards"]]))
-    kg = load_kg(cfg.kg)
+    kg = load_kg(cfg.kg, held_out_documents(cfg, extracted))
     schema = RelationSchema.load(ctx.stage_dir("graphs") / "relation_schema.json")
     seed = seed_pairs(kg)
     rmap = dict(cfg.evaluate.relation_map)
@@ -38,10 +44,16 @@ def _evaluate(ctx: StageContext) -> dict:
     in_gold = [t for t in triples if any(e.doc_id in gold.documents for e in t.evidence)]
     systems = {"graphmert": {**evaluate_system(pred_u, pred_t, gold, seed),
                              "validity": validity(in_gold, schema)}}
+    for name, info in ctx.upstream["extract"].get("controls", {}).items():
+        control = list(read_triples(ex_dir / info["file"]))
+        cu, ct = pair_sets(control, rmap)
+        on_gold = [t for t in control if any(e.doc_id in gold.documents for e in t.evidence)]
+        systems[name] = {**evaluate_system(cu, ct, gold, seed), "validity": validity(on_gold, schema)}
     for name in cfg.evaluate.baselines:
         bu, bt = BASELINES.get(name)(gold, kg, schema, rmap)
         systems[name] = {**evaluate_system(bu, bt, gold, seed), "validity": None}
-    payload = metrics_payload(systems, {**gold.counts(), "triples": len(triples),
+    payload = metrics_payload(systems, {"model": _model_numbers(ctx), **gold.counts(), "triples": len(triples),
+                                        "gold_documents_not_extracted": len(full.documents) - len(gold.documents),
                                         "triples_on_gold_documents": len(in_gold),
                                         "predicted_pairs_outside_gold": gold.outside(pred_u)})
     write_report(ctx.out, payload)
@@ -51,9 +63,24 @@ def _evaluate(ctx: StageContext) -> dict:
             "f1_typed": {n: round(s["typed"]["all"]["f1"], 4) for n, s in systems.items()}}
 
 
+def _model_numbers(ctx: StageContext) -> dict:
+    """What the trained model and its training data were (train and graphs manifests), for the
+    report: held-out leaf accuracy against its majority baseline, candidate accuracy, injections."""
+    train, graphs = ctx.upstream.get("train", {}), ctx.upstream.get("graphs", {})
+    acc, base = train.get("leaf_acc"), train.get("leaf_majority_acc")
+    return {"heldout_leaf_accuracy": acc, "leaf_majority_baseline": base,
+            "leaf_accuracy_over_baseline": acc / base if acc is not None and base else None,
+            "heldout_masked_leaves": train.get("heldout_masked_leaves"),
+            "heldout_candidate_accuracy": train.get("candidate_acc"),
+            "parameters": train.get("parameters"), "train_steps": train.get("steps"),
+            "chunks_with_leaves": graphs.get("chunks_with_leaves"), "injections": graphs.get("injections"),
+            "queries_without_tail": graphs.get("queries_without_tail"),
+            "injections_per_relation": graphs.get("injections_per_relation")}
+
+
 def _sources(cfg: Config) -> list[Path]:
     return [Path(p) for p in cfg.evaluate.gold]
 
 
-EVALUATE = Stage("evaluate", sections=("evaluate", "kg"), upstream=("graphs", "extract"),
-                 run=_evaluate, source_files=_sources)
+EVALUATE = Stage("evaluate", sections=("evaluate", "kg", "extract.paths", "extract.document_fraction"),
+                 upstream=("graphs", "train", "extract"), run=_evaluate, source_files=_sources)

@@ -14,7 +14,7 @@ rerun. The driver merges the per-chunk triples of all parts
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +28,22 @@ from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.extract.extractor import Extractor
+from graphmert.extract.pairs import CONTROLS, PairExtractor
 from graphmert.extract.triples import (merge_triples, read_triples, write_triples,
                                        write_triples_jsonl)
-from graphmert.io import file_sha256
+from graphmert.io import atomic_write_text, file_sha256
 from graphmert.kg.graph import load_relation_map
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
+from graphmert.model import build_model
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint
+from pipelines.holdout import held_out_documents, in_slice
 from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext
 from pipelines.stages.corpus import document_shards
+
+DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
+
 
 def checkpoint_dir(ctx: StageContext) -> Path:
     return Path(ctx.cfg.extract.checkpoint) if ctx.cfg.extract.checkpoint else ctx.stage_dir("train") / "model"
@@ -60,19 +66,24 @@ def _load_model(ctx: StageContext, tok_path: Path):
 
 
 def _documents(ctx: StageContext, tok):
-    """(documents, chunks, counts) to extract from."""
+    """(documents, chunks, counts) to extract from: ``extract.paths`` or the run's corpus, cut to
+    the slice ``extract.document_fraction`` (:func:`pipelines.holdout.in_slice`)."""
     cfg = ctx.cfg
+    frac = cfg.extract.document_fraction
     if cfg.extract.paths:
         reader = read_corpus(cfg.extract.paths, format=cfg.extract.format,
                              skip_bad_records=cfg.corpus.skip_bad_records)
         analyzer = TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
-        docs = list(ctx.progress(analyzer.annotate(reader), desc="extract: read", unit="doc"))
+        picked = (d for d in reader if in_slice(d.id, frac))
+        docs = list(ctx.progress(analyzer.annotate(picked), desc="extract: read", unit="doc"))
         chunks = list(chunk_documents(docs, tok, cfg.corpus, cfg.graph))
         skipped = reader.stats.to_dict()["skipped_records"]
     else:
-        docs = list(read_documents(document_shards(ctx)))
+        docs = [d for d in read_documents(document_shards(ctx)) if in_slice(d.id, frac)]
         cdir = ctx.stage_dir("chunks")
-        chunks = list(read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]]))
+        ids = {d.id for d in docs}
+        chunks = [c for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]])
+                  if c.doc_id in ids]
         skipped = 0
     return docs, chunks, {"skipped_records": skipped}
 
@@ -95,23 +106,37 @@ class ExtractInputs:
     device: str = "auto"              # train.device: auto / cpu / cuda
     similarity: Any = None            # the fitted β scorer, rows keyed by chunk id
     similarity_rows: dict | None = None
+    held_out: frozenset = frozenset()  # documents whose relations are not seed triples (holdout)
+    ranker: str = ""                  # query-group models: the ranker of this pass ("": extract.ranker)
+    seed: int = 0                     # train.seed: the untrained control's initialisation
 
     @property
     def key(self) -> tuple:
-        return ("extractor", self.checkpoint_id, section_hash(self.kg, self.extract), self.run_id)
+        return ("extractor", self.checkpoint_id, section_hash(self.kg, self.extract, sorted(self.held_out)),
+                self.run_id)
 
 
-def _build_extractor(inp: ExtractInputs) -> Extractor:
+def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
     tok = load_tokenizer(inp.tokenizer)
     device = "cuda" if inp.device != "cpu" and torch.cuda.is_available() else "cpu"
-    model, _ = load_checkpoint(inp.checkpoint, expected_vocab=tok.get_vocab_size(),
-                               expected_relations=inp.relation_map, device=device)
+    model, info = load_checkpoint(inp.checkpoint, expected_vocab=tok.get_vocab_size(),
+                                  expected_relations=inp.relation_map, device=device)
+    kg, schema = load_kg(inp.kg, inp.held_out), RelationSchema.from_dict(inp.schema)
+    if info["config"].leaf_query == "fixed":
+        untrained = None
+        if "untrained" in inp.extract.controls:
+            torch.manual_seed(inp.seed)
+            untrained = build_model(info["config"], tok.get_vocab_size(), len(inp.relation_map)).to(device)
+        return PairExtractor(model, tok, kg, schema, inp.relation_map, inp.extract, inp.num_roots,
+                             inp.num_leaves, relations=inp.extract.relations or inp.relations,
+                             checkpoint_id=inp.checkpoint_id,
+                             run_id=inp.run_id, untrained=untrained)
     llm = None
     if inp.extract.llm_url:
         from graphmert.extract.llm import LLMClient
 
         llm = LLMClient.from_config(inp.extract)
-    ex = Extractor(model, tok, load_kg(inp.kg), RelationSchema.from_dict(inp.schema), inp.relation_map,
+    ex = Extractor(model, tok, kg, schema, inp.relation_map,
                    inp.extract, inp.num_roots, inp.num_leaves, relations=inp.relations,
                    checkpoint_id=inp.checkpoint_id, run_id=inp.run_id, llm=llm)
     ex.set_similarity(inp.similarity, inp.similarity_rows or {})
@@ -122,14 +147,18 @@ def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dic
     """Shard task: per-chunk triples of one part (documents, their chunks) → a Parquet shard."""
     docs, chunks = item
     ex = worker_cache(inp.key, lambda: _build_extractor(inp))
-    triples, rep = ex.extract(docs, chunks)
+    if isinstance(ex, PairExtractor):
+        ranker = inp.ranker or inp.extract.ranker
+        systems, rep = ex.extract(docs, chunks, rankers=[ranker])
+        triples = systems[ranker]
+        rep["filters"] = {"checked": len(triples), "untyped_tails": 0, "dropped": {}}
+    else:
+        triples, rep = ex.extract(docs, chunks)
     write_triples(triples, path)
     return rep
 
 
 def _absolute(kg: KGConfig) -> KGConfig:
-    from dataclasses import replace
-
     absp = lambda p: str(Path(p).resolve())  # noqa: E731
     return replace(kg, path=absp(kg.path) if kg.path else None, nodes=[absp(p) for p in kg.nodes],
                    edges=[absp(p) for p in kg.edges], relation_files=[absp(p) for p in kg.relation_files])
@@ -139,19 +168,23 @@ def _extract(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     tok_path = ctx.stage_dir("tokenizer") / "tokenizer.json"
     model, tok, rmap, ckpt_id = _load_model(ctx, tok_path)
-    kg = load_kg(cfg.kg)
+    docs, chunks, counts = _documents(ctx, tok)
+    held_out = held_out_documents(cfg, (d.id for d in docs))
+    kg = load_kg(cfg.kg, held_out)
     schema_path = ctx.stage_dir("graphs") / "relation_schema.json"
     schema = RelationSchema.load(schema_path) if schema_path.exists() else \
         RelationSchema.from_kg(kg, cfg.kg.relation_schema)
     trained = [r for r, n in ctx.upstream["graphs"].get("injections_per_relation", {}).items() if n]
-    docs, chunks, counts = _documents(ctx, tok)
     if not chunks:
         raise ConfigError("extract: no document has any text to extract from"
                           + (f" (extract.paths = {cfg.extract.paths})" if cfg.extract.paths else ""))
     schema_dict = schema.to_dict()
     inputs = ExtractInputs(str(checkpoint_dir(ctx).resolve()), ckpt_id, str(tok_path.resolve()), rmap,
                            _absolute(cfg.kg), schema_dict, cfg.extract, cfg.graph.num_roots,
-                           cfg.graph.num_leaves, trained, ctx.run_dir.resolve().name, cfg.train.device)
+                           cfg.graph.num_leaves, trained, ctx.run_dir.resolve().name, cfg.train.device,
+                           held_out=held_out, seed=cfg.train.seed)
+    query_groups = model.config.leaf_query == "fixed"
+    _check_rankers(cfg.extract, query_groups)
     if cfg.extract.beta > 0:
         from graphmert.kg.scoring import SCORERS
 
@@ -186,6 +219,8 @@ def _extract(ctx: StageContext) -> dict:
         write_triples(merged[i:i + cfg.extract.shard_size], path)
         shards.append(path.name)
     write_triples_jsonl(merged, ctx.out / "triples.jsonl")
+    atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d.id}\n" for d in docs))
+    controls = _controls(ctx, parts, inputs) if query_groups else {}
     per_rel = Counter(t.relation for t in merged)
     return {
         "triples": len(merged),
@@ -200,10 +235,35 @@ def _extract(ctx: StageContext) -> dict:
         "triples_per_relation": dict(sorted(per_rel.items())),
         "triples_per_tail_source": dict(sorted(Counter(t.tail_source for t in merged).items())),
         "checkpoint_id": ckpt_id,
+        "relation_documents_held_out": kg.skipped.get("relation_documents_held_out", 0),
+        "ranker": cfg.extract.ranker if query_groups else "",
+        "controls": controls,
         "relations": sorted(cfg.extract.relations or trained),
         "parts": len(parts),
         "shards": shards,
     }
+
+
+def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
+    unknown = [c for c in ex.controls if c not in CONTROLS]
+    if unknown:
+        raise ConfigError(f"extract.controls: unknown control(s) {unknown}; choose from {list(CONTROLS)}")
+    if not query_groups and ex.ranker != "model":
+        raise ConfigError(f"extract.ranker: {ex.ranker!r} needs a model trained with "
+                          f"model.leaf_query 'fixed'; this checkpoint asks one query per tail length")
+
+
+def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs) -> dict[str, dict]:
+    """The model-free controls of extract.controls over the same parts: one Dask map each, merged
+    triples in ``control-<name>.parquet`` (scored by the evaluate stage)."""
+    out = {}
+    for name in ctx.cfg.extract.controls:
+        done = ctx.map_shards(extract_part, parts, name=f"control-{name}", shared=replace(inputs, ranker=name))
+        merged = merge_triples(t for s in done for t in read_triples(s.path))
+        path = ctx.out / f"control-{name}.parquet"
+        write_triples(merged, path)
+        out[name] = {"file": path.name, "triples": len(merged)}
+    return out
 
 
 def _sources(cfg: Config) -> list[Path]:

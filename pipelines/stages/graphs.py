@@ -18,7 +18,7 @@ An interrupted stage reruns only the link and graph shards that had not finished
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from graphmert.corpus.chunk import SCHEMA as CHUNK_SCHEMA
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.graph.builder import InjectionError, check_inputs, find_candidates, select_candidates
+from graphmert.graph.distant import DistantSupervision, document_counts
 from graphmert.graph.io import write_graphs
 from graphmert.graph.layout import Injection, LeafyChainGraph
 from graphmert.io import atomic_write_json
@@ -40,6 +41,7 @@ from graphmert.kg.linking import link_heads
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.kg.scoring import SCORERS, triple_text
+from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 
 __all__ = ["GRAPHS", "LinkInputs", "link_shard", "assemble_shard"]
@@ -54,6 +56,7 @@ class LinkInputs:
     scorer: Any                    # a fitted kg.scorer
     tokenizer: Any
     graph: GraphConfig
+    no_leaves: frozenset = frozenset()  # corpus documents that extraction reads from extract.paths
 
 
 def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
@@ -69,6 +72,10 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
     stats: Counter = Counter()
     heads = []
     for c in chunks:
+        if c.doc_id in shared.no_leaves:
+            stats["chunks_held_out"] += 1
+            heads.append([])
+            continue
         hs, how = link_heads(c, shared.kg, shared.matcher)
         ok = [m for m in hs if 1 <= m.token_start < m.token_end <= c.num_roots - 1]
         stats[f"chunks_{how}"] += 1
@@ -119,6 +126,65 @@ def assemble_shard(item: tuple[list[tuple[str, int, int]], list[tuple]], shared:
             "tokens_packed": sum(g.num_roots + g.num_filled_leaves for g in graphs)}
 
 
+@dataclass
+class DistantInputs:
+    """What every ``distant`` task shares (sent once per worker)."""
+
+    supervision: DistantSupervision
+    graph: GraphConfig
+    tokenizer: Any
+    pad_id: int
+    no_leaves: frozenset
+
+
+def distant_shard(chunk_path: str, shared: DistantInputs, path: Path) -> dict:
+    """Shard task (``kg.injection = cooccurrence``): the graphs of one chunk shard, each with its
+    query groups and entity table (:mod:`graphmert.graph.distant`)."""
+    chunks = list(read_chunks(chunk_path))
+    check_inputs(chunks, shared.tokenizer, shared.graph)
+    counts = document_counts(chunks)         # a document's chunks share its chunk shard
+    stats: Counter = Counter()
+    graphs = []
+    for c in chunks:
+        if c.doc_id in shared.no_leaves:
+            stats["chunks_held_out"] += 1
+            c = replace(c, mentions=[])
+        graphs.append(shared.supervision.graph(c, shared.graph.num_roots, shared.pad_id, stats,
+                                               counts.get(c.doc_id)))
+    write_graphs(graphs, path)
+    return {"graphs": len(graphs), "tokens_packed": sum(g.num_roots + g.num_filled_leaves for g in graphs),
+            **dict(sorted(stats.items()))}
+
+
+def _graphs_distant(ctx: StageContext, kg: SeedKG, tok, chunk_paths: list[str], no_leaves: frozenset,
+                    n_chunks: int) -> dict:
+    """The ``cooccurrence`` injection: one task per chunk shard, no global selection."""
+    cfg = ctx.cfg
+    schema = RelationSchema.from_kg(kg, cfg.kg.relation_schema)
+    sp = check_inputs([], tok, cfg.graph)
+    ds = DistantSupervision(kg, schema, tok, cfg.graph.num_leaves, cfg.kg.min_relation_count,
+                            cfg.kg.negative_queries)
+    shards = ctx.map_shards(distant_shard, chunk_paths, name="graphs",
+                            shared=DistantInputs(ds, cfg.graph, tok, sp["pad"], no_leaves))
+    totals: Counter = Counter()
+    for s in shards:
+        totals.update({k: v for k, v in s.counts.items() if isinstance(v, int)})
+    per_rel = {k.split(":", 1)[1]: v for k, v in sorted(totals.items()) if k.startswith("relation:")}
+    per_none = {k.split(":", 1)[1]: v for k, v in sorted(totals.items()) if k.startswith("none:")}
+    if not totals["groups"]:
+        raise InjectionError(f"kg.injection cooccurrence: no chunk mentions a seed triple's head and "
+                             f"tail together ({n_chunks} chunks); check that the corpus's entity ids "
+                             f"use the seed KG's id space")
+    report = {"graphs": n_chunks, "chunks_with_leaves": totals["chunks_with_groups"],
+              "injections": totals["groups_with_tail"], "queries_without_tail": totals["groups_without_tail"],
+              "injections_per_relation": per_rel, "queries_without_tail_per_relation": per_none,
+              "tails_not_shown": totals["tails_not_shown"], "chunks_held_out": totals["chunks_held_out"],
+              "tokens_dense": n_chunks * cfg.graph.num_roots * (1 + cfg.graph.num_leaves),
+              "tokens_packed": totals["tokens_packed"], "relation_map": dict(kg.relation_map)}
+    schema.save(ctx.out / "relation_schema.json")
+    return {"report": report, "shards": shards}
+
+
 def _graphs(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     R, K = cfg.graph.num_roots, cfg.graph.num_leaves
@@ -129,9 +195,11 @@ def _graphs(ctx: StageContext) -> dict:
 
     texts: list[str] = []                    # as build_graphs: the text, else the decoded tokens
     sizes: list[int] = []
+    doc_ids: set[str] = set()
     need_lexicon = False                     # some chunk has text but no annotated mention
     for p in chunk_paths:
-        t = _columns(p, ["text", "input_ids", "mentions"])
+        t = _columns(p, ["text", "input_ids", "mentions", "doc_id"])
+        doc_ids.update(t["doc_id"].to_pylist())
         shard_texts = t["text"].to_pylist()
         n_mentions = pc.list_value_length(t["mentions"]).to_numpy(zero_copy_only=False)
         for i, text in enumerate(shard_texts):
@@ -144,13 +212,22 @@ def _graphs(ctx: StageContext) -> dict:
     if not texts:
         raise KGError("build_graphs: no chunks")
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()  # [S + 1]
-    kg = load_kg(cfg.kg)
+    held_out = held_out_documents(cfg, doc_ids)
+    kg = load_kg(cfg.kg, held_out)
+    # Documents of extract.paths that the corpus also holds (a tuning slice of a training file) get
+    # no leaves, as if unseen; the paper's own setting, extracting from the training corpus
+    # (extract.paths empty), keeps its seed-KG leaves: only relation-file triples are held out there.
+    no_leaves = held_out & doc_ids if cfg.extract.paths else frozenset()
+    if cfg.kg.injection == "cooccurrence":
+        out = _graphs_distant(ctx, kg, tok, chunk_paths, no_leaves, len(texts))
+        return _finish(ctx, kg, out["report"], out["shards"], held_out, doc_ids)
     scorer = SCORERS.get(cfg.kg.scorer)().fit(texts)
     matcher = (LexiconMatcher(Lexicon.from_kg(kg), cfg.kg.lexicon_min_chars)
                if cfg.kg.lexicon_matching and need_lexicon else None)
 
     linked = ctx.map_shards(link_shard, [(p, starts[i]) for i, p in enumerate(chunk_paths)], name="link",
-                            shared=LinkInputs(kg, matcher, scorer, tok, cfg.graph), suffix=".npz")
+                            shared=LinkInputs(kg, matcher, scorer, tok, cfg.graph, no_leaves),
+                            suffix=".npz")
     head_stats: Counter = Counter()
     rows_l, scores_l = [], []
     for s in linked:
@@ -191,21 +268,35 @@ def _graphs(ctx: StageContext) -> dict:
         "tokens_packed": sum(s.counts["tokens_packed"] for s in shards),
         **sel.summary(kg, rows, head_stats, R),
     }
-    save_relation_map(kg, ctx.out / "relation_map.json")
     RelationSchema.from_kg(kg, cfg.kg.relation_schema).save(ctx.out / "relation_schema.json")
+    return _finish(ctx, kg, report, shards, held_out, doc_ids)
+
+
+def _finish(ctx: StageContext, kg: SeedKG, report: dict, shards: list, held_out: frozenset,
+            doc_ids: set[str]) -> dict:
+    """Relation map, report file and manifest counts, the same for both injections."""
+    save_relation_map(kg, ctx.out / "relation_map.json")
+    report["held_out_documents"] = len(held_out)
+    report["corpus_documents_held_out"] = len(held_out & doc_ids)
     atomic_write_json(ctx.out / "injection_report.json", report)
     keys = ("graphs", "chunks_with_leaves", "injections", "injections_per_relation",
-            "tokens_dense", "tokens_packed")
-    return {**{k: report[k] for k in keys}, "kg": kg.stats(),
-            "shards": [ctx.publish(s) for s in shards]}
+            "tokens_dense", "tokens_packed", "held_out_documents", "corpus_documents_held_out")
+    return {**{k: report[k] for k in keys},
+            **({"queries_without_tail": report["queries_without_tail"]}
+               if "queries_without_tail" in report else {}),
+            "kg": kg.stats(), "shards": [ctx.publish(s) for s in shards]}
 
 
 def _kg_files(cfg: Config) -> list[Path]:
-    files = [Path(p) for p in (*cfg.kg.nodes, *cfg.kg.edges, *cfg.kg.relation_files)]
+    """The seed-KG files, and the extraction and gold files that decide the held-out documents."""
+    files = [Path(p) for p in (*cfg.kg.nodes, *cfg.kg.edges, *cfg.kg.relation_files,
+                               *cfg.extract.paths, *cfg.evaluate.gold)]
     if cfg.kg.path:
         files += sorted(p for p in Path(cfg.kg.path).iterdir() if p.is_file())
     return files
 
 
-GRAPHS = Stage("graphs", sections=("kg", "graph.num_roots", "graph.num_leaves", "graph.shard_size"),
+GRAPHS = Stage("graphs", sections=("kg", "graph.num_roots", "graph.num_leaves", "graph.shard_size",
+                                   "extract.paths", "extract.format", "extract.document_fraction",
+                                   "evaluate.gold", "evaluate.format"),
                upstream=("tokenizer", "chunks"), run=_graphs, source_files=_kg_files)

@@ -209,3 +209,17 @@ def test_payload_rejects_malformed_systems_and_reserved_keys():
         metrics_payload({"broken": {"untyped": r["untyped"]}}, {})
     with pytest.raises(ValueError, match="reserved"):
         metrics_payload({"ok": r}, {"systems": 1})
+
+
+def test_markdown_table_lists_the_model_numbers():
+    """An optional "model" object (issue #15) follows the systems as a two-column table."""
+    r = evaluate_system(set(), set(), gold_set(), set())
+    model = {"heldout_leaf_accuracy": 0.123456, "leaf_majority_baseline": None, "injections": 42,
+             "injections_per_relation": {"Association": 40, "Bind": 2}}
+    table = markdown_table(metrics_payload({"graphmert": r}, {"model": model}))
+    lines = table.strip().splitlines()
+    i = lines.index("| model | value |")
+    assert lines[i - 1] == "" and lines[i + 1] == "|---|---|"
+    assert lines[i + 2:] == ["| heldout_leaf_accuracy | 0.1235 |", "| leaf_majority_baseline | – |",
+                             "| injections | 42 |", "| injections_per_relation | Association 40, Bind 2 |"]
+    assert "| model |" not in markdown_table(metrics_payload({"graphmert": r}, {"model": {}}))

@@ -1,0 +1,112 @@
+"""Tune the extraction of a query-group model on labelled documents: every ranker × selection setting.
+
+    .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
+        [--scopes sentence chunk] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] [override ...]
+
+RUN is a finished run whose model was trained with the tuning documents held out — for BioRED, the
+slice of its *train* file (configs/biored.yaml shows the command); the same overrides select those
+documents here (``extract.paths``, ``extract.document_fraction``, ``evaluate.gold``). The script loads
+the run's checkpoint once, asks every question once per scope, scores the answers with the model
+rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
+``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
+``extract.min_confidence``; the threshold applies to probability rankers only) against the gold, as
+``graphmert evaluate`` would: untyped and typed pair F1. It prints one table and writes
+``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
+goes into the config, and is then reported once on dev.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import print_table, write_json  # noqa: E402
+
+import torch  # noqa: E402
+
+from graphmert.config import load_config  # noqa: E402
+from graphmert.corpus.chunking import chunk_documents  # noqa: E402
+from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
+from graphmert.corpus.readers import read_corpus  # noqa: E402
+from graphmert.corpus.tokenizer import load_tokenizer  # noqa: E402
+from graphmert.eval import evaluate_system, load_gold, pair_sets  # noqa: E402
+from graphmert.extract.pairs import CONTROLS, PROBABILITY_RANKERS, PairExtractor  # noqa: E402
+from graphmert.kg.graph import load_relation_map  # noqa: E402
+from graphmert.kg.loaders import load_kg  # noqa: E402
+from graphmert.kg.schema import RelationSchema  # noqa: E402
+from graphmert.model import build_model  # noqa: E402
+from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
+from pipelines.holdout import held_out_documents, in_slice  # noqa: E402
+
+
+def _extractor(cfg, run: Path, docs) -> PairExtractor:
+    tok = load_tokenizer(run / "tokenizer" / "tokenizer.json")
+    rmap = load_relation_map(run / "graphs" / "relation_map.json")
+    model, info = load_checkpoint(run / "train" / "model", expected_vocab=tok.get_vocab_size(),
+                                  expected_relations=rmap)
+    torch.manual_seed(cfg.train.seed)
+    untrained = build_model(info["config"], tok.get_vocab_size(), len(rmap))
+    kg = load_kg(cfg.kg, held_out_documents(cfg, (d.id for d in docs)))
+    schema = RelationSchema.load(run / "graphs" / "relation_schema.json")
+    return PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
+                         cfg.graph.num_leaves, relations=cfg.extract.relations, untrained=untrained)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", required=True)
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--scopes", nargs="+", default=["sentence", "chunk"])
+    p.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
+    p.add_argument("--thresholds", nargs="+", type=float, default=[0.1, 0.2, 0.3, 0.4, 0.5])
+    p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
+    p.add_argument("--out", type=Path)
+    p.add_argument("overrides", nargs="*")
+    a = p.parse_args()
+    cfg = load_config(a.config, a.overrides)
+    frac = cfg.extract.document_fraction
+    reader = read_corpus(cfg.extract.paths, format=cfg.extract.format)
+    docs = list(TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
+                .annotate(d for d in reader if in_slice(d.id, frac)))
+    gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
+    rmap = dict(cfg.evaluate.relation_map)
+    ex = _extractor(cfg, a.run_dir, docs)
+    chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
+    rows = []
+    for scope in a.scopes:
+        ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope)
+        plans = ex.questions(docs, chunks)
+        queries = [q for pl in plans for q in pl.queries]
+        for ranker in a.rankers:
+            t0 = time.perf_counter()
+            scores = ex.answers(plans, queries, ranker)
+            secs = time.perf_counter() - t0
+            grid = a.thresholds if ranker in PROBABILITY_RANKERS else [0.0]
+            for k in a.k:
+                for th in grid:
+                    ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope, tails_per_query=k,
+                                                 min_confidence=th)
+                    triples = ex.decide(plans, queries, scores, ranker)
+                    m = evaluate_system(*pair_sets(triples, rmap), gold)
+                    u, t = m["untyped"]["all"], m["typed"]["all"]
+                    rows.append({"scope": scope, "ranker": ranker, "k": k, "min_conf": th,
+                                 "P": u["precision"], "R": u["recall"], "F1": u["f1"], "typed_F1": t["f1"],
+                                 "score_s": round(secs, 1)})
+    print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
+    best = {}
+    for r in rows:
+        key = (r["scope"], r["ranker"])
+        if key not in best or r["F1"] > best[key]["F1"]:
+            best[key] = r
+    print_table(sorted(best.values(), key=lambda r: -r["F1"]), "best setting per (scope, ranker)")
+    write_json("tune_extraction", rows, a.out, run_dir=str(a.run_dir), documents=len(docs),
+               gold_pairs=len(gold.untyped), overrides=a.overrides)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,429 @@
+"""Document-level extraction with a query-group model (``model.leaf_query = "fixed"``).
+
+The paper's extraction (:class:`~graphmert.extract.extractor.Extractor`) asks one question per head,
+relation and tail *length*, and ranks tails of different lengths by uncalibrated likelihoods. A model
+trained on K-leaf query groups with an end token and a "none" answer (:mod:`graphmert.graph.distant`,
+:mod:`graphmert.train.masking`) is asked the way it was trained, in five steps:
+
+1. ``questions`` — per chunk (:func:`~graphmert.graph.distant.chunk_entities`): every head (the
+   longest mention with an id per start root) × every extraction relation whose domain admits the
+   head's category. Its candidates are the chunk's entities whose category the relation admits after
+   the head's, the head's own entity excluded, within ``extract.tail_scope`` (the head's sentence;
+   ``chunk`` and ``document`` both mean the chunk: the model sees no further);
+2. ``answers`` — one graph per (chunk, relation) holding a masked K-leaf group on each of its heads
+   (``extract.pack_queries``; else one graph per question, as in training a group sees the others'
+   [MASK] leaves either way), scored by a :data:`RANKERS` entry: ``model`` gives
+   P(candidate | question) from the candidate head over {none} ∪ candidates, ``likelihood`` the same
+   softmax over the MNM log-likelihood of each candidate's tokens followed by [SEP];
+3. ``document pairs`` — for each (document, head entity, relation, tail entity) the best score over
+   the head's mentions and chunks, with that mention as evidence;
+4. ``selection`` — per (document, head entity, relation) the ``extract.tails_per_query`` best tails
+   scoring at least ``extract.min_confidence``; then, with ``extract.one_relation_per_pair``, one
+   relation per (document, unordered entity pair): the best-scoring one (ties: the relation with
+   more seed triples, then the name) — BioRED-style relations are unordered pairs with one type;
+5. ``triples`` — :class:`~graphmert.extract.triples.Triple` records with their evidence.
+
+Controls. The same questions ranked without the trained model measure what the model adds
+(``extract.controls``, :data:`RANKERS`): ``candidates`` keeps every candidate (no top-k: the
+schema-admitted pairs in scope, typed by the relation with most seed triples), ``random`` ranks at
+random, ``nearest`` by the root distance from the head to the candidate's nearest mention,
+``salience`` by how often the document mentions the candidate, ``untrained`` with a freshly
+initialised model of the same configuration. Their scores are not probabilities, so
+``min_confidence`` applies to the model rankers only.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from graphmert.config import ExtractConfig
+from graphmert.corpus.chunk import Chunk
+from graphmert.corpus.document import Document
+from graphmert.corpus.tokenizer import special_ids
+from graphmert.extract.triples import Evidence, Triple
+from graphmert.graph.candidates import candidate_query
+from graphmert.graph.collate import collate_graphs
+from graphmert.graph.distant import ChunkEntities, chunk_entities
+from graphmert.graph.layout import EntityTable, LeafyChainGraph, layout_arrays
+from graphmert.kg.graph import KGError, SeedKG
+from graphmert.kg.schema import RelationSchema
+from graphmert.model.graphmert import GraphMERT
+from graphmert.registry import Registry
+
+__all__ = ["PairQuery", "PairExtractor", "RANKERS", "CONTROLS", "MODEL_RANKERS", "PROBABILITY_RANKERS"]
+
+MODEL_RANKERS = ("model", "margin", "likelihood")
+CONTROLS = ("candidates", "random", "nearest", "salience", "untrained")
+PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairQuery:
+    """One question: the head mention at ``root`` (entity ``head``) asks ``relation``; ``candidates``
+    are the entity ids it chooses among (step 1 of the module docstring)."""
+
+    chunk: int
+    root: int
+    end: int                       # exclusive end root of the head mention
+    head: str
+    relation: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(kw_only=True)
+class _ChunkPlan:
+    chunk: Chunk
+    doc: Document
+    entities: ChunkEntities
+    queries: list[PairQuery] = field(default_factory=list)
+
+
+Ranker = Callable[["PairExtractor", list[_ChunkPlan], list[PairQuery]], list[np.ndarray]]
+RANKERS: Registry[Ranker] = Registry("extraction ranker", key="extract.ranker")
+
+
+class PairExtractor:
+    """Extraction with a ``leaf_query = "fixed"`` model (module docstring).
+
+    Args:
+        model: the trained model (eval mode is set here), or None for the model-free controls only.
+        tokenizer: its tokenizer.  kg, schema: the seed KG and relation schema of the run.
+        relation_map: relation name → id of the model.  cfg: the ``extract`` section.
+        num_roots, num_leaves: R and K.  relations: the relations to ask.
+        untrained: a freshly initialised model for the ``untrained`` control.
+    """
+
+    def __init__(self, model: GraphMERT | None, tokenizer, kg: SeedKG, schema: RelationSchema,
+                 relation_map: dict[str, int], cfg: ExtractConfig, num_roots: int, num_leaves: int,
+                 relations: Sequence[str], checkpoint_id: str = "", run_id: str = "",
+                 untrained: GraphMERT | None = None) -> None:
+        unknown = [r for r in relations if r not in relation_map]
+        if unknown:
+            raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
+                          f"(it knows {sorted(relation_map)})")
+        self.model, self.untrained = model, untrained
+        self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
+        self.relation_map, self.relations = relation_map, sorted(relations)
+        self.R, self.K = num_roots, num_leaves
+        self.sp = special_ids(tokenizer)
+        self.checkpoint_id, self.run_id = checkpoint_id, run_id
+        counts = kg.relation_counts()
+        self.prior = {r: counts.get(r, 0) for r in self.relations}
+        self.stats: Counter = Counter()
+        self._forms: dict[str, tuple[int, ...]] = {}
+
+    # ------------------------------------------------------------------ the pipeline
+    def extract(self, docs: Sequence[Document], chunks: Sequence[Chunk],
+                rankers: Sequence[str] = ("model",)) -> tuple[dict[str, list[Triple]], dict]:
+        """Triples per ranker name (step 5) and a report of counts."""
+        self.stats = Counter()
+        plans = self.questions(docs, chunks)
+        queries = [q for p in plans for q in p.queries]
+        out = {}
+        for name in rankers:
+            out[name] = self.decide(plans, queries, self.answers(plans, queries, name), name)
+            self.stats[f"triples:{name}"] = len(out[name])
+        return out, {"counts": dict(sorted(self.stats.items()))}
+
+    def answers(self, plans: list[_ChunkPlan], queries: list[PairQuery], ranker: str) -> list[np.ndarray]:
+        """Step 2: each question's candidate scores under ``ranker`` (a :data:`RANKERS` name)."""
+        return RANKERS.get(ranker)(self, plans, queries)
+
+    def decide(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
+               ranker: str) -> list[Triple]:
+        """Steps 3–5 for one ranker's scores (``min_confidence`` only for probability rankers)."""
+        pairs = self.document_pairs(plans, queries, scores)
+        rows = self.select(pairs, probabilities=ranker in PROBABILITY_RANKERS,
+                           keep_all=ranker == "candidates")
+        return self.triples(plans, rows)
+
+    def questions(self, docs: Sequence[Document], chunks: Sequence[Chunk]) -> list[_ChunkPlan]:
+        """Step 1: the chunks' questions and candidates."""
+        by_id = {d.id: d for d in docs}
+        missing = sorted({c.doc_id for c in chunks} - set(by_id))
+        if missing:
+            raise KGError(f"chunks refer to documents that were not given: {missing[:5]}")
+        plans = []
+        counts = {d.id: Counter(i for m in d.mentions for i in m.ids) for d in docs}
+        for ci, chunk in enumerate(chunks):
+            plan = _ChunkPlan(chunk=chunk, doc=by_id[chunk.doc_id],
+                              entities=chunk_entities(chunk, self.kg, self.R, counts[chunk.doc_id]))
+            for root, (end, head) in sorted(plan.entities.heads.items()):
+                if not 1 <= root < end <= chunk.num_roots - 1:
+                    continue
+                for r in self.relations:
+                    cands = self._candidates(plan, root, head, r)
+                    if cands:
+                        plan.queries.append(PairQuery(chunk=ci, root=root, end=end, head=head, relation=r,
+                                                      candidates=cands))
+            self.stats["chunks"] += 1
+            self.stats["heads"] += len(plan.entities.heads)
+            self.stats["questions"] += len(plan.queries)
+            plans.append(plan)
+        return plans
+
+    def _candidates(self, plan: _ChunkPlan, root: int, head: str, relation: str) -> tuple[str, ...]:
+        cats = plan.entities.categories
+        if cats[head] not in self.schema.domain(relation):
+            return ()
+        out = [e for e in plan.entities.table.ids
+               if e != head and self.schema.allows(relation, cats[head], cats[e])]
+        if self.cfg.tail_scope == "sentence":
+            lo, hi = _sentence_roots(plan.chunk, plan.doc, root)
+            out = [e for e in out if any(lo <= a and b <= hi for a, b, _ in plan.entities.spans[e])]
+        return tuple(out)
+
+    def document_pairs(self, plans: list[_ChunkPlan], queries: list[PairQuery],
+                       scores: list[np.ndarray]) -> dict[tuple[str, str, str, str], tuple[float, PairQuery]]:
+        """Step 3: (document, head, relation, tail) → (best score, the question that gave it)."""
+        best: dict[tuple[str, str, str, str], tuple[float, PairQuery]] = {}
+        for q, s in zip(queries, scores):
+            doc = plans[q.chunk].doc.id
+            for tail, v in zip(q.candidates, s.tolist()):
+                key = (doc, q.head, q.relation, tail)
+                old = best.get(key)
+                if old is None or v > old[0]:
+                    best[key] = (v, q)
+        return best
+
+    def select(self, pairs: dict, probabilities: bool,
+               keep_all: bool = False) -> list[tuple[str, str, str, str, float, PairQuery]]:
+        """Step 4: top tails per (document, head, relation) — every tail with ``keep_all`` — then
+        one relation per pair."""
+        by_question: dict[tuple[str, str, str], list] = {}
+        for (doc, head, rel, tail), (v, q) in pairs.items():
+            if probabilities and v < self.cfg.min_confidence:
+                continue
+            by_question.setdefault((doc, head, rel), []).append((v, tail, q))
+        kept = []
+        for (doc, head, rel), rows in sorted(by_question.items()):
+            rows.sort(key=lambda x: (-x[0], x[1]))
+            top = rows if keep_all else rows[:self.cfg.tails_per_query]
+            kept += [(doc, head, rel, tail, v, q) for v, tail, q in top]
+        if not self.cfg.one_relation_per_pair:
+            return kept
+        best: dict[tuple[str, frozenset], tuple] = {}
+        for row in kept:
+            key = (row[0], frozenset((row[1], row[3])))
+            rank = (row[4], self.prior.get(row[2], 0), _neg(row[2]))
+            if key not in best or rank > best[key][0]:
+                best[key] = (rank, row)
+        self.stats["dropped_other_relation_or_direction"] += len(kept) - len(best)
+        return [row for _, row in sorted(best.values(), key=lambda x: x[1][:4])]
+
+    def triples(self, plans: list[_ChunkPlan], rows: list) -> list[Triple]:
+        """Step 5: one Triple per selected row, with the evidence of its best question."""
+        return [self._triple(plans[q.chunk], q, tail, float(v)) for _, _, _, tail, v, q in rows]
+
+    # ------------------------------------------------------------------ helpers
+    def _triple(self, plan: _ChunkPlan, q: PairQuery, tail: str, score: float) -> Triple:
+        c, doc, ents = plan.chunk, plan.doc, plan.entities
+        h0, h1 = _char_span(c, q.root, q.end)
+        nearest = min(ents.spans[tail], key=lambda s: (abs(s[0] - q.root), s[0]))
+        t0, t1 = _char_span(c, nearest[0], nearest[1])
+        s0, sentence = _sentence(doc, h0, c)
+        ev = Evidence(doc_id=doc.id, chunk_id=c.id, sentence=sentence, sentence_start=s0,
+                      head_start=h0, head_end=h1, tail_start=t0, tail_end=t1, confidence=score)
+        return Triple(head_id=q.head, head_name=self._name(q.head, ents), head_category=ents.categories[q.head],
+                      relation=q.relation, tail_id=tail, tail_name=self._name(tail, ents),
+                      tail_category=ents.categories[tail], tail_source="mention", confidence=score,
+                      confidence_mean=score, evidence_count=1, documents=[doc.id], evidence=[ev],
+                      checkpoint_id=self.checkpoint_id, run_id=self.run_id)
+
+    def _name(self, eid: str, ents: ChunkEntities) -> str:
+        if eid in self.kg.nodes:
+            return self.kg.name(eid)
+        texts = Counter(t for _, _, t in ents.spans[eid])
+        return min(texts, key=lambda t: (-texts[t], t))
+
+    # ------------------------------------------------------------------ model answers (step 2)
+    @torch.inference_mode()
+    def model_scores(self, model: GraphMERT, plans: list[_ChunkPlan], how: str) -> list[np.ndarray]:
+        """Per question (in plan order): P over its candidates from ``model`` — the candidate head
+        (``how = "candidate"``) or the end-terminated MNM likelihood (``"likelihood"``)."""
+        model.eval()
+        device = next(model.parameters()).device
+        units = [(p, qs) for p in plans for qs in self._graph_units(p)]
+        out: list[np.ndarray] = []                  # in unit order; put back in plan order below
+        for start in range(0, len(units), self.cfg.batch_size):
+            block = units[start:start + self.cfg.batch_size]
+            graphs = [self._graph(p, qs) for p, qs in block]
+            batch = collate_graphs(graphs, "packed").to(device)
+            L = batch.input_ids.shape[1]
+            positions = [layout_arrays(g, "packed").leaf_position for g in graphs]
+            roots = [np.array([q.root for q in qs]) for _, qs in block]
+            cq = candidate_query(graphs, positions, roots, L).to(device)
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"):
+                hidden = model(batch).hidden
+                if how in ("candidate", "margin"):
+                    p = (model.candidate_head.probabilities(hidden, cq)[0] if how == "candidate"
+                         else model.candidate_head.margins(hidden, cq))
+                    out += _split(p.float().cpu().numpy(), [len(q.candidates) for _, qs in block for q in qs])
+                else:
+                    out += self._likelihood(model, hidden, batch, cq, block)
+            self.stats["forwards"] += 1
+            self.stats["graphs"] += len(graphs)
+        by_question = dict(zip((id(q) for _, qs in units for q in qs), out))
+        return [by_question[id(q)] for p in plans for q in p.queries]
+
+    def _graph_units(self, plan: _ChunkPlan) -> list[list[PairQuery]]:
+        """The questions of one chunk per graph: one graph per relation (``pack_queries``), else one
+        per question."""
+        if not self.cfg.pack_queries:
+            return [[q] for q in plan.queries]
+        by_rel: dict[str, list[PairQuery]] = {}
+        for q in plan.queries:
+            by_rel.setdefault(q.relation, []).append(q)
+        return [by_rel[r] for r in sorted(by_rel)]
+
+    def _graph(self, plan: _ChunkPlan, questions: list[PairQuery]) -> LeafyChainGraph:
+        """The chunk's roots with a masked K-leaf group on each question's head, and the entity
+        table listing each group's candidates."""
+        c, ents = plan.chunk, plan.entities
+        g = LeafyChainGraph.from_roots(c.id, c.doc_id, c.input_ids, c.word_ids, self.R, self.K, self.sp["pad"])
+        table = EntityTable.empty(self.R)
+        table.ids, table.types, table.mentions = ents.table.ids, ents.table.types, ents.table.mentions
+        table.counts = ents.table.counts
+        rows = []
+        for q in questions:
+            g.inject(q.root, [self.sp["mask"]] * self.K, self.relation_map[q.relation], q.end - q.root)
+            table.head[q.root] = ents.index[q.head]
+            rows += [(q.root, ents.index[e], 0) for e in q.candidates]
+        table.candidates = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        g.entities = table
+        return g
+
+    def _likelihood(self, model: GraphMERT, hidden, batch, cq, block) -> list[np.ndarray]:
+        """Per question: softmax over {none} ∪ candidates of log p(tail tokens, then [SEP]) at the
+        group's leaves (the best of the candidate's surface forms in the chunk)."""
+        K, end = self.K, self.sp["sep"]
+        leaves = (cq.query_index.unsqueeze(1) + torch.arange(K, device=cq.query_index.device))  # [G, K]
+        index = leaves.reshape(-1)
+        logp = model.leaf_log_probs(hidden, batch, index, model.mlm_logits(hidden, index))
+        logp = logp.view(len(cq.query_index), K, -1).cpu()                                  # [G, K, V]
+        out, g = [], 0
+        for plan, qs in block:
+            for q in qs:
+                lq = logp[g]
+                g += 1
+                none = float(lq[0, end])
+                scores = [max((_form_logp(lq, f, end, K) for t in {x for _, _, x in plan.entities.spans[e]}
+                               if (f := self.forms(t))), default=-1e9) for e in q.candidates]
+                z = torch.softmax(torch.tensor([none] + scores), 0)[1:]
+                out.append(z.numpy())
+        return out
+
+    def forms(self, text: str) -> tuple[int, ...]:
+        """Token ids of a surface form (cached); () when longer than K or only [UNK]."""
+        if text not in self._forms:
+            ids = tuple(self.tok.encode(text, add_special_tokens=False).ids)
+            ok = 1 <= len(ids) <= self.K and any(i != self.sp["unk"] for i in ids)
+            self._forms[text] = ids if ok else ()
+        return self._forms[text]
+
+
+def _neg(s: str) -> tuple:
+    return tuple(-ord(c) for c in s)
+
+
+def _char_span(chunk: Chunk, a: int, b: int) -> tuple[int, int]:
+    """Document character span of roots [a, b)."""
+    return int(chunk.offsets[a][0]), int(chunk.offsets[b - 1][1])
+
+
+def _sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:
+    """(start, text) of the document sentence holding ``char``; the chunk text when unknown."""
+    if doc.sentences:
+        starts = [s for s, _ in doc.sentences]
+        i = bisect.bisect_right(starts, char) - 1
+        if i >= 0 and doc.sentences[i][0] <= char < doc.sentences[i][1]:
+            s, e = doc.sentences[i]
+            return s, doc.text[s:e]
+    return chunk.char_start, chunk.text
+
+
+def _sentence_roots(chunk: Chunk, doc: Document, root: int) -> tuple[int, int]:
+    """Roots [lo, hi) of the head's sentence within the chunk (the whole chunk when unknown)."""
+    start, text = _sentence(doc, int(chunk.offsets[root][0]), chunk)
+    end = start + len(text)
+    inside = [i for i, (a, b) in enumerate(chunk.offsets) if a >= start and b <= end and a >= 0]
+    return (min(inside), max(inside) + 1) if inside else (1, chunk.num_roots - 1)
+
+
+def _split(values: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
+    return np.split(values, np.cumsum(sizes)[:-1]) if sizes else []
+
+
+def _form_logp(lq: torch.Tensor, form: tuple[int, ...], end: int, K: int) -> float:
+    """log p of ``form`` in slots 0..t−1 and of the end token in slot t (when t < K)."""
+    t = len(form)
+    v = float(lq[torch.arange(t), torch.tensor(form)].sum())
+    return v + (float(lq[t, end]) if t < K else 0.0)
+
+
+# ---------------------------------------------------------------------- rankers
+@RANKERS.register("model")
+def _rank_model(ex: PairExtractor, plans: list[_ChunkPlan], queries: list[PairQuery]) -> list[np.ndarray]:
+    """P(candidate) from the trained model's candidate head."""
+    return ex.model_scores(_need(ex.model, "model"), plans, "candidate")
+
+
+@RANKERS.register("margin")
+def _rank_margin(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """σ(s(candidate) − s(none)) from the trained model's candidate head."""
+    return ex.model_scores(_need(ex.model, "margin"), plans, "margin")
+
+
+@RANKERS.register("likelihood")
+def _rank_likelihood(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """P(candidate) from the trained model's MNM likelihood of the candidate's tokens."""
+    return ex.model_scores(_need(ex.model, "likelihood"), plans, "likelihood")
+
+
+@RANKERS.register("untrained")
+def _rank_untrained(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """The candidate head of a freshly initialised model of the same configuration."""
+    return ex.model_scores(_need(ex.untrained, "untrained"), plans, "candidate")
+
+
+@RANKERS.register("candidates")
+def _rank_candidates(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """Every candidate scores 1: all are kept (up to ``tails_per_query``, ties by id)."""
+    return [np.ones(len(q.candidates)) for q in queries]
+
+
+@RANKERS.register("random")
+def _rank_random(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """A uniform score per (document, head, relation, candidate), fixed by a hash: reproducible."""
+    def u(*key: str) -> float:
+        return int.from_bytes(hashlib.sha256("\x1f".join(key).encode()).digest()[:8], "big") / 2.0**64
+    return [np.array([u(plans[q.chunk].doc.id, q.head, q.relation, c) for c in q.candidates]) for q in queries]
+
+
+@RANKERS.register("nearest")
+def _rank_nearest(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """1 / (1 + roots between the head and the candidate's nearest mention)."""
+    return [np.array([1.0 / (1 + min(abs(a - q.root) for a, _, _ in plans[q.chunk].entities.spans[c]))
+                      for c in q.candidates]) for q in queries]
+
+
+@RANKERS.register("salience")
+def _rank_salience(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """How often the document mentions the candidate."""
+    counts = {p.doc.id: Counter(i for m in p.doc.mentions for i in m.ids) for p in plans}
+    return [np.array([float(counts[plans[q.chunk].doc.id][c]) for c in q.candidates]) for q in queries]
+
+
+def _need(model: GraphMERT | None, ranker: str) -> GraphMERT:
+    if model is None:
+        raise KGError(f"extract ranker {ranker!r} needs a model, and none was given")
+    if model.candidate_head is None and ranker != "likelihood":
+        raise KGError(f"extract ranker {ranker!r}: the model has no candidate head (model.candidate_head)")
+    return model

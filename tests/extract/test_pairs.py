@@ -1,0 +1,333 @@
+"""Document-level pair extraction with a query-group model (graphmert/extract/pairs.py, issue #15):
+the questions (schema, domain, tail scope), the model's answers against the candidate head by hand,
+packed vs single-question graphs, the selection rules, and the model-free controls."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from extract_helpers import _mentions, make_chunks, make_docs, make_kg, make_schema, make_tokenizer
+from graphmert.config import ExtractConfig, ModelConfig, build_section
+from graphmert.corpus.document import Document
+from graphmert.corpus.tokenizer import special_ids
+from graphmert.extract.pairs import CONTROLS, PROBABILITY_RANKERS, RANKERS, PairExtractor, PairQuery
+from graphmert.graph.candidates import candidate_query
+from graphmert.graph.collate import collate_graphs
+from graphmert.graph.distant import chunk_entities
+from graphmert.graph.layout import LeafyChainGraph, layout_arrays
+from graphmert.kg.graph import Edge, KGError, Node, SeedKG
+from graphmert.kg.schema import RelationSchema
+from graphmert.model.graphmert import build_model
+
+R, K = 64, 4
+MET, GLU, T2D, OB = "MESH:D008687", "MESH:D005947", "MESH:D003924", "MESH:D009765"
+ASP, INS, NEO = "MESH:D001241", "NCBIGene:3630", "MESH:C563425"
+
+# docC: the nearest disease of Metformin (obesity) is not the most mentioned one (type 2 diabetes)
+TEXT_C = ("Metformin helps obesity and type 2 diabetes. "
+          "Later type 2 diabetes and again type 2 diabetes returned.")
+
+
+def make_doc_c() -> Document:
+    return Document("docC", TEXT_C, mentions=_mentions(TEXT_C, [
+        ("Metformin", "Chemical", [MET]), ("obesity", "Disease", [OB]), ("type 2 diabetes", "Disease", [T2D]),
+        ("type 2 diabetes", "Disease", [T2D]), ("type 2 diabetes", "Disease", [T2D])]),
+        sentences=[(0, 44), (45, len(TEXT_C))])
+
+
+def tiny_model(vocab: int, relations: int, seed: int = 0, candidate_head: bool = True):
+    torch.manual_seed(seed)
+    cfg = ModelConfig(hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64, dropout=0.0,
+                      attention_dropout=0.0, relation_dropout=0.0, sbo_head=False, leaf_query="fixed",
+                      candidate_head=candidate_head, entity_type_embedding=True,
+                      salience_embedding=True).validate()
+    return build_model(cfg, vocab, relations).eval()
+
+
+@pytest.fixture(scope="module")
+def world():
+    docs = make_docs() + [make_doc_c()]
+    tok = make_tokenizer(docs)
+    kg = make_kg()
+    chunks = make_chunks(docs, tok, R)
+    assert [c.id for c in chunks] == ["docA#0", "docB#0", "docC#0"]      # one chunk per document
+    return dict(docs=docs, tok=tok, kg=kg, schema=make_schema(kg), chunks=chunks,
+                model=tiny_model(tok.get_vocab_size(), len(kg.relations)))
+
+
+def extractor(w, model="default", relations=None, untrained=None, kg=None, schema=None,
+              **cfg) -> PairExtractor:
+    kg = kg or w["kg"]
+    c = build_section(ExtractConfig, {"tails_per_query": 5, "beta": 0.0, **cfg}, "extract")
+    return PairExtractor(w["model"] if model == "default" else model, w["tok"], kg, schema or w["schema"],
+                         kg.relation_map, c, R, K, relations=relations or kg.relations,
+                         checkpoint_id="ck", run_id="run", untrained=untrained)
+
+
+def ab(w):
+    return w["docs"][:2], w["chunks"][:2]
+
+
+def asked(ex, docs, chunks):
+    return [(q.chunk, q.root, q.head, q.relation, q.candidates) for p in ex.questions(docs, chunks)
+            for q in p.queries]
+
+
+def pairs_of(triples):
+    return {(t.documents[0], t.head_id, t.relation, t.tail_id) for t in triples}
+
+
+# ------------------------------------------------------------------ step 1: questions
+def test_questions_follow_the_schema_domain_and_exclude_the_head(world):
+    docs, chunks = ab(world)
+    roots = {(m.text, m.token_start) for m in chunks[0].mentions}
+    assert roots == {("Metformin", 1), ("glucose", 3), ("type 2 diabetes", 5), ("Obesity", 9),
+                     ("type 2 diabetes", 14), ("metformin", 19), ("obesity", 23)}
+    # chemicals ask treats (diseases after them), diseases associated_with (the other disease), the
+    # gene associated_with; "pain" has no id: neither head nor candidate
+    assert asked(extractor(world), docs, chunks) == [
+        (0, 1, MET, "treats", (T2D, OB)), (0, 3, GLU, "treats", (T2D, OB)),
+        (0, 5, T2D, "associated_with", (OB,)), (0, 9, OB, "associated_with", (T2D,)),
+        (0, 14, T2D, "associated_with", (OB,)), (0, 19, MET, "treats", (T2D, OB)),
+        (0, 23, OB, "associated_with", (T2D,)),
+        (1, 1, ASP, "treats", (NEO,)), (1, 6, INS, "associated_with", (NEO,))]
+    assert asked(extractor(world, relations=["treats"]), docs, chunks) == [
+        (0, 1, MET, "treats", (T2D, OB)), (0, 3, GLU, "treats", (T2D, OB)),
+        (0, 19, MET, "treats", (T2D, OB)), (1, 1, ASP, "treats", (NEO,))]
+
+
+def test_sentence_scope_keeps_the_candidates_of_the_heads_sentence(world):
+    docs, chunks = ab(world)
+    # sentence 1: Metformin, glucose, type 2 diabetes; sentence 2: the rest. A head without a candidate
+    # in its sentence asks nothing (type 2 diabetes at 5, Aspirin with only "pain")
+    assert asked(extractor(world, tail_scope="sentence"), docs, chunks) == [
+        (0, 1, MET, "treats", (T2D,)), (0, 3, GLU, "treats", (T2D,)),
+        (0, 9, OB, "associated_with", (T2D,)), (0, 14, T2D, "associated_with", (OB,)),
+        (0, 19, MET, "treats", (T2D, OB)), (0, 23, OB, "associated_with", (T2D,)),
+        (1, 6, INS, "associated_with", (NEO,))]
+    chunk_scope = asked(extractor(world), docs, chunks)
+    assert asked(extractor(world, tail_scope="document"), docs, chunks) == chunk_scope
+
+
+def test_unknown_relations_and_documents_are_refused(world):
+    with pytest.raises(KGError, match="not relations of the model"):
+        extractor(world, relations=["causes"])
+    ex = extractor(world)
+    with pytest.raises(KGError, match="documents that were not given"):
+        ex.questions(world["docs"][:1], world["chunks"][:2])
+
+
+# ------------------------------------------------------------------ step 2: the model's answers
+def by_hand(w, plans, queries) -> list[np.ndarray]:
+    """P(candidate | question) from the candidate head, one question per graph, built here from the
+    chunk and the module docstring (not with the extractor's graph builder)."""
+    model, tok, kg = w["model"], w["tok"], w["kg"]
+    sp = special_ids(tok)
+    out = []
+    for q in queries:
+        plan = plans[q.chunk]
+        c, doc = plan.chunk, plan.doc
+        ents = chunk_entities(c, kg, R, Counter(i for m in doc.mentions for i in m.ids))
+        g = LeafyChainGraph.from_roots(c.id, c.doc_id, c.input_ids, c.word_ids, R, K, sp["pad"])
+        g.inject(q.root, [sp["mask"]] * K, kg.relation_map[q.relation], q.end - q.root)
+        table = ents.table
+        table.head[q.root] = table.ids.index(q.head)
+        table.candidates = np.array([(q.root, table.ids.index(e), 0) for e in q.candidates]).reshape(-1, 3)
+        g.entities = table
+        batch = collate_graphs([g], "packed")
+        L = batch.input_ids.shape[1]
+        cq = candidate_query([g], [layout_arrays(g, "packed").leaf_position], [np.array([q.root])], L)
+        with torch.no_grad():
+            p, none = model.candidate_head.probabilities(model(batch).hidden, cq)
+        assert float(p.sum() + none.sum()) == pytest.approx(1.0, abs=1e-5)
+        out.append(p.numpy())
+    return out
+
+
+def test_model_ranker_is_the_candidate_heads_probability(world):
+    docs, chunks = world["docs"], world["chunks"]
+    ex = extractor(world, pack_queries=False, batch_size=4)          # several forward batches
+    plans = ex.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    got = ex.answers(plans, queries, "model")
+    want = by_hand(world, plans, queries)
+    assert [len(x) for x in got] == [len(q.candidates) for q in queries]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert ex.stats["graphs"] == len(queries) and ex.stats["forwards"] == -(-len(queries) // 4)
+    # the triples carry those probabilities: each is the best over the head's questions
+    triples, _ = ex.extract(docs, chunks, rankers=["model"])
+    best: dict = {}
+    for q, s in zip(queries, want):
+        for c, v in zip(q.candidates, s):
+            key = (plans[q.chunk].doc.id, q.head, q.relation, c)
+            best[key] = max(best.get(key, 0.0), float(v))
+    assert {(*k, round(v, 4)) for k, v in best.items()} == {
+        (*k, round(t.confidence, 4)) for t in triples["model"] for k in pairs_of([t])}
+
+
+def test_other_model_rankers_give_probabilities(world):
+    docs, chunks = world["docs"], world["chunks"]
+    ex = extractor(world)
+    plans = ex.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    for name in ("likelihood", "margin"):
+        for s in ex.answers(plans, queries, name):
+            assert ((s > 0) & (s < 1)).all()
+    assert all(s.sum() < 1 for s in ex.answers(plans, queries, "likelihood"))   # "none" takes the rest
+    assert set(PROBABILITY_RANKERS) >= {"model", "margin", "likelihood", "untrained"}
+
+
+def test_packed_and_single_question_graphs_agree_when_groups_cannot_meet(world):
+    """docB's chunk has one head per relation (Aspirin: treats, INS: associated_with): the packed
+    graph of each relation holds one group, so both ways ask and answer the same."""
+    docs, chunks = world["docs"][1:2], world["chunks"][1:2]
+    packed, single = extractor(world, pack_queries=True), extractor(world, pack_queries=False)
+    assert asked(packed, docs, chunks) == asked(single, docs, chunks)
+    a, _ = packed.extract(docs, chunks, rankers=["model"])
+    b, _ = single.extract(docs, chunks, rankers=["model"])
+    assert pairs_of(a["model"]) == pairs_of(b["model"]) == {("docB", ASP, "treats", NEO),
+                                                             ("docB", INS, "associated_with", NEO)}
+    for x, y in zip(a["model"], b["model"]):
+        assert x.confidence == pytest.approx(y.confidence, abs=1e-5)
+    # docA's chunk has several heads per relation: one graph per relation instead of per question,
+    # and the answers still come back in question order
+    docs, chunks = ab(world)
+    plans = packed.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    assert [len(s) for s in packed.answers(plans, queries, "model")] == [len(q.candidates) for q in queries]
+    packed.extract(docs, chunks, rankers=["model"])
+    single.extract(docs, chunks, rankers=["model"])
+    assert packed.stats["graphs"] == 4 and single.stats["graphs"] == 9
+
+
+# ------------------------------------------------------------------ step 4: selection
+def selection_world(w, **cfg):
+    """An extractor over relations alpha (1 seed triple), beta (1) and gamma (2), for select()."""
+    nodes = [Node("x", "x", "biolink:Disease"), Node("y", "y", "biolink:Disease")]
+    kg = SeedKG(nodes, [Edge("x", "alpha", "y"), Edge("x", "beta", "y"), Edge("x", "gamma", "y"),
+                        Edge("y", "gamma", "x")])
+    return extractor(w, model=None, kg=kg, schema=RelationSchema.from_kg(kg), **cfg)
+
+
+def q(head, rel) -> PairQuery:
+    return PairQuery(chunk=0, root=1, end=2, head=head, relation=rel, candidates=())
+
+
+def rows(selected):
+    return [(d, h, r, t, round(v, 3)) for d, h, r, t, v, _ in selected]
+
+
+def test_top_tails_per_document_head_and_relation(world):
+    ex = selection_world(world, tails_per_query=2, min_confidence=0.6)
+    pairs = {("d", "A", "alpha", t): (v, q("A", "alpha")) for t, v in
+             (("B", 0.9), ("D", 0.5), ("C", 0.5), ("E", 0.2))}
+    pairs[("d", "A", "beta", "B")] = (0.3, q("A", "beta"))
+    pairs[("e", "A", "alpha", "E")] = (0.1, q("A", "alpha"))       # another document: its own top 2
+    # scores that are not probabilities: min_confidence does not apply; ties by tail id
+    assert rows(ex.select(pairs, probabilities=False)) == [
+        ("d", "A", "alpha", "B", 0.9), ("d", "A", "alpha", "C", 0.5), ("d", "A", "beta", "B", 0.3),
+        ("e", "A", "alpha", "E", 0.1)]
+    assert rows(ex.select(pairs, probabilities=True)) == [("d", "A", "alpha", "B", 0.9)]
+
+
+def test_one_relation_per_pair_keeps_the_best_scoring_relation(world):
+    ex = selection_world(world, one_relation_per_pair=True, tails_per_query=5)
+    pairs = {
+        ("d", "A", "alpha", "B"): (0.9, q("A", "alpha")), ("d", "A", "gamma", "B"): (0.8, q("A", "gamma")),
+        # a tie in score: the relation with more seed triples (gamma: 2)
+        ("d", "A", "alpha", "C"): (0.7, q("A", "alpha")), ("d", "C", "gamma", "A"): (0.7, q("C", "gamma")),
+        # a tie in score and seed triples: the first name, whichever entity was the head
+        ("d", "A", "beta", "D"): (0.6, q("A", "beta")), ("d", "D", "alpha", "A"): (0.6, q("D", "alpha")),
+        # another document keeps its own relation for the same pair
+        ("e", "A", "gamma", "B"): (0.1, q("A", "gamma")),
+    }
+    assert rows(ex.select(pairs, probabilities=False)) == [
+        ("d", "A", "alpha", "B", 0.9), ("d", "C", "gamma", "A", 0.7), ("d", "D", "alpha", "A", 0.6),
+        ("e", "A", "gamma", "B", 0.1)]
+    assert ex.stats["dropped_other_relation_or_direction"] == 3
+    off = selection_world(world, tails_per_query=5)
+    assert len(off.select(pairs, probabilities=False)) == len(pairs)
+
+
+def test_min_confidence_filters_the_model_rankers_only(world):
+    docs, chunks = ab(world)
+    everything, _ = extractor(world).extract(docs, chunks, rankers=["model", "nearest", "candidates"])
+    assert len(everything["model"]) == len(everything["candidates"]) == 8
+    strict, _ = extractor(world, min_confidence=0.45).extract(docs, chunks,
+                                                              rankers=["model", "nearest", "candidates"])
+    assert pairs_of(strict["model"]) == pairs_of([t for t in everything["model"] if t.confidence >= 0.45])
+    assert 0 < len(strict["model"]) < 8
+    # nearest scores 1 / (1 + distance) are all below 0.45 here, and still every pair is kept
+    assert all(t.confidence < 0.45 for t in strict["nearest"]) and len(strict["nearest"]) == 8
+    assert pairs_of(strict["candidates"]) == pairs_of(everything["candidates"])
+
+
+# ------------------------------------------------------------------ controls
+def test_candidates_control_keeps_every_candidate(world):
+    docs, chunks = ab(world)
+    out, rep = extractor(world, model=None).extract(docs, chunks, rankers=["candidates"])
+    assert pairs_of(out["candidates"]) == {
+        ("docA", MET, "treats", T2D), ("docA", MET, "treats", OB), ("docA", GLU, "treats", T2D),
+        ("docA", GLU, "treats", OB), ("docA", T2D, "associated_with", OB),
+        ("docA", OB, "associated_with", T2D),
+        ("docB", ASP, "treats", NEO), ("docB", INS, "associated_with", NEO)}
+    assert all(t.confidence == 1.0 for t in out["candidates"])
+    assert rep["counts"]["triples:candidates"] == 8
+    # no ranking, so no top-k either: one tail per question still keeps every candidate
+    one, _ = extractor(world, model=None, tails_per_query=1).extract(docs, chunks, rankers=["candidates"])
+    assert pairs_of(one["candidates"]) == pairs_of(out["candidates"])
+
+
+def test_nearest_and_salience_rank_as_documented(world):
+    docs, chunks = world["docs"][2:], world["chunks"][2:]
+    roots = sorted((m.token_start, m.text) for m in chunks[0].mentions)
+    assert roots[:3] == [(1, "Metformin"), (3, "obesity"), (5, "type 2 diabetes")]
+    ex = extractor(world, model=None, relations=["treats"], tails_per_query=1)
+    out, _ = ex.extract(docs, chunks, rankers=["nearest", "salience"])
+    (near,), (sal,) = out["nearest"], out["salience"]
+    assert (near.tail_id, near.confidence) == (OB, pytest.approx(1 / 3))       # 2 roots away
+    assert (sal.tail_id, sal.confidence) == (T2D, 3.0)                         # 3 mentions vs 1
+    # the evidence of a triple names the head mention and the nearest mention of the tail
+    ev = near.evidence[0]
+    assert TEXT_C[ev.head_start:ev.head_end] == "Metformin" and TEXT_C[ev.tail_start:ev.tail_end] == "obesity"
+
+
+def test_random_control_is_a_reproducible_hash(world):
+    docs, chunks = world["docs"], world["chunks"]
+    ex = extractor(world, model=None)
+    plans = ex.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    scores = ex.answers(plans, queries, "random")
+
+    def u(*key):
+        return int.from_bytes(hashlib.sha256("\x1f".join(key).encode()).digest()[:8], "big") / 2.0**64
+
+    for qq, s in zip(queries, scores):
+        assert s.tolist() == [u(plans[qq.chunk].doc.id, qq.head, qq.relation, c) for c in qq.candidates]
+    a, _ = ex.extract(docs, chunks, rankers=["random"])
+    b, _ = extractor(world, model=None).extract(docs[::-1], chunks[::-1], rankers=["random"])
+    assert {(t.documents[0], t.head_id, t.relation, t.tail_id, t.confidence) for t in a["random"]} == \
+        {(t.documents[0], t.head_id, t.relation, t.tail_id, t.confidence) for t in b["random"]}
+
+
+def test_rankers_that_need_a_model(world):
+    docs, chunks = ab(world)
+    assert set(CONTROLS) <= set(RANKERS.names())
+    with pytest.raises(KGError, match="'untrained' needs a model"):
+        extractor(world).extract(docs, chunks, rankers=["untrained"])
+    with pytest.raises(KGError, match="'model' needs a model"):
+        extractor(world, model=None).extract(docs, chunks, rankers=["model"])
+    headless = tiny_model(world["tok"].get_vocab_size(), len(world["kg"].relations), candidate_head=False)
+    with pytest.raises(KGError, match="no candidate head"):
+        extractor(world, model=headless).extract(docs, chunks, rankers=["model"])
+    # the untrained control: a fresh model of the same configuration, scored like the model
+    fresh = tiny_model(world["tok"].get_vocab_size(), len(world["kg"].relations), seed=1)
+    out, _ = extractor(world, untrained=fresh).extract(docs, chunks, rankers=["model", "untrained"])
+    assert pairs_of(out["untrained"]) == pairs_of(out["model"])
+    assert [t.confidence for t in out["untrained"]] != [t.confidence for t in out["model"]]

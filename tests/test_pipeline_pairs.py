@@ -1,0 +1,146 @@
+"""The issue #15 pipeline end to end on a small PubTator relation corpus (synchronous scheduler, a tiny
+query-group model trained for a few steps): cooccurrence injection with "none" questions, the
+holdout of the extraction documents' relations, pair extraction with its model-free controls, and
+the evaluate table with a row per control and the model's numbers.
+
+The corpus's relations are the seed triples (``kg.relation_files``). The extraction file holds six
+documents; ``extract.document_fraction`` = 0.5 picks three (``IN``). ``IN[0]`` is also a corpus
+document whose only relation type (Bind) occurs nowhere else: held out, it must leave no trace in the
+run's seed KG and its chunks get no leaves. ``OUT[0]`` is a corpus document too, outside the slice:
+its relations stay seed triples.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from graphmert.extract.triples import read_triples
+from pipelines.cli import app
+from pipelines.scheduler import ENV_ADDRESS
+from relation_corpora import pmids, write_pubtator
+
+F = 0.5
+IN, OUT = pmids(3, True, F, start=600000), pmids(3, False, F, start=600000)
+CHEMS = [("metformin", "D008687"), ("aspirin", "D001241"), ("statin", "D019161"), ("insulin", "D007328")]
+DISEASES = [("diabetes", "D003920"), ("obesity", "D009765"), ("hypertension", "D006973"),
+            ("asthma", "D001249")]
+GENES = [("TCF7L2", "6934"), ("FTO", "79068"), ("LEPR", "3953")]
+CONTROLS = ["candidates", "random", "nearest", "salience", "untrained"]
+
+
+def doc(pmid: str, i: int, bind: bool = False):
+    """Two sentences: a chemical lowers a disease (Negative_Correlation), a gene is associated with
+    another disease (Association); the second disease is mentioned twice; 'bind' states Bind only."""
+    (c, cid), (d, did), (d2, did2), (g, gid) = (CHEMS[i % 4], DISEASES[i % 4], DISEASES[(i + 1) % 4],
+                                                GENES[i % 3])
+    title = f"Study {pmid} of {c}"
+    abstract = (f"In patients {c} lowers {d} strongly. "
+                f"The {g} gene is associated with {d2}, and {d2} is common.")
+    mentions = [(c, "Chemical", cid), (d, "Disease", did), (d2, "Disease", did2), (g, "Gene", gid)]
+    rels = ([("Bind", cid, gid)] if bind else
+            [("Negative_Correlation", cid, did), ("Association", gid, did2)])
+    return (pmid, title, abstract, mentions, rels)
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def manifest(run_dir: Path, stage: str) -> dict:
+    return json.loads((run_dir / stage / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One run up to evaluate (module scope: trained once)."""
+    tmp = tmp_path_factory.mktemp("pairs")
+    corpus = [doc(str(500000 + i), i) for i in range(24)] + [doc(IN[0], 1, bind=True), doc(OUT[0], 2)]
+    extraction = [doc(p, i) if p != IN[0] else doc(p, 1, bind=True) for i, p in enumerate(IN + OUT)]
+    corpus_path = write_pubtator(tmp / "corpus.PubTator", corpus)
+    extract_path = write_pubtator(tmp / "dev.PubTator", extraction)
+    cfg = {
+        "corpus": {"paths": [str(corpus_path)], "shard_size": 10},
+        "tokenizer": {"vocab_size": 300, "min_frequency": 1},
+        "graph": {"num_roots": 48, "num_leaves": 4, "shard_size": 16},
+        "kg": {"relation_files": [str(corpus_path)], "injection": "cooccurrence", "min_relation_count": 1},
+        "model": {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "intermediate_size": 64,
+                  "leaf_query": "fixed", "candidate_head": True, "entity_type_embedding": True,
+                  "salience_embedding": True, "sbo_head": False},
+        "train": {"max_steps": 3, "eval_every": 3, "checkpoint_every": 3, "nproc": 1, "threads": 1,
+                  "batch_size": 8, "effective_batch_size": 8, "warmup_steps": 1, "eval_fraction": 0.2,
+                  "mnm_probability": 1.0, "loss": "separate"},
+        "extract": {"paths": [str(extract_path)], "document_fraction": F, "controls": CONTROLS,
+                    "relations": ["Association", "Negative_Correlation"], "tails_per_query": 1,
+                    "one_relation_per_pair": True, "beta": 0.0, "min_confidence": 0.0},
+        "evaluate": {"gold": [str(extract_path)]},
+        "pipeline": {"scheduler": "synchronous"},
+    }
+    cfg_path = tmp / "config.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    run_dir = tmp / "run"
+    r = invoke("run", "--config", cfg_path, "--run-dir", run_dir, "--quiet", "--to", "extract")
+    assert r.exit_code == 0, r.output
+    r = invoke("evaluate", "--config", cfg_path, "--run-dir", run_dir, "--quiet")
+    assert r.exit_code == 0, r.output
+    return run_dir
+
+
+@pytest.fixture(autouse=True)
+def _no_scheduler_address(monkeypatch):
+    monkeypatch.delenv(ENV_ADDRESS, raising=False)
+
+
+def test_graphs_count_leaves_queries_and_the_holdout(run):
+    m = manifest(run, "graphs")
+    report = json.loads((run / "graphs" / "injection_report.json").read_text())
+    assert m["graphs"] == 26 and 0 < m["chunks_with_leaves"] < m["graphs"]     # IN[0] has none
+    assert m["injections"] > 0 and m["injections"] == sum(m["injections_per_relation"].values())
+    assert set(m["injections_per_relation"]) == {"Association", "Negative_Correlation"}
+    # annotated documents: a chemical asks Association too (the file annotates it), with no tail
+    assert m["queries_without_tail"] > 0 and report["queries_without_tail_per_relation"]
+    # the held-out documents: the three sliced extraction documents; one of them is in the corpus
+    assert m["held_out_documents"] == 3 and m["corpus_documents_held_out"] == 1
+    assert report["chunks_held_out"] == 1
+    assert m["kg"]["skipped"]["relation_documents_held_out"] == 1
+    assert m["kg"]["annotated_documents"] == 25                                 # all but IN[0]
+    # IN[0]'s relation (the only Bind) is not a seed triple; OUT[0]'s are
+    rmap = json.loads((run / "graphs" / "relation_map.json").read_text())
+    assert set(rmap) == {"Association", "Negative_Correlation"}
+
+
+def test_extract_writes_the_documents_and_a_file_per_control(run):
+    m = manifest(run, "extract")
+    ex = run / "extract"
+    assert sorted((ex / "documents.txt").read_text().split()) == sorted(IN)
+    assert m["documents"] == 3 and m["relation_documents_held_out"] == 1
+    assert set(m["controls"]) == set(CONTROLS)
+    for name in CONTROLS:
+        info = m["controls"][name]
+        assert info["file"] == f"control-{name}.parquet" and (ex / info["file"]).is_file()
+        triples = list(read_triples(ex / info["file"]))
+        assert len(triples) == info["triples"] > 0
+        assert {e.doc_id for t in triples for e in t.evidence} <= set(IN)
+    graphmert = list(read_triples([ex / s for s in m["shards"]]))
+    candidates = list(read_triples(ex / "control-candidates.parquet"))
+    key = lambda t: (t.documents[0], frozenset((t.head_id, t.tail_id)))  # noqa: E731
+    assert {key(t) for t in graphmert} <= {key(t) for t in candidates}      # same questions, ranked
+
+
+def test_evaluate_scores_the_slice_and_every_control(run):
+    metrics = json.loads((run / "evaluate" / "metrics.json").read_text())
+    assert set(metrics["systems"]) >= {"graphmert", *CONTROLS, "cooccurrence", "seed_kg"}
+    assert metrics["gold_documents_not_extracted"] == 3
+    assert metrics["gold_pairs"] == 2 * 2 + 1             # two documents with two pairs, IN[0] with Bind
+    model = metrics["model"]
+    assert model["injections"] == manifest(run, "graphs")["injections"]
+    assert model["queries_without_tail"] == manifest(run, "graphs")["queries_without_tail"]
+    assert "heldout_leaf_accuracy" in model
+    table = (run / "evaluate" / "metrics.md").read_text()
+    for name in ["graphmert", *CONTROLS]:
+        assert f"| {name} |" in table
+    assert "| model | value |" in table and "| injections |" in table
