@@ -10,11 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from graphmert.config import build, load_config
+from graphmert.config import CorpusConfig, GraphConfig, TokenizerConfig, build, load_config
+from graphmert.corpus.chunk import write_chunks
+from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.document import Document, Mention
+from graphmert.corpus.tokenizer import special_ids, train_tokenizer
+from graphmert.graph.distant import DistantSupervision
+from graphmert.graph.io import read_graphs
 from graphmert.kg.corpus_relations import read_relation_files
+from graphmert.kg.graph import Edge, Node, SeedKG
 from graphmert.kg.loaders import load_kg
+from graphmert.kg.schema import RelationSchema
 from graphmert.train.data import document_fraction
 from pipelines.holdout import document_ids, held_out_documents, in_slice
+from pipelines.stages.graphs import DistantInputs, distant_shard
 from relation_corpora import pmids, write_pubtator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,3 +124,40 @@ def test_biored_config_trains_on_no_dev_document_or_relation(monkeypatch):
     leaked = {e.provenance["publications"] for e in leaky.edges} & dev
     assert leaked and all(leaky.annotated[d].types == {"CID"} for d in leaked)
     assert len(set(leaky.annotated) & dev) == 16
+
+
+# ------------------------------------------------------------------ graphs stage: concatenated chunks
+def test_a_concatenated_chunk_is_held_out_when_any_of_its_documents_is(tmp_path):
+    """corpus.chunk_mode = concatenate: a chunk holding a held-out document after another one (so not its
+    doc_id) still gets no leaves — every chunk that holds a held-out document is held out."""
+    text = "Metformin treats diabetes in adults."
+    docs = [Document(id=f"pmid{i}", text=text,
+                     mentions=[Mention(0, 9, "Metformin", "Chemical", ["MESH:D008687"]),
+                               Mention(17, 25, "diabetes", "Disease", ["MESH:D003924"])]) for i in range(4)]
+    tok = train_tokenizer([text] * 10, TokenizerConfig(vocab_size=100, min_frequency=1))
+    graph = GraphConfig(num_roots=16, num_leaves=3)
+    chunks = list(chunk_documents(docs, tok, CorpusConfig(chunk_mode="concatenate"), graph))
+    first = chunks[0]
+    assert first.documents[0] == first.doc_id == "pmid0" and len(first.documents) > 1
+    second = first.documents[1]                       # held out, yet not the chunk's doc_id
+    path = tmp_path / "chunks-00000.parquet"
+    write_chunks(chunks, path)
+
+    kg = SeedKG([Node("MESH:D008687", "metformin", "biolink:ChemicalEntity"),
+                 Node("MESH:D003924", "diabetes", "biolink:Disease")],
+                [Edge("MESH:D008687", "treats", "MESH:D003924")])
+    ds = DistantSupervision(kg, RelationSchema.from_kg(kg), tok, graph.num_leaves)
+
+    def run(no_leaves: frozenset) -> tuple[dict, list]:
+        out = tmp_path / f"graphs-{len(no_leaves)}.parquet"
+        shared = DistantInputs(ds, graph, tok, special_ids(tok)["pad"], no_leaves)
+        stats = distant_shard(str(path), shared, out)
+        return stats, list(read_graphs(out))
+
+    stats, graphs = run(frozenset())                  # without the holdout the chunk has a query group
+    assert stats.get("chunks_held_out", 0) == 0 and len(graphs[0].groups)
+    stats, graphs = run(frozenset({second}))
+    held = [i for i, c in enumerate(chunks) if second in c.documents]
+    assert 0 in held and stats["chunks_held_out"] == len(held)
+    for i, g in enumerate(graphs):
+        assert (len(g.groups) == 0 and g.num_filled_leaves == 0) == (i in held), i

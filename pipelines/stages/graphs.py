@@ -72,7 +72,7 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
     stats: Counter = Counter()
     heads = []
     for c in chunks:
-        if c.doc_id in shared.no_leaves:
+        if not shared.no_leaves.isdisjoint(c.documents):     # any document of a concatenated chunk
             stats["chunks_held_out"] += 1
             heads.append([])
             continue
@@ -146,7 +146,7 @@ def distant_shard(chunk_path: str, shared: DistantInputs, path: Path) -> dict:
     stats: Counter = Counter()
     graphs = []
     for c in chunks:
-        if c.doc_id in shared.no_leaves:
+        if not shared.no_leaves.isdisjoint(c.documents):     # any document of a concatenated chunk
             stats["chunks_held_out"] += 1
             c = replace(c, mentions=[])
         graphs.append(shared.supervision.graph(c, shared.graph.num_roots, shared.pad_id, stats,

@@ -114,13 +114,57 @@ def test_packed_queries_equal_single_queries_when_alone_in_their_graph(world):
         torch.testing.assert_close(packed[q], single[q], atol=1e-5, rtol=1e-5)
 
 
+def shared_graph_log_probs(model, tok, chunk, injections) -> dict[tuple[int, int], torch.Tensor]:
+    """log p [V] per (root, slot) of one graph holding the chunk's roots and every (root, length,
+    relation, head length) of ``injections`` as masked leaves, computed here from the model."""
+    sp = special_ids(tok)
+    g = LeafyChainGraph.from_roots(chunk.id, chunk.doc_id, chunk.input_ids, chunk.word_ids, R, K, sp["pad"])
+    for root, length, relation, head_length in injections:
+        g.inject(root, [sp["mask"]] * length, relation, head_length)
+    batch = collate_graphs([g], layout="packed")
+    at = (batch.leaf_slot >= 0) & batch.attention_mask
+    with torch.no_grad():
+        logits = model(batch, logits_at=at).logits                                       # [N, V]
+    keys = zip(batch.root_index[at].tolist(), batch.leaf_slot[at].tolist())
+    return dict(zip(keys, torch.log_softmax(logits, dim=-1)))
+
+
+def test_packed_queries_sharing_a_graph_get_that_graphs_answers(world):
+    """Where several queries share a graph, each sees the others' masked leaves, so its answer is not
+    the single-query one: the contract is that it gets the shared graph's distributions at its own
+    root's slots (not another query's), and that a second query on the same root opens a new graph."""
+    _, tok, chunks, _, _, model = world
+    sp = special_ids(tok)
+    queries = [Query(0, 1, 1, 0, 2), Query(0, 9, 2, 0, 2), Query(0, 17, 1, 0, 2),   # one graph
+               Query(0, 9, 1, 0, 2),                                 # root 9 again: a second graph
+               Query(0, 5, 1, 1, 2), Query(0, 12, 1, 1, 2),          # the other relation: a third
+               Query(1, 3, 1, 0, 1), Query(1, 8, 1, 0, 1)]           # the other chunk: a fourth
+    graphs = [[0, 1, 2], [3], [4, 5], [6, 7]]
+    predictor = LeafPredictor(model, R, K, sp["pad"], sp["mask"], 2, pack=True)
+    packed = dict(predictor.predict(chunks, queries))
+    assert set(packed) == set(range(len(queries))) and predictor.graphs == len(graphs)
+    for members in graphs:
+        c = queries[members[0]].chunk
+        want = shared_graph_log_probs(model, tok, chunks[c], [(queries[q].root, queries[q].length,
+                                                               queries[q].relation, queries[q].head_length)
+                                                              for q in members])
+        for q in members:
+            assert packed[q].shape == (queries[q].length, tok.get_vocab_size())
+            torch.testing.assert_close(packed[q], torch.stack([want[(queries[q].root, k)]
+                                                               for k in range(queries[q].length)]),
+                                       atol=1e-5, rtol=1e-5, msg=f"query {q}")
+
+
 def test_packing_uses_fewer_graphs_and_answers_every_query(world):
     docs, _, chunks, *_ = world
     p, rep_p = extractor(world, pack_queries=True).extract(docs, chunks)
     s, rep_s = extractor(world, pack_queries=False).extract(docs, chunks)
     assert rep_p["counts"]["queries"] == rep_s["counts"]["queries"] == rep_s["counts"]["graphs"]
     assert rep_p["counts"]["graphs"] < rep_s["counts"]["graphs"]
-    assert len(p) == len(s)          # one best tail per (head, relation) either way
+    # one best tail per (head, relation) either way: the same questions answered (the tails may
+    # differ, since a shared graph's answers are its own: the test above)
+    key = lambda t: (t.evidence[0].doc_id, t.evidence[0].head_start, t.relation)    # noqa: E731
+    assert len(p) == len(s) and sorted(map(key, p)) == sorted(map(key, s))
 
 
 def slot0_log_probs(model, tok, chunk, root: int, head_length: int, relation: int) -> torch.Tensor:
