@@ -1,7 +1,8 @@
 """Tune the extraction of a query-group model on labelled documents: every ranker × selection setting.
 
     .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
-        [--scopes sentence chunk] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] [override ...]
+        [--scopes sentence chunk] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
+        [--relation-sets R1,R2 R1,R2,R3] [--relation-choices score prior prior_only] [override ...]
 
 RUN is a finished run whose model was trained with the tuning documents held out — for BioRED, the
 slice of its *train* file (configs/biored.yaml shows the command); the same overrides select those
@@ -9,9 +10,10 @@ documents here (``extract.paths``, ``extract.document_fraction``, ``evaluate.gol
 the run's checkpoint once, asks every question once per scope, scores the answers with the model
 rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
 ``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
-``extract.min_confidence``; the threshold applies to probability rankers only) against the gold, as
-``graphmert evaluate`` would: untyped and typed pair F1. It prints one table and writes
-``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
+``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
+extraction relation sets × typed-relation choices (``extract.relation_choice``), against the gold, as
+``graphmert evaluate`` would: untyped and typed pair F1, and the type accuracy on the pairs found.
+It prints the tables and writes ``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
 goes into the config, and is then reported once on dev.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -44,7 +47,7 @@ from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from pipelines.holdout import held_out_documents, in_slice  # noqa: E402
 
 
-def _extractor(cfg, run: Path, docs) -> PairExtractor:
+def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
     tok = load_tokenizer(run / "tokenizer" / "tokenizer.json")
     rmap = load_relation_map(run / "graphs" / "relation_map.json")
     model, info = load_checkpoint(run / "train" / "model", expected_vocab=tok.get_vocab_size(),
@@ -54,7 +57,8 @@ def _extractor(cfg, run: Path, docs) -> PairExtractor:
     kg = load_kg(cfg.kg, held_out_documents(cfg, (d.id for d in docs)))
     schema = RelationSchema.load(run / "graphs" / "relation_schema.json")
     return PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
-                         cfg.graph.num_leaves, relations=cfg.extract.relations, untrained=untrained)
+                         cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
+                         untrained=untrained)
 
 
 def main() -> None:
@@ -65,6 +69,10 @@ def main() -> None:
     p.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.1, 0.2, 0.3, 0.4, 0.5])
     p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
+    p.add_argument("--relation-sets", nargs="+", default=None, metavar="R1,R2,...",
+                   help="extraction relation sets to compare (default: the config's extract.relations)")
+    p.add_argument("--relation-choices", nargs="+", default=None, choices=("score", "prior", "prior_only"),
+                   help="typed-relation choices to compare (default: the config's)")
     p.add_argument("--out", type=Path)
     p.add_argument("overrides", nargs="*")
     a = p.parse_args()
@@ -75,37 +83,57 @@ def main() -> None:
                 .annotate(d for d in reader if in_slice(d.id, frac)))
     gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
     rmap = dict(cfg.evaluate.relation_map)
-    ex = _extractor(cfg, a.run_dir, docs)
-    chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
+    relation_sets = [x.split(",") for x in a.relation_sets] if a.relation_sets else [cfg.extract.relations]
+    choices = a.relation_choices or [cfg.extract.relation_choice]
     rows = []
-    for scope in a.scopes:
-        ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope)
-        plans = ex.questions(docs, chunks)
-        queries = [q for pl in plans for q in pl.queries]
-        for ranker in a.rankers:
-            t0 = time.perf_counter()
-            scores = ex.answers(plans, queries, ranker)
-            secs = time.perf_counter() - t0
-            grid = a.thresholds if ranker in PROBABILITY_RANKERS else [0.0]
-            for k in a.k:
-                for th in grid:
-                    ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope, tails_per_query=k,
-                                                 min_confidence=th)
-                    triples = ex.decide(plans, queries, scores, ranker)
-                    m = evaluate_system(*pair_sets(triples, rmap), gold)
-                    u, t = m["untyped"]["all"], m["typed"]["all"]
-                    rows.append({"scope": scope, "ranker": ranker, "k": k, "min_conf": th,
-                                 "P": u["precision"], "R": u["recall"], "F1": u["f1"], "typed_F1": t["f1"],
-                                 "score_s": round(secs, 1)})
+    for relations in relation_sets:
+        ex = _extractor(cfg, a.run_dir, docs, relations)
+        chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
+        for scope in a.scopes:
+            rows += _sweep(ex, cfg, a, docs, chunks, gold, rmap, scope, choices,
+                           "+".join(r[:5] for r in relations))
     print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
     best = {}
     for r in rows:
-        key = (r["scope"], r["ranker"])
+        key = (r["relations"], r["scope"], r["ranker"])
         if key not in best or r["F1"] > best[key]["F1"]:
             best[key] = r
-    print_table(sorted(best.values(), key=lambda r: -r["F1"]), "best setting per (scope, ranker)")
+    print_table(sorted(best.values(), key=lambda r: -r["F1"]), "best untyped setting per (relations, scope, ranker)")
+    typed = {}
+    for r in rows:
+        key = (r["relations"], r["scope"], r["ranker"], r["choice"])
+        if key not in typed or r["typed_F1"] > typed[key]["typed_F1"]:
+            typed[key] = r
+    print_table(sorted(typed.values(), key=lambda r: -r["typed_F1"])[:20],
+                "best typed setting per (relations, scope, ranker, relation choice)")
     write_json("tune_extraction", rows, a.out, run_dir=str(a.run_dir), documents=len(docs),
                gold_pairs=len(gold.untyped), overrides=a.overrides)
+
+
+def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, choices: list[str],
+           relations: str) -> list[dict]:
+    """Every ranker × k × threshold × relation choice at one scope; one row each. ``type_acc`` is the
+    share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
+    ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope)
+    plans = ex.questions(docs, chunks)
+    queries = [q for pl in plans for q in pl.queries]
+    rows = []
+    for ranker in a.rankers:
+        t0 = time.perf_counter()
+        scores = ex.answers(plans, queries, ranker)
+        secs = time.perf_counter() - t0
+        grid = a.thresholds if ranker in PROBABILITY_RANKERS else [0.0]
+        for k, th, choice in itertools.product(a.k, grid, choices):
+            ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope, tails_per_query=k,
+                                         min_confidence=th, relation_choice=choice)
+            triples = ex.decide(plans, queries, scores, ranker)
+            m = evaluate_system(*pair_sets(triples, rmap), gold)
+            u, t = m["untyped"]["all"], m["typed"]["all"]
+            rows.append({"relations": relations, "scope": scope, "ranker": ranker, "k": k, "min_conf": th,
+                         "choice": choice, "P": u["precision"], "R": u["recall"], "F1": u["f1"],
+                         "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
+                         "score_s": round(secs, 1)})
+    return rows
 
 
 if __name__ == "__main__":

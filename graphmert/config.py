@@ -324,6 +324,11 @@ class ExtractConfig:
     one_relation_per_pair: bool = opt(False, help="'fixed' leaf-query models: keep one relation per "
                                       "(document, unordered entity pair), the best-scoring (for "
                                       "corpora like BioRED, whose relations are typed pairs)")
+    relation_choice: str = opt("score", choices=("score", "prior", "prior_only"),
+                               help="with one_relation_per_pair, a pair's relation: the highest "
+                                    "model probability ('score'), that times the share of the "
+                                    "relation among seed triples of the pair's two categories "
+                                    "('prior'), or that share alone ('prior_only', a control)")
     min_confidence: float = opt(0.0, min=0.0, max=1.0, help="drop triples below this confidence "
                                 "(geometric-mean probability of the tail tokens)")
     check_range: bool = opt(True, help="drop triples whose tail category is outside the "

@@ -19,9 +19,19 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
    the head's mentions and chunks, with that mention as evidence;
 4. ``selection`` — per (document, head entity, relation) the ``extract.tails_per_query`` best tails
    scoring at least ``extract.min_confidence``; then, with ``extract.one_relation_per_pair``, one
-   relation per (document, unordered entity pair): the best-scoring one (ties: the relation with
-   more seed triples, then the name) — BioRED-style relations are unordered pairs with one type;
+   relation per (document, unordered entity pair), chosen by ``extract.relation_choice`` (below;
+   ties: the relation with more seed triples, then the name) — BioRED-style relations are unordered
+   pairs with one type;
 5. ``triples`` — :class:`~graphmert.extract.triples.Triple` records with their evidence.
+
+Typed relations. Each relation's question is its own softmax over {none} ∪ candidates, so a score
+is the model's P(head —r→ tail) = P(r has a tail here) · P(tail | r has one): the "none" option,
+trained on the known negatives of relation-annotated documents, carries the relation's prior, and
+comparing these probabilities across r is the Bayes decision. ``relation_choice`` selects it
+(``score``) or two alternatives measured against it (docs/EVALUATION.md): ``prior`` multiplies by
+π(r | category pair), the smoothed share of r among the seed triples between entities of the pair's
+two categories (a second, explicit prior), and ``prior_only`` types every pair by π alone, ignoring
+the model — the typing control.
 
 Controls. The same questions ranked without the trained model measure what the model adds
 (``extract.controls``, :data:`RANKERS`): ``candidates`` keeps every candidate (no top-k: the
@@ -116,6 +126,7 @@ class PairExtractor:
         self.checkpoint_id, self.run_id = checkpoint_id, run_id
         counts = kg.relation_counts()
         self.prior = {r: counts.get(r, 0) for r in self.relations}
+        self.pair_prior = _category_pair_prior(kg, self.relations)
         self.stats: Counter = Counter()
         self._forms: dict[str, tuple[int, ...]] = {}
 
@@ -140,8 +151,9 @@ class PairExtractor:
                ranker: str) -> list[Triple]:
         """Steps 3–5 for one ranker's scores (``min_confidence`` only for probability rankers)."""
         pairs = self.document_pairs(plans, queries, scores)
+        categories = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
         rows = self.select(pairs, probabilities=ranker in PROBABILITY_RANKERS,
-                           keep_all=ranker == "candidates")
+                           keep_all=ranker == "candidates", categories=categories)
         return self.triples(plans, rows)
 
     def questions(self, docs: Sequence[Document], chunks: Sequence[Chunk]) -> list[_ChunkPlan]:
@@ -193,10 +205,12 @@ class PairExtractor:
                     best[key] = (v, q)
         return best
 
-    def select(self, pairs: dict, probabilities: bool,
-               keep_all: bool = False) -> list[tuple[str, str, str, str, float, PairQuery]]:
+    def select(self, pairs: dict, probabilities: bool, keep_all: bool = False,
+               categories: dict[tuple[str, str], str] | None = None
+               ) -> list[tuple[str, str, str, str, float, PairQuery]]:
         """Step 4: top tails per (document, head, relation) — every tail with ``keep_all`` — then
-        one relation per pair."""
+        one relation per pair by ``relation_choice`` (``categories``: (document, entity) → Biolink
+        category, for the category-pair prior; unknown entities have none)."""
         by_question: dict[tuple[str, str, str], list] = {}
         for (doc, head, rel, tail), (v, q) in pairs.items():
             if probabilities and v < self.cfg.min_confidence:
@@ -209,14 +223,26 @@ class PairExtractor:
             kept += [(doc, head, rel, tail, v, q) for v, tail, q in top]
         if not self.cfg.one_relation_per_pair:
             return kept
+        categories = categories or {}
         best: dict[tuple[str, frozenset], tuple] = {}
         for row in kept:
             key = (row[0], frozenset((row[1], row[3])))
-            rank = (row[4], self.prior.get(row[2], 0), _neg(row[2]))
+            cats = frozenset((categories.get((row[0], row[1]), ""), categories.get((row[0], row[3]), "")))
+            rank = self._relation_rank(row[2], row[4], cats)
             if key not in best or rank > best[key][0]:
                 best[key] = (rank, row)
         self.stats["dropped_other_relation_or_direction"] += len(kept) - len(best)
         return [row for _, row in sorted(best.values(), key=lambda x: x[1][:4])]
+
+    def _relation_rank(self, relation: str, score: float, cats: frozenset[str]) -> tuple:
+        """Sort key of a pair's relation under ``relation_choice`` (module docstring), ties last."""
+        ties = (self.prior.get(relation, 0), _neg(relation))
+        if self.cfg.relation_choice == "score":
+            return (score, *ties)
+        pi = self.pair_prior(relation, cats)
+        if self.cfg.relation_choice == "prior":
+            return (score * pi, *ties)
+        return (pi, score, *ties)
 
     def triples(self, plans: list[_ChunkPlan], rows: list) -> list[Triple]:
         """Step 5: one Triple per selected row, with the evidence of its best question."""
@@ -327,6 +353,23 @@ class PairExtractor:
             ok = 1 <= len(ids) <= self.K and any(i != self.sp["unk"] for i in ids)
             self._forms[text] = ids if ok else ()
         return self._forms[text]
+
+
+def _category_pair_prior(kg: SeedKG, relations: Sequence[str]) -> Callable[[str, frozenset[str]], float]:
+    """π(r | {category a, category b}) over ``relations``: the share of r among the seed triples
+    between entities of those two categories (either direction), add-one smoothed, so an unseen
+    category pair gives every relation the same share."""
+    wanted = set(relations)
+    counts: dict[frozenset[str], Counter] = {}
+    for e in kg.edges:
+        if e.predicate in wanted and e.subject in kg.nodes and e.object in kg.nodes:
+            cats = frozenset((kg.category(e.subject), kg.category(e.object)))
+            counts.setdefault(cats, Counter())[e.predicate] += 1
+
+    def prior(relation: str, cats: frozenset[str]) -> float:
+        c = counts.get(cats, Counter())
+        return (c[relation] + 1) / (sum(c.values()) + len(wanted))
+    return prior
 
 
 def _neg(s: str) -> tuple:

@@ -255,6 +255,25 @@ def test_one_relation_per_pair_keeps_the_best_scoring_relation(world):
     assert len(off.select(pairs, probabilities=False)) == len(pairs)
 
 
+def test_relation_choice_score_prior_and_prior_only(world):
+    """π(r | {Disease}) from the seed triples alpha 1, beta 1, gamma 2 (either direction), add-one
+    smoothed: alpha 2/7, beta 2/7, gamma 3/7; an unseen category pair gives each relation 1/3."""
+    pairs = {("d", "A", "alpha", "B"): (0.5, q("A", "alpha")), ("d", "A", "gamma", "B"): (0.4, q("A", "gamma")),
+             ("d", "C", "alpha", "E"): (0.5, q("C", "alpha")), ("d", "C", "gamma", "E"): (0.4, q("C", "gamma"))}
+    cats = {("d", "A"): "biolink:Disease", ("d", "B"): "biolink:Disease",
+            ("d", "C"): "biolink:Gene", ("d", "E"): "biolink:Gene"}
+    chosen = {}
+    for choice in ("score", "prior", "prior_only"):
+        ex = selection_world(world, one_relation_per_pair=True, tails_per_query=5, relation_choice=choice)
+        assert ex.pair_prior("gamma", frozenset({"biolink:Disease"})) == pytest.approx(3 / 7)
+        assert ex.pair_prior("alpha", frozenset({"biolink:Gene"})) == pytest.approx(1 / 3)
+        chosen[choice] = [r[:4] for r in rows(ex.select(pairs, probabilities=True, categories=cats))]
+    # score: the model's own probability; prior: 0.5·2/7 < 0.4·3/7; prior_only: π alone
+    assert chosen["score"] == [("d", "A", "alpha", "B"), ("d", "C", "alpha", "E")]
+    assert chosen["prior"] == [("d", "A", "gamma", "B"), ("d", "C", "alpha", "E")]   # Gene: uniform π
+    assert chosen["prior_only"] == [("d", "A", "gamma", "B"), ("d", "C", "alpha", "E")]  # tie: score
+
+
 def test_min_confidence_filters_the_model_rankers_only(world):
     docs, chunks = ab(world)
     everything, _ = extractor(world).extract(docs, chunks, rankers=["model", "nearest", "candidates"])
