@@ -367,6 +367,13 @@ class Session:
             self._executor.close()
             self._executor = None
 
+    def release_local(self) -> None:
+        """Close a LocalCluster before work that runs in the driver on every core (training): its
+        idle workers would share those cores, and their heartbeats time out against a scheduler
+        starved for half an hour. The next map opens a fresh one; an existing cluster stays."""
+        if self.scheduler == "local":
+            self.close()
+
     def __enter__(self) -> "Session":
         """Takes the run directory's lock (:meth:`RunStore.lock`) for the life of the session."""
         self._lock = self.store.lock()

@@ -643,3 +643,21 @@ def test_warnings_logged_by_tasks_on_workers_reach_the_run_log(tmp_path, cluster
         time.sleep(0.2)
         log = (run_dir / "logs" / "graphmert.log").read_text()
     assert all(f"WARNING graphmert.test: shard {i} looked odd" in log for i in range(3)), log
+
+
+class _StubExecutor:
+    def __init__(self):
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize("scheduler, released", [("local", True), ("tcp://127.0.0.1:8786", False)])
+def test_training_releases_a_local_cluster_only(tmp_path, scheduler, released):
+    """Before training (the driver on every core) a LocalCluster is closed and the next map opens a
+    new one; a cluster the user runs is left alone."""
+    session = Session(PipelineConfig(scheduler=scheduler), tmp_path / "run")
+    stub = session._executor = _StubExecutor()
+    session.release_local()
+    assert stub.closed is released and session.opened is not released

@@ -148,6 +148,8 @@ def _launch(spec_path: Path, nproc: int, threads: int, quiet: bool) -> None:
 
 def _train(ctx: StageContext) -> dict:
     cfg = ctx.cfg
+    if ctx.session is not None:
+        ctx.session.release_local()          # training takes the cores; the workers come back later
     work = ctx.run_dir / WORK_DIR
     fingerprint = _fingerprint(ctx)
     _prepare_work(work, fingerprint, cfg.train.resume)
