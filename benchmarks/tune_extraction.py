@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
         [--scopes sentence chunk] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
-        [--relation-sets R1,R2 R1,R2,R3] [--relation-choices score prior prior_only] [override ...]
+        [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
+        [--relation-choices score prior prior_only] [override ...]
 
 RUN is a finished run whose model was trained with the tuning documents held out — for BioRED, the
 slice of its *train* file (configs/biored.yaml shows the command); the same overrides select those
@@ -11,7 +12,8 @@ the run's checkpoint once, asks every question once per scope, scores the answer
 rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
 ``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
 ``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
-extraction relation sets × typed-relation choices (``extract.relation_choice``), against the gold, as
+extraction relation sets × evidence combinations (``extract.evidence``) × typed-relation choices
+(``extract.relation_choice``), against the gold, as
 ``graphmert evaluate`` would: untyped and typed pair F1, and the type accuracy on the pairs found.
 It prints the tables and writes ``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
 goes into the config, and is then reported once on dev.
@@ -71,6 +73,8 @@ def main() -> None:
     p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
     p.add_argument("--relation-sets", nargs="+", default=None, metavar="R1,R2,...",
                    help="extraction relation sets to compare (default: the config's extract.relations)")
+    p.add_argument("--evidence", nargs="+", default=None, choices=("best", "noisy_or"),
+                   help="evidence combinations to compare (extract.evidence; default: the config's)")
     p.add_argument("--relation-choices", nargs="+", default=None, choices=("score", "prior", "prior_only"),
                    help="typed-relation choices to compare (default: the config's)")
     p.add_argument("--out", type=Path)
@@ -84,7 +88,8 @@ def main() -> None:
     gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
     rmap = dict(cfg.evaluate.relation_map)
     relation_sets = [x.split(",") for x in a.relation_sets] if a.relation_sets else [cfg.extract.relations]
-    choices = a.relation_choices or [cfg.extract.relation_choice]
+    choices = list(itertools.product(a.evidence or [cfg.extract.evidence],
+                                     a.relation_choices or [cfg.extract.relation_choice]))
     rows = []
     for relations in relation_sets:
         ex = _extractor(cfg, a.run_dir, docs, relations)
@@ -95,25 +100,26 @@ def main() -> None:
     print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
     best = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["ranker"])
+        key = (r["relations"], r["scope"], r["ranker"], r["evidence"])
         if key not in best or r["F1"] > best[key]["F1"]:
             best[key] = r
-    print_table(sorted(best.values(), key=lambda r: -r["F1"]), "best untyped setting per (relations, scope, ranker)")
+    print_table(sorted(best.values(), key=lambda r: -r["F1"]),
+                "best untyped setting per (relations, scope, ranker, evidence)")
     typed = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["ranker"], r["choice"])
+        key = (r["relations"], r["scope"], r["ranker"], r["evidence"], r["choice"])
         if key not in typed or r["typed_F1"] > typed[key]["typed_F1"]:
             typed[key] = r
     print_table(sorted(typed.values(), key=lambda r: -r["typed_F1"])[:20],
-                "best typed setting per (relations, scope, ranker, relation choice)")
+                "best typed setting per (relations, scope, ranker, evidence, relation choice)")
     write_json("tune_extraction", rows, a.out, run_dir=str(a.run_dir), documents=len(docs),
                gold_pairs=len(gold.untyped), overrides=a.overrides)
 
 
-def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, choices: list[str],
+def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, choices: list[tuple[str, str]],
            relations: str) -> list[dict]:
-    """Every ranker × k × threshold × relation choice at one scope; one row each. ``type_acc`` is the
-    share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
+    """Every ranker × k × threshold × (evidence, relation choice) at one scope; one row each.
+    ``type_acc`` is the share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
     ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope)
     plans = ex.questions(docs, chunks)
     queries = [q for pl in plans for q in pl.queries]
@@ -123,14 +129,14 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, choi
         scores = ex.answers(plans, queries, ranker)
         secs = time.perf_counter() - t0
         grid = a.thresholds if ranker in PROBABILITY_RANKERS else [0.0]
-        for k, th, choice in itertools.product(a.k, grid, choices):
+        for k, th, (evidence, choice) in itertools.product(a.k, grid, choices):
             ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope, tails_per_query=k,
-                                         min_confidence=th, relation_choice=choice)
+                                         min_confidence=th, evidence=evidence, relation_choice=choice)
             triples = ex.decide(plans, queries, scores, ranker)
             m = evaluate_system(*pair_sets(triples, rmap), gold)
             u, t = m["untyped"]["all"], m["typed"]["all"]
             rows.append({"relations": relations, "scope": scope, "ranker": ranker, "k": k, "min_conf": th,
-                         "choice": choice, "P": u["precision"], "R": u["recall"], "F1": u["f1"],
+                         "evidence": evidence, "choice": choice, "P": u["precision"], "R": u["recall"], "F1": u["f1"],
                          "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
                          "score_s": round(secs, 1)})
     return rows

@@ -324,6 +324,11 @@ class ExtractConfig:
     one_relation_per_pair: bool = opt(False, help="'fixed' leaf-query models: keep one relation per "
                                       "(document, unordered entity pair), the best-scoring (for "
                                       "corpora like BioRED, whose relations are typed pairs)")
+    evidence: str = opt("best", choices=("best", "noisy_or"),
+                        help="'fixed' leaf-query models: a (document, head, relation, tail)'s "
+                             "probability from its questions (mentions, chunks; with "
+                             "one_relation_per_pair the reverse question too): the best one, or "
+                             "their noisy-OR 1 − Π(1 − p)")
     relation_choice: str = opt("score", choices=("score", "prior", "prior_only"),
                                help="with one_relation_per_pair, a pair's relation: the highest "
                                     "model probability ('score'), that times the share of the "

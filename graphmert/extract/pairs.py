@@ -16,7 +16,8 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
    P(candidate | question) from the candidate head over {none} ∪ candidates, ``likelihood`` the same
    softmax over the MNM log-likelihood of each candidate's tokens followed by [SEP];
 3. ``document pairs`` — for each (document, head entity, relation, tail entity) the best score over
-   the head's mentions and chunks, with that mention as evidence;
+   the head's mentions and chunks, or their noisy-OR (``extract.evidence``), with the best mention
+   as evidence;
 4. ``selection`` — per (document, head entity, relation) the ``extract.tails_per_query`` best tails
    scoring at least ``extract.min_confidence``; then, with ``extract.one_relation_per_pair``, one
    relation per (document, unordered entity pair), chosen by ``extract.relation_choice`` (below;
@@ -150,7 +151,8 @@ class PairExtractor:
     def decide(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
                ranker: str) -> list[Triple]:
         """Steps 3–5 for one ranker's scores (``min_confidence`` only for probability rankers)."""
-        pairs = self.document_pairs(plans, queries, scores)
+        pairs = self.document_pairs(plans, queries, scores,
+                                    noisy_or=self.cfg.evidence == "noisy_or" and ranker in PROBABILITY_RANKERS)
         categories = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
         rows = self.select(pairs, probabilities=ranker in PROBABILITY_RANKERS,
                            keep_all=ranker == "candidates", categories=categories)
@@ -192,10 +194,17 @@ class PairExtractor:
             out = [e for e in out if any(lo <= a and b <= hi for a, b, _ in plan.entities.spans[e])]
         return tuple(out)
 
-    def document_pairs(self, plans: list[_ChunkPlan], queries: list[PairQuery],
-                       scores: list[np.ndarray]) -> dict[tuple[str, str, str, str], tuple[float, PairQuery]]:
-        """Step 3: (document, head, relation, tail) → (best score, the question that gave it)."""
+    def document_pairs(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
+                       noisy_or: bool = False) -> dict[tuple[str, str, str, str], tuple[float, PairQuery]]:
+        """Step 3: (document, head, relation, tail) → (score, the question with the best score).
+
+        The score is the best over the head's mentions and chunks, or with ``noisy_or`` (probability
+        rankers, ``extract.evidence``) their noisy-OR 1 − Π(1 − p): each question that finds the
+        tail is independent evidence. With ``one_relation_per_pair`` (unordered pairs) the evidence
+        of the reverse question (tail asks the relation, head answers) joins it.
+        """
         best: dict[tuple[str, str, str, str], tuple[float, PairQuery]] = {}
+        miss: dict[tuple[str, str, str, str], float] = {}           # Π(1 − p) per key
         for q, s in zip(queries, scores):
             doc = plans[q.chunk].doc.id
             for tail, v in zip(q.candidates, s.tolist()):
@@ -203,7 +212,15 @@ class PairExtractor:
                 old = best.get(key)
                 if old is None or v > old[0]:
                     best[key] = (v, q)
-        return best
+                miss[key] = miss.get(key, 1.0) * (1.0 - v)
+        if not noisy_or:
+            return best
+        out = {}
+        for key, (_, q) in best.items():
+            doc, head, rel, tail = key
+            m = miss[key] * (miss.get((doc, tail, rel, head), 1.0) if self.cfg.one_relation_per_pair else 1.0)
+            out[key] = (1.0 - m, q)
+        return out
 
     def select(self, pairs: dict, probabilities: bool, keep_all: bool = False,
                categories: dict[tuple[str, str], str] | None = None

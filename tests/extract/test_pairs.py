@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -253,6 +254,25 @@ def test_one_relation_per_pair_keeps_the_best_scoring_relation(world):
     assert ex.stats["dropped_other_relation_or_direction"] == 3
     off = selection_world(world, tails_per_query=5)
     assert len(off.select(pairs, probabilities=False)) == len(pairs)
+
+
+def test_evidence_best_or_noisy_or_over_questions_and_directions(world):
+    """Two mentions of A find B with 0.5 and 0.4; B's question finds A with 0.5 (the reverse)."""
+    ex = selection_world(world)
+    plans = [SimpleNamespace(doc=SimpleNamespace(id="d"))]
+    queries = [PairQuery(chunk=0, root=1, end=2, head="A", relation="alpha", candidates=("B", "C")),
+               PairQuery(chunk=0, root=5, end=6, head="A", relation="alpha", candidates=("B",)),
+               PairQuery(chunk=0, root=9, end=10, head="B", relation="alpha", candidates=("A",))]
+    scores = [np.array([0.4, 0.2]), np.array([0.5]), np.array([0.5])]
+    best = ex.document_pairs(plans, queries, scores)
+    assert best[("d", "A", "alpha", "B")] == (0.5, queries[1]) and best[("d", "A", "alpha", "C")][0] == 0.2
+    noisy = ex.document_pairs(plans, queries, scores, noisy_or=True)
+    assert noisy[("d", "A", "alpha", "B")] == (pytest.approx(1 - 0.6 * 0.5), queries[1])   # no reverse
+    unordered = selection_world(world, one_relation_per_pair=True)
+    noisy = unordered.document_pairs(plans, queries, scores, noisy_or=True)
+    assert noisy[("d", "A", "alpha", "B")][0] == pytest.approx(1 - 0.6 * 0.5 * 0.5)
+    assert noisy[("d", "B", "alpha", "A")][0] == pytest.approx(1 - 0.5 * 0.6 * 0.5)
+    assert noisy[("d", "A", "alpha", "C")][0] == pytest.approx(0.2)
 
 
 def test_relation_choice_score_prior_and_prior_only(world):
