@@ -8,6 +8,7 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphmert.config import CorpusConfig, GraphConfig, TokenizerConfig, build, load_config
@@ -21,9 +22,10 @@ from graphmert.kg.corpus_relations import read_relation_files
 from graphmert.kg.graph import Edge, Node, SeedKG
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
+from graphmert.kg.scoring import SCORERS
 from graphmert.train.data import document_fraction
 from pipelines.holdout import document_ids, held_out_documents, in_slice
-from pipelines.stages.graphs import DistantInputs, distant_shard
+from pipelines.stages.graphs import DistantInputs, LinkInputs, distant_shard, link_shard
 from relation_corpora import pmids, write_pubtator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,9 +129,11 @@ def test_biored_config_trains_on_no_dev_document_or_relation(monkeypatch):
 
 
 # ------------------------------------------------------------------ graphs stage: concatenated chunks
-def test_a_concatenated_chunk_is_held_out_when_any_of_its_documents_is(tmp_path):
-    """corpus.chunk_mode = concatenate: a chunk holding a held-out document after another one (so not its
-    doc_id) still gets no leaves — every chunk that holds a held-out document is held out."""
+@pytest.fixture
+def concatenated(tmp_path):
+    """Four one-sentence documents chunked with corpus.chunk_mode = concatenate into 16-root chunks,
+    written as a chunk shard; the first chunk holds several documents. Returns (chunks, shard path,
+    seed KG, tokenizer, graph config, the first chunk's second document)."""
     text = "Metformin treats diabetes in adults."
     docs = [Document(id=f"pmid{i}", text=text,
                      mentions=[Mention(0, 9, "Metformin", "Chemical", ["MESH:D008687"]),
@@ -139,13 +143,18 @@ def test_a_concatenated_chunk_is_held_out_when_any_of_its_documents_is(tmp_path)
     chunks = list(chunk_documents(docs, tok, CorpusConfig(chunk_mode="concatenate"), graph))
     first = chunks[0]
     assert first.documents[0] == first.doc_id == "pmid0" and len(first.documents) > 1
-    second = first.documents[1]                       # held out, yet not the chunk's doc_id
     path = tmp_path / "chunks-00000.parquet"
     write_chunks(chunks, path)
-
     kg = SeedKG([Node("MESH:D008687", "metformin", "biolink:ChemicalEntity"),
                  Node("MESH:D003924", "diabetes", "biolink:Disease")],
                 [Edge("MESH:D008687", "treats", "MESH:D003924")])
+    return chunks, path, kg, tok, graph, first.documents[1]
+
+
+def test_a_concatenated_chunk_is_held_out_when_any_of_its_documents_is(concatenated, tmp_path):
+    """cooccurrence injection: a chunk holding a held-out document after another one (so not its
+    doc_id) still gets no leaves — every chunk that holds a held-out document is held out."""
+    chunks, path, kg, tok, graph, second = concatenated
     ds = DistantSupervision(kg, RelationSchema.from_kg(kg), tok, graph.num_leaves)
 
     def run(no_leaves: frozenset) -> tuple[dict, list]:
@@ -161,3 +170,21 @@ def test_a_concatenated_chunk_is_held_out_when_any_of_its_documents_is(tmp_path)
     assert 0 in held and stats["chunks_held_out"] == len(held)
     for i, g in enumerate(graphs):
         assert (len(g.groups) == 0 and g.num_filled_leaves == 0) == (i in held), i
+
+
+def test_paper_injection_links_no_head_in_a_chunk_holding_a_held_out_document(concatenated, tmp_path):
+    """The same for kg.injection = paper: the link task finds no candidate in a held-out chunk."""
+    chunks, path, kg, tok, graph, second = concatenated
+    scorer = SCORERS.get("tfidf")().fit([c.text for c in chunks])
+
+    def rows(no_leaves: frozenset) -> tuple[dict, set[int]]:
+        out = tmp_path / f"link-{len(no_leaves)}.npz"
+        stats = link_shard((str(path), 0), LinkInputs(kg, None, scorer, tok, graph, no_leaves), out)
+        with np.load(out) as z:
+            return stats, set(z["rows"][:, 0].tolist())
+
+    stats, linked = rows(frozenset())
+    assert stats.get("chunks_held_out", 0) == 0 and 0 in linked
+    stats, linked = rows(frozenset({second}))
+    held = {i for i, c in enumerate(chunks) if second in c.documents}
+    assert 0 in held and stats["chunks_held_out"] == len(held) and not linked & held
