@@ -13,9 +13,9 @@ rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``
 ``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
 ``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
 extraction relation sets × evidence combinations (``extract.evidence``) × typed-relation choices
-(``extract.relation_choice``), against the gold, as
-``graphmert evaluate`` would: untyped and typed pair F1, and the type accuracy on the pairs found.
-It prints the tables and writes ``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
+(``extract.relation_choice``), against the gold, as ``graphmert evaluate`` would: untyped and typed
+pair F1, and the type accuracy on the pairs found. It prints the tables and writes
+``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
 goes into the config, and is then reported once on dev.
 """
 
@@ -116,8 +116,8 @@ def main() -> None:
                gold_pairs=len(gold.untyped), overrides=a.overrides)
 
 
-def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, choices: list[tuple[str, str]],
-           relations: str) -> list[dict]:
+def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str,
+           choices: list[tuple[str, str]], relations: str) -> list[dict]:
     """Every ranker × k × threshold × (evidence, relation choice) at one scope; one row each.
     ``type_acc`` is the share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
     ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope)
@@ -136,8 +136,8 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, choi
             m = evaluate_system(*pair_sets(triples, rmap), gold)
             u, t = m["untyped"]["all"], m["typed"]["all"]
             rows.append({"relations": relations, "scope": scope, "ranker": ranker, "k": k, "min_conf": th,
-                         "evidence": evidence, "choice": choice, "P": u["precision"], "R": u["recall"], "F1": u["f1"],
-                         "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
+                         "evidence": evidence, "choice": choice, "P": u["precision"], "R": u["recall"],
+                         "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
                          "score_s": round(secs, 1)})
     return rows
 

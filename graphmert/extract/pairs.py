@@ -151,8 +151,8 @@ class PairExtractor:
     def decide(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
                ranker: str) -> list[Triple]:
         """Steps 3–5 for one ranker's scores (``min_confidence`` only for probability rankers)."""
-        pairs = self.document_pairs(plans, queries, scores,
-                                    noisy_or=self.cfg.evidence == "noisy_or" and ranker in PROBABILITY_RANKERS)
+        noisy_or = self.cfg.evidence == "noisy_or" and ranker in PROBABILITY_RANKERS
+        pairs = self.document_pairs(plans, queries, scores, noisy_or=noisy_or)
         categories = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
         rows = self.select(pairs, probabilities=ranker in PROBABILITY_RANKERS,
                            keep_all=ranker == "candidates", categories=categories)
