@@ -1,30 +1,50 @@
-"""Extraction throughput on CPU: queries/s and documents/s for the demo and small configs, packed
-(many queries per forward graph) vs one query per graph, in one run.
+"""Extraction throughput: per-phase seconds, documents/s, and how close it runs to the arithmetic limit.
 
-    .venv/bin/python benchmarks/extract.py [--docs N] [--configs demo small] [--threads T] [--out FILE]
+    .venv/bin/python benchmarks/extract.py [--configs demo biored] [--docs N] [--threads T]
+        [--run-dir RUN] [--compare-with REV] [--single] [--out FILE]
 
-For each config: its corpus (the demo corpus; the shared abstracts for ``small``, first N documents
-with annotations), a tokenizer trained on those documents, its seed KG, and a model of the config's
-size with random weights — speed does not depend on the weights (confidence and similarity
-thresholds are then set to 0, so the agreement compares every best tail); with ``--run-dir RUN`` the run's
-tokenizer and trained checkpoint are used instead (one config). Each mode extracts from the same
-documents; the table reports queries, forward graphs, wall time, queries/s, documents/s, triples and
-the agreement of the two modes' triples (Jaccard of (head, relation, tail) keys; packing lets the
-masked leaves of a chunk's heads see each other, so it is close to but not exactly the single-query
-result).
+For each config, the first N documents that extraction would read (``extract.paths``, else the
+corpus's documents with entity annotations), a tokenizer trained on them and a model of the config's
+size with random weights: speed does not depend on the weights (with ``--run-dir RUN``, one config,
+the run's tokenizer and trained checkpoint instead). The config's extractor runs on them: the paper's
+:class:`~graphmert.extract.extractor.Extractor`, or the
+:class:`~graphmert.extract.pairs.PairExtractor` of a query-group model (``model.leaf_query =
+"fixed"``, e.g. ``configs/biored.yaml``; its controls are not run).
+
+Phases (seconds): ``questions`` (heads and candidates; PairExtractor only), ``forward`` (the encoder,
+timed around every model call), ``other`` (graph assembly, collation and scoring: the extractor's time
+outside the forward), ``decide`` (pairs, selection and triples; PairExtractor only), ``write`` (the
+Parquet shard). Work: queries, forwards, graphs, tokens (real, unpadded) and padded positions.
+
+Arithmetic limit: the forwards' FLOPs at the real tokens — 2·n·P for the backbone's P linear weights
+and 4·layers·n²·H for attention, per graph of n tokens (heads and H-GAT are left out: under 2%) —
+divided by this machine's measured fp32 matmul rate with the same threads. ``achieved/limit`` is that
+ideal time over the measured total: 1.0 would mean nothing but useful matrix arithmetic.
+
+``--compare-with REV`` measures the same documents with the code of git revision REV (in a temporary
+worktree, this script's own measurement code) and prints both in one table with the speed-up.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+if "--src" in sys.argv:                      # the code under test: another checkout (--compare-with)
+    sys.path.insert(0, sys.argv[sys.argv.index("--src") + 1])
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(1 if "--src" in sys.argv else 0, str(Path(__file__).resolve().parent))
 from _common import ROOT, print_table, require_shared, write_json  # noqa: E402
 
 import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.chunking import chunk_documents  # noqa: E402
@@ -32,21 +52,23 @@ from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer, train_tokenizer  # noqa: E402
 from graphmert.extract.extractor import Extractor  # noqa: E402
-from graphmert.extract.triples import triple_key  # noqa: E402
+from graphmert.extract.pairs import PairExtractor  # noqa: E402
+from graphmert.extract.triples import triple_key, write_triples  # noqa: E402
 from graphmert.kg.graph import load_relation_map  # noqa: E402
 from graphmert.kg.loaders import load_kg  # noqa: E402
 from graphmert.kg.schema import RelationSchema  # noqa: E402
 from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from graphmert.model.graphmert import build_model  # noqa: E402
 
-CONFIGS = {"demo": ROOT / "configs" / "demo.yaml", "small": ROOT / "configs" / "small.yaml"}
+CONFIGS = {"demo": "configs/demo.yaml", "small": "configs/small.yaml", "biored": "configs/biored.yaml"}
 
 
 def load_docs(cfg, limit: int) -> list:
-    if any("../shared" in p for p in cfg.corpus.paths):
-        require_shared("biomed_abstracts_corpus")
+    paths = cfg.extract.paths or cfg.corpus.paths
+    if any("../shared" in p for p in paths):
+        require_shared()
     docs = []
-    for d in read_corpus([str(ROOT / p) for p in cfg.corpus.paths]):
+    for d in read_corpus([str(ROOT / p) for p in paths], format=cfg.extract.format if cfg.extract.paths else "auto"):
         if d.mentions:
             docs.append(d)
         if len(docs) >= limit:
@@ -54,67 +76,202 @@ def load_docs(cfg, limit: int) -> list:
     return list(TextAnalyzer(sentences=True, abbreviations=False).annotate(docs))
 
 
-def bench(name: str, cfg, docs, run_dir: Path | None, threads: int) -> list[dict]:
-    torch.set_num_threads(threads)
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_flops_per_s(hidden: int, device: torch.device) -> float:
+    """The device's fp32 matmul rate at the encoder's widths ([4096, H] × [H, 4H]), best of 5."""
+    a, b = torch.randn(4096, hidden, device=device), torch.randn(hidden, 4 * hidden, device=device)
+    best = float("inf")
+    for _ in range(6):
+        _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(10):
+            a @ b
+        _sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return 10 * 2 * 4096 * hidden * 4 * hidden / best
+
+
+class ForwardMeter:
+    """Times every model forward and counts its work and FLOPs at the real tokens (module docstring)."""
+
+    def __init__(self, model: nn.Module) -> None:
+        cfg = model.config
+        self.linear = sum(m.weight.numel() for m in model.backbone.modules() if isinstance(m, nn.Linear))
+        self.layers, self.hidden = cfg.num_layers, cfg.hidden_size
+        self.seconds = self.flops = 0.0
+        self.tokens = self.padded = 0
+
+    @contextmanager
+    def watch(self, model: nn.Module):
+        inner = model.forward
+
+        def timed(batch, *args, **kw):
+            n = batch.attention_mask.sum(1).double()                                  # [B] real tokens
+            self.tokens += int(n.sum())
+            self.padded += batch.attention_mask.numel()
+            self.flops += float((2 * n * self.linear + 4 * self.layers * n * n * self.hidden).sum())
+            device = batch.input_ids.device
+            _sync(device)
+            t0 = time.perf_counter()
+            out = inner(batch, *args, **kw)
+            _sync(device)
+            self.seconds += time.perf_counter() - t0
+            return out
+        model.forward = timed
+        try:
+            yield self
+        finally:
+            del model.forward
+
+
+def setup(name: str, cfg, docs, run_dir: Path | None, device: torch.device):
     if cfg.kg.path:
         cfg.kg.path = str(ROOT / cfg.kg.path)
     cfg.kg.nodes = [str(ROOT / p) for p in cfg.kg.nodes]
     cfg.kg.edges = [str(ROOT / p) for p in cfg.kg.edges]
+    cfg.kg.relation_files = [str(ROOT / p) for p in cfg.kg.relation_files]
     kg = load_kg(cfg.kg)
-    schema = RelationSchema.from_kg(kg, cfg.kg.relation_schema)
     if run_dir is not None:
         tok = load_tokenizer(run_dir / "tokenizer" / "tokenizer.json")
         rmap = load_relation_map(run_dir / "graphs" / "relation_map.json")
         model, _ = load_checkpoint(run_dir / "train" / "model", expected_relations=rmap)
+        schema = RelationSchema.load(run_dir / "graphs" / "relation_schema.json")
     else:
         tok = train_tokenizer((d.text for d in docs), cfg.tokenizer)
         rmap = dict(kg.relation_map)
         torch.manual_seed(0)
-        model = build_model(cfg.model, tok.get_vocab_size(), len(rmap)).eval()
+        model = build_model(cfg.model, tok.get_vocab_size(), len(rmap))
+        schema = RelationSchema.from_kg(kg, cfg.kg.relation_schema)
+        cfg.extract.min_confidence, cfg.extract.beta = 0.0, 0.0   # random weights: keep every best tail
+    model.to(device).eval()
     chunks = list(chunk_documents(docs, tok, cfg.corpus, cfg.graph))
-    if run_dir is None:                      # random weights: keep every best tail for the agreement
-        cfg.extract.min_confidence, cfg.extract.beta = 0.0, 0.0
-    rows, keys = [], {}
-    for pack in (True, False):
-        cfg.extract.pack_queries = pack
-        ex = Extractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots, cfg.graph.num_leaves)
-        ex.fit_similarity(chunks)
+    return kg, schema, tok, rmap, model, chunks
+
+
+def run_once(cfg, kg, schema, tok, rmap, model, docs, chunks) -> tuple[dict, ForwardMeter, set]:
+    """One extraction over ``docs`` with per-phase seconds."""
+    x = cfg.extract
+    sec = {}
+    with ForwardMeter(model).watch(model) as meter:
         t0 = time.perf_counter()
-        triples, rep = ex.extract(docs, chunks)
-        dt = time.perf_counter() - t0
-        c = rep["counts"]
-        mode = "packed" if pack else "single"
-        keys[mode] = {triple_key(t) for t in triples}
-        rows.append({"config": name, "mode": mode, "documents": len(docs), "chunks": len(chunks),
-                     "queries": c["queries"], "graphs": c["graphs"], "forwards": c["forwards"],
-                     "seconds": round(dt, 2), "queries_per_s": round(c["queries"] / dt, 1),
-                     "documents_per_s": round(len(docs) / dt, 3), "triples": len(triples)})
-    union = keys["packed"] | keys["single"]
-    agree = len(keys["packed"] & keys["single"]) / len(union) if union else 1.0
-    for r in rows:
-        r["agreement"] = round(agree, 3)
-        r["speedup"] = round(rows[1]["seconds"] / r["seconds"], 2)
+        if model.config.leaf_query == "fixed":
+            relations = [r for r in (x.relations or sorted(rmap)) if r in rmap]
+            ex = PairExtractor(model, tok, kg, schema, rmap, x, cfg.graph.num_roots, cfg.graph.num_leaves,
+                               relations=relations)
+            plans = ex.questions(docs, chunks)
+            queries = [q for p in plans for q in p.queries]
+            sec["questions"] = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            scores = ex.answers(plans, queries, x.ranker)
+            sec["other"] = time.perf_counter() - t1 - meter.seconds
+            t2 = time.perf_counter()
+            triples = ex.decide(plans, queries, scores, x.ranker)
+            sec["decide"] = time.perf_counter() - t2
+            counts = {"queries": len(queries), **ex.stats}
+        else:
+            ex = Extractor(model, tok, kg, schema, rmap, x, cfg.graph.num_roots, cfg.graph.num_leaves)
+            ex.fit_similarity(chunks)
+            t0 = time.perf_counter()
+            triples, rep = ex.extract(docs, chunks)
+            sec["other"] = time.perf_counter() - t0 - meter.seconds
+            counts = rep["counts"]
+        sec["forward"] = meter.seconds
+    with tempfile.TemporaryDirectory() as tmp:
+        t3 = time.perf_counter()
+        write_triples(triples, Path(tmp) / "triples.parquet")
+        sec["write"] = time.perf_counter() - t3
+    row = {"queries": counts["queries"], "forwards": counts["forwards"], "graphs": counts["graphs"],
+           "tokens": meter.tokens, "padded": meter.padded, "triples": len(triples)}
+    row.update({f"{k}_s": round(sec.get(k, 0.0), 2) for k in ("questions", "forward", "other", "decide", "write")})
+    row["seconds"] = round(sum(sec.values()), 2)
+    return row, meter, {triple_key(t) for t in triples}
+
+
+def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, single: bool) -> list[dict]:
+    kg, schema, tok, rmap, model, chunks = setup(name, cfg, docs, run_dir, device)
+    rate = matmul_flops_per_s(cfg.model.hidden_size, device)
+    rows, keys = [], {}
+    for pack in ((True, False) if single else (True,)):
+        cfg.extract.pack_queries = pack
+        row, meter, keys[pack] = run_once(cfg, kg, schema, tok, rmap, model, docs, chunks)
+        limit = meter.flops / rate
+        rows.append({"config": name, "mode": "packed" if pack else "single", "documents": len(docs),
+                     "chunks": len(chunks), **row, "documents_per_s": round(len(docs) / row["seconds"], 2),
+                     "GFLOP": round(meter.flops / 1e9, 1), "matmul_GFLOP_per_s": round(rate / 1e9, 1),
+                     "limit_s": round(limit, 2), "achieved/limit": round(limit / row["seconds"], 3)})
+    if single:
+        union = keys[True] | keys[False]
+        for r in rows:
+            r["agreement"] = round(len(keys[True] & keys[False]) / len(union), 3) if union else 1.0
     return rows
+
+
+def compare_with(rev: str, argv: list[str]) -> list[dict]:
+    """Rows measured with the code of ``rev`` (a temporary git worktree; this script measures)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree, out = Path(tmp) / "tree", Path(tmp) / "rows.json"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
+        try:
+            subprocess.run([sys.executable, __file__, "--src", str(tree), "--out", str(out), *argv],
+                           check=True, cwd=ROOT)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True)
+        return json.loads(out.read_text())["rows"]
+
+
+def _own_args(argv: list[str]) -> list[str]:
+    """``argv`` without --compare-with/--out/--src and their values."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--compare-with", "--out", "--src"):
+            skip = True
+        else:
+            out.append(a)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--configs", nargs="+", default=["demo", "small"], choices=sorted(CONFIGS))
-    ap.add_argument("--docs", type=int, default=10, help="documents per config")
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument("--configs", nargs="+", default=["demo", "biored"], choices=sorted(CONFIGS))
+    ap.add_argument("--docs", type=int, default=100, help="documents per config")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch CPU threads")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--run-dir", type=Path, default=None, help="use this run's tokenizer and "
                     "checkpoint (with a single --configs entry)")
+    ap.add_argument("--single", action="store_true", help="also one query per graph (extract.pack_queries "
+                    "false), with the agreement of the two modes' triples")
+    ap.add_argument("--compare-with", metavar="REV", help="also measure git revision REV, in one table")
+    ap.add_argument("--src", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if args.run_dir is not None and len(args.configs) != 1:
         raise SystemExit("--run-dir needs exactly one --configs entry")
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    before = compare_with(args.compare_with, _own_args(sys.argv[1:])) if args.compare_with else []
     rows = []
     for name in args.configs:
-        cfg = load_config(CONFIGS[name])
-        docs = load_docs(cfg, args.docs)
-        rows += bench(name, cfg, docs, args.run_dir, args.threads)
-    print_table(rows, f"extraction on CPU ({args.threads} thread(s)), packed vs one query per graph")
-    write_json("extract", rows, args.out, threads=args.threads, docs=args.docs)
+        cfg = load_config(ROOT / CONFIGS[name])
+        rows += bench(name, cfg, load_docs(cfg, args.docs), args.run_dir, device, args.single)
+    if before:
+        old = {(r["config"], r["mode"]): r for r in before}
+        for r in before:
+            r["code"] = args.compare_with
+        for r in rows:
+            r["code"] = "this tree"
+            if (r["config"], r["mode"]) in old:
+                r["speedup"] = round(old[(r["config"], r["mode"])]["seconds"] / r["seconds"], 2)
+        rows = sorted(before + rows, key=lambda r: (r["config"], r["mode"], r["code"] != args.compare_with))
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} thread(s)"
+    print_table(rows, f"extraction ({where})")
+    write_json("extract", rows, args.out, threads=args.threads, docs=args.docs,
+               run_dir=str(args.run_dir) if args.run_dir else None)
 
 
 if __name__ == "__main__":

@@ -101,11 +101,14 @@ class LeafPredictor:
     @torch.inference_mode()
     def predict(self, chunks: Sequence[Chunk], queries: Sequence[Query],
                 progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, Tensor]]:
-        """Yield ``(query index, log p [t, V] float32 on CPU)`` for every query (graph order)."""
+        """Yield ``(query index, log p [t, V] float32 on CPU)`` for every query, in the order of the
+        graphs sorted by length."""
         for q in queries:
             if not 1 <= q.length <= self.K:
                 raise ValueError(f"query length {q.length} outside [1, K = {self.K}]")
-        groups = self._groups(queries)
+        # graphs of similar length share a batch, which pads every graph to its longest
+        groups = sorted(self._groups(queries),
+                        key=lambda g: chunks[queries[g[0]].chunk].num_roots + sum(queries[i].length for i in g))
         use_bf16 = self.device.type == "cuda"
         for start in range(0, len(groups), self.batch_size):
             block = groups[start:start + self.batch_size]

@@ -59,6 +59,23 @@ def test_p_is_per_head_and_learnable():
     assert dec.p.grad is not None and (dec.p.grad != 0).all()
 
 
+
+@pytest.mark.parametrize("mode", ["logit_scale", "log_bias"])
+def test_lookup_and_its_gradient_match_indexing_the_table(mode):
+    """lookup (one gather from the broadcast table) against plain indexing, values and dL/dp."""
+    gen = torch.Generator().manual_seed(3)
+    dist = torch.randint(0, 13, (3, 12, 12), generator=gen)                  # [B, L, L], d ≤ L + 1
+    weights = torch.randn(3, 2, 12, 12, generator=gen, dtype=torch.float64)
+    got_dec = build_decay(mode, 2, 0.6, 1.0).double()
+    want_dec = build_decay(mode, 2, 0.6, 1.0).double()
+    got = got_dec.lookup(dist)                                                  # [B, h, L, L]
+    want = want_dec.table(13)[:, dist].permute(1, 0, 2, 3)                      # [B, h, L, L]
+    assert got.shape == (3, 2, 12, 12) and torch.equal(got, want)
+    (got * weights).sum().backward()
+    (want * weights).sum().backward()
+    assert torch.allclose(got_dec.p.grad, want_dec.p.grad, atol=1e-12, rtol=0)
+
+
 @pytest.mark.parametrize("layout", ["dense", "packed"])
 @pytest.mark.parametrize("mode", ["logit_scale", "log_bias"])
 def test_spec_terms_follow_graph_distances(layout, mode):
