@@ -48,3 +48,35 @@ def write_json(name: str, rows: list[dict[str, Any]], out: Path | None = None, *
                              **meta, "rows": rows})
     print(f"\nwrote {path}")
     return path
+
+
+def encoder_flops(model, lengths) -> float:
+    """Forward FLOPs of ``model``'s encoder over graphs of ``lengths`` real tokens each: 2·n·P for the
+    backbone's P linear weights and 4·layers·n²·H for attention (QKᵀ and AV), per graph of n tokens.
+    Embeddings, H-GAT and the output heads are left out (a few percent at these sizes)."""
+    from torch import nn
+
+    linear = sum(m.weight.numel() for m in model.backbone.modules() if isinstance(m, nn.Linear))
+    cfg = model.config
+    n = lengths.double()
+    return float((2 * n * linear + 4 * cfg.num_layers * n * n * cfg.hidden_size).sum())
+
+
+def matmul_flops_per_s(hidden: int, device) -> float:
+    """The device's fp32 matmul rate at an encoder's widths ([4096, H] × [H, 4H]), best of 6 × 10."""
+    import torch
+
+    def sync() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    a, b = torch.randn(4096, hidden, device=device), torch.randn(hidden, 4 * hidden, device=device)
+    best = float("inf")
+    for _ in range(6):
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(10):
+            a @ b
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return 10 * 2 * 4096 * hidden * 4 * hidden / best

@@ -41,7 +41,7 @@ from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(1 if "--src" in sys.argv else 0, str(Path(__file__).resolve().parent))
-from _common import ROOT, print_table, require_shared, write_json  # noqa: E402
+from _common import ROOT, encoder_flops, matmul_flops_per_s, print_table, require_shared, write_json  # noqa: E402
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
@@ -81,27 +81,11 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def matmul_flops_per_s(hidden: int, device: torch.device) -> float:
-    """The device's fp32 matmul rate at the encoder's widths ([4096, H] × [H, 4H]), best of 5."""
-    a, b = torch.randn(4096, hidden, device=device), torch.randn(hidden, 4 * hidden, device=device)
-    best = float("inf")
-    for _ in range(6):
-        _sync(device)
-        t0 = time.perf_counter()
-        for _ in range(10):
-            a @ b
-        _sync(device)
-        best = min(best, time.perf_counter() - t0)
-    return 10 * 2 * 4096 * hidden * 4 * hidden / best
-
-
 class ForwardMeter:
     """Times every model forward and counts its work and FLOPs at the real tokens (module docstring)."""
 
     def __init__(self, model: nn.Module) -> None:
-        cfg = model.config
-        self.linear = sum(m.weight.numel() for m in model.backbone.modules() if isinstance(m, nn.Linear))
-        self.layers, self.hidden = cfg.num_layers, cfg.hidden_size
+        self.model = model
         self.seconds = self.flops = 0.0
         self.tokens = self.padded = 0
 
@@ -110,10 +94,10 @@ class ForwardMeter:
         inner = model.forward
 
         def timed(batch, *args, **kw):
-            n = batch.attention_mask.sum(1).double()                                  # [B] real tokens
+            n = batch.attention_mask.sum(1)                                           # [B] real tokens
             self.tokens += int(n.sum())
             self.padded += batch.attention_mask.numel()
-            self.flops += float((2 * n * self.linear + 4 * self.layers * n * n * self.hidden).sum())
+            self.flops += encoder_flops(self.model, n)
             device = batch.input_ids.device
             _sync(device)
             t0 = time.perf_counter()

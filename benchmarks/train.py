@@ -11,7 +11,10 @@ words of 1–3 tokens + [SEP]) with ``--injections`` seed-KG injections per chun
 is padding) — or the graphs of a run (``--graphs RUN/graphs``, used for every config whose R and K
 match). One optimizer step = ``--batch-size`` sequences (no accumulation); the first
 ``--warmup`` steps are not timed. tokens/s counts real positions (roots + filled leaves); positions/s
-counts the padded [B, L] grid the model actually computes on.
+counts the padded [B, L] grid the model actually computes on. MFU (model FLOPs utilisation) is the
+encoder's FLOPs at the real tokens (3 forwards per step) per second over the device's peak: the dense
+bf16 tensor-core peak on a GPU (``BF16_PEAK_TFLOPS``, or ``--peak-tflops``), the measured fp32 matmul
+rate on a CPU.
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import print_table, write_json  # noqa: E402
+from _common import encoder_flops, matmul_flops_per_s, print_table, write_json  # noqa: E402
 
 CONFIGS = {"tiny": "configs/tiny.yaml", "small": "configs/small.yaml", "paper": "configs/graphmert-80m.yaml"}
 DEFAULT_BATCH = {"tiny": 32, "small": 32, "paper": 32}         # on a GPU
 CPU_BATCH = {"tiny": 32, "small": 32, "paper": 2}              # the paper model on a CPU: a few steps
 NUM_RELATIONS = 11
+# dense bf16 tensor-core peaks (TFLOP/s) from the vendors' data sheets, for MFU on CUDA
+BF16_PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0}
 
 
 def synthetic_graphs(n: int, R: int, K: int, injections: float, vocab: int, seed: int):
@@ -103,26 +108,51 @@ def run_one(args) -> dict:
     timed = [r for r in records if r["split"] == "train" and r["step"] > args.warmup]
     step_s = sum(r["step_s"] for r in timed)
     tokens = sum(r["tokens"] for r in timed)
-    positions = _positions(trainer, timed)
-    peak = (torch.cuda.max_memory_allocated() if cuda
+    positions, flops = _work(trainer, timed)
+    peak, peak_kind = _peak(args, trainer.device, cfg.model.hidden_size)
+    peak_mem = (torch.cuda.max_memory_allocated() if cuda
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     return {"config": args.config, "layout": args.layout, "device": str(trainer.device),
             "params_M": round(sum(p.numel() for p in trainer.model.parameters()) / 1e6, 2),
             "R": R, "K": K, "batch": batch, "steps": len(timed), "s_per_step": step_s / max(len(timed), 1),
             "tokens_per_s": tokens / step_s if step_s else float("nan"),
             "positions_per_s": positions / step_s if step_s else float("nan"),
-            "peak_memory_MB": round(peak / 2**20, 1), "peak_kind": "cuda allocated" if cuda else "RSS",
+            "model_TFLOP_per_s": round(flops / step_s / 1e12, 4) if step_s else float("nan"),
+            "MFU": round(flops / step_s / peak, 4) if step_s else float("nan"), "MFU_against": peak_kind,
+            "peak_memory_MB": round(peak_mem / 2**20, 1), "peak_kind": "cuda allocated" if cuda else "RSS",
             "loss_last": timed[-1]["loss"] if timed else float("nan"), "inputs": source,
             "wall_s": round(wall, 2)}
 
 
-def _positions(trainer, timed: list[dict]) -> int:
-    """Positions of the [B, L] grids of the timed steps (re-collated: collation is deterministic)."""
-    total = 0
+def _work(trainer, timed: list[dict]) -> tuple[int, float]:
+    """(positions of the [B, L] grids, model FLOPs) of the timed steps, re-collated (collation is
+    deterministic). A training step costs 3 forwards (the backward computes two products per forward
+    product) at the real tokens (:func:`_common.encoder_flops`)."""
+    positions, flops = 0, 0.0
+    model = getattr(trainer.model, "module", trainer.model)
     for r in timed:
         for items in trainer.plan.micro_batches(r["step"] - 1):
-            total += trainer.collator([trainer.dataset[i] for i in items]).graph.input_ids.numel()
-    return total
+            graph = trainer.collator([trainer.dataset[i] for i in items]).graph
+            positions += graph.input_ids.numel()
+            flops += 3 * encoder_flops(model, graph.attention_mask.sum(1))
+    return positions, flops
+
+
+def _peak(args, device, hidden: int) -> tuple[float, str]:
+    """(FLOP/s, what it is) that MFU divides by: ``--peak-tflops``; on CUDA the device's dense bf16
+    peak (:data:`BF16_PEAK_TFLOPS`); on CPU the measured fp32 matmul rate."""
+    import torch
+
+    if args.peak_tflops:
+        return args.peak_tflops * 1e12, f"--peak-tflops {args.peak_tflops}"
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+        for key, tflops in BF16_PEAK_TFLOPS.items():
+            if key in name:
+                return tflops * 1e12, f"{name} bf16 peak {tflops:g} TFLOP/s"
+        raise SystemExit(f"no bf16 peak known for {name}: pass --peak-tflops")
+    rate = matmul_flops_per_s(hidden, device)
+    return rate, f"CPU fp32 matmul, measured {rate / 1e9:.0f} GFLOP/s"
 
 
 def main() -> None:
@@ -137,6 +167,8 @@ def main() -> None:
     ap.add_argument("--graphs", type=Path, default=None, help="RUN/graphs folder to use instead")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    ap.add_argument("--peak-tflops", type=float, default=0.0, help="peak FLOP/s (TFLOP/s) for MFU; "
+                    "default: the GPU's dense bf16 peak, or the CPU's measured fp32 matmul rate")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--one", nargs=2, metavar=("CONFIG", "LAYOUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -152,7 +184,8 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--one", config, layout, "--steps", str(args.steps),
                    "--paper-steps", str(args.paper_steps), "--warmup", str(args.warmup),
                    "--batch-size", str(args.batch_size), "--injections", str(args.injections),
-                   "--threads", str(args.threads), "--device", args.device]
+                   "--threads", str(args.threads), "--device", args.device,
+                   "--peak-tflops", str(args.peak_tflops)]
             if args.graphs:
                 cmd += ["--graphs", str(args.graphs)]
             print(f"running {config} / {layout} ...", flush=True)
