@@ -34,7 +34,7 @@ from _common import print_table, write_json  # noqa: E402
 
 import torch  # noqa: E402
 
-from graphmert.config import load_config  # noqa: E402
+from graphmert.config import ExtractConfig, load_config  # noqa: E402
 from graphmert.corpus.chunking import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
@@ -63,6 +63,11 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
                          untrained=untrained)
 
 
+def _choices(name: str) -> tuple[str, ...]:
+    """The allowed values of ``extract.<name>``, from its config field (defined once there)."""
+    return next(f for f in dataclasses.fields(ExtractConfig) if f.name == name).metadata["choices"]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True)
@@ -73,9 +78,9 @@ def main() -> None:
     p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
     p.add_argument("--relation-sets", nargs="+", default=None, metavar="R1,R2,...",
                    help="extraction relation sets to compare (default: the config's extract.relations)")
-    p.add_argument("--evidence", nargs="+", default=None, choices=("best", "noisy_or"),
+    p.add_argument("--evidence", nargs="+", default=None, choices=_choices("evidence"),
                    help="evidence combinations to compare (extract.evidence; default: the config's)")
-    p.add_argument("--relation-choices", nargs="+", default=None, choices=("score", "prior", "prior_only"),
+    p.add_argument("--relation-choices", nargs="+", default=None, choices=_choices("relation_choice"),
                    help="typed-relation choices to compare (default: the config's)")
     p.add_argument("--out", type=Path)
     p.add_argument("overrides", nargs="*")
