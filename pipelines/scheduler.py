@@ -279,7 +279,14 @@ def open_local(cfg: PipelineConfig, quiet: bool, store: RunStore) -> DaskExecuto
     except ImportError:
         dashboard = ":0"               # the scheduler's HTTP endpoints, on any free port
     env = {k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
-    with dask.config.set({"distributed.scheduler.allowed-failures": cfg.retries}):
+    # The nanny's default MALLOC_TRIM_THRESHOLD_ turns off glibc's dynamic mmap threshold: every
+    # tensor over 128 KiB is then mapped and unmapped per use, and extraction on a worker ran 1.9x
+    # slower than in the driver, all of it system time (docs/PERFORMANCE.md). None unsets it; a
+    # nanny started earlier in this process (another cluster) has also put it in os.environ, which
+    # workers inherit, so it goes from there too.
+    os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    with dask.config.set({"distributed.scheduler.allowed-failures": cfg.retries,
+                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
         cluster = LocalCluster(n_workers=cfg.workers or None, threads_per_worker=1, processes=True,
                                dashboard_address=dashboard, env=env,
                                silence_logs=logging.ERROR if quiet else logging.WARNING)

@@ -661,3 +661,23 @@ def test_training_releases_a_local_cluster_only(tmp_path, scheduler, released):
     stub = session._executor = _StubExecutor()
     session.release_local()
     assert stub.closed is released and session.opened is not released
+
+
+def _worker_environment() -> dict:
+    return {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS")}
+
+
+def test_local_cluster_workers_keep_glibc_dynamic_mmap_threshold(tmp_path):
+    """Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's dynamic mmap
+    threshold: every tensor over 128 KiB is then mapped and unmapped, and extraction on a worker ran
+    1.9x slower than in the driver, in system time (docs/PERFORMANCE.md). Our LocalCluster unsets it."""
+    from graphmert.config import PipelineConfig
+    from pipelines.scheduler import open_local
+    from pipelines.store import RunStore
+
+    executor = open_local(PipelineConfig(workers=1), quiet=True, store=RunStore(tmp_path))
+    try:
+        env = list(executor.client.run(_worker_environment).values())
+    finally:
+        executor.close()
+    assert env == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"}]
