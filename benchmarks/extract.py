@@ -18,7 +18,7 @@ Parquet shard). Work: queries, forwards, graphs, tokens (real, unpadded) and pad
 
 Arithmetic limit: the forwards' FLOPs at the real tokens — 2·n·P for the backbone's P linear weights
 and 4·layers·n²·H for attention, per graph of n tokens (heads and H-GAT are left out: under 2%) —
-divided by this machine's measured fp32 matmul rate with the same threads. ``achieved/limit`` is that
+divided by the device's measured matmul rate (fp32 with the same threads on a CPU, bf16 on CUDA). ``achieved/limit`` is that
 ideal time over the measured total: 1.0 would mean nothing but useful matrix arithmetic.
 
 ``--compare-with REV`` measures the same documents with the code of git revision REV (in a temporary
