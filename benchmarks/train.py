@@ -38,7 +38,9 @@ DEFAULT_BATCH = {"tiny": 32, "small": 32, "paper": 32}         # on a GPU
 CPU_BATCH = {"tiny": 32, "small": 32, "paper": 2}              # the paper model on a CPU: a few steps
 NUM_RELATIONS = 11
 # dense bf16 tensor-core peaks (TFLOP/s) from the vendors' data sheets, for MFU on CUDA
-BF16_PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0}
+# (first match on the device name wins, so the PCIe H100 comes before the SXM one)
+BF16_PEAK_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0,
+                    "A10": 125.0}
 
 
 def synthetic_graphs(n: int, R: int, K: int, injections: float, vocab: int, seed: int):
@@ -111,7 +113,7 @@ def run_one(args) -> dict:
     positions, flops = _work(trainer, timed)
     peak, peak_kind = _peak(args, trainer.device, cfg.model.hidden_size)
     peak_mem = (torch.cuda.max_memory_allocated() if cuda
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+                else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     return {"config": args.config, "layout": args.layout, "device": str(trainer.device),
             "params_M": round(sum(p.numel() for p in trainer.model.parameters()) / 1e6, 2),
             "R": R, "K": K, "batch": batch, "steps": len(timed), "s_per_step": step_s / max(len(timed), 1),
