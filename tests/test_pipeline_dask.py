@@ -663,6 +663,26 @@ def test_training_releases_a_local_cluster_only(tmp_path, scheduler, released):
     assert stub.closed is released and session.opened is not released
 
 
+def test_the_train_stage_releases_the_local_cluster_before_it_trains(tmp_path, monkeypatch):
+    """The train stage calls Session.release_local first (above: what that does)."""
+    from types import SimpleNamespace
+
+    from pipelines.stages import train as train_stage
+
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def fingerprint(ctx):
+        calls.append("training work starts")
+        raise Stop
+    monkeypatch.setattr(train_stage, "_fingerprint", fingerprint)
+    session = SimpleNamespace(release_local=lambda: calls.append("release_local"))
+    with pytest.raises(Stop):
+        train_stage._train(SimpleNamespace(cfg=None, session=session, run_dir=tmp_path))
+    assert calls == ["release_local", "training work starts"]
+
 def _worker_environment() -> dict:
     return {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS")}
 
