@@ -21,7 +21,7 @@ and 4·layers·n²·H for attention, per graph of n tokens (heads and H-GAT are 
 divided by the device's measured matmul rate (fp32 with the same threads on a CPU, bf16 on CUDA). ``achieved/limit`` is that
 ideal time over the measured total: 1.0 would mean nothing but useful matrix arithmetic.
 
-``--compare-with REV`` measures the same documents with the code of git revision REV (in a temporary
+``--profile N`` adds torch.profiler's N most expensive operators per config. ``--compare-with REV`` measures the same documents with the code of git revision REV (in a temporary
 worktree, this script's own measurement code) and prints both in one table with the speed-up.
 """
 
@@ -90,8 +90,9 @@ class ForwardMeter:
         self.tokens = self.padded = 0
 
     @contextmanager
-    def watch(self, model: nn.Module):
-        inner = model.forward
+    def watch(self):
+        """Meter the model's forward inside the ``with`` block."""
+        model, inner = self.model, self.model.forward
 
         def timed(batch, *args, **kw):
             n = batch.attention_mask.sum(1)                                           # [B] real tokens
@@ -112,7 +113,7 @@ class ForwardMeter:
             del model.forward
 
 
-def setup(name: str, cfg, docs, run_dir: Path | None, device: torch.device):
+def setup(cfg, docs, run_dir: Path | None, device: torch.device):
     if cfg.kg.path:
         cfg.kg.path = str(ROOT / cfg.kg.path)
     cfg.kg.nodes = [str(ROOT / p) for p in cfg.kg.nodes]
@@ -140,7 +141,7 @@ def run_once(cfg, kg, schema, tok, rmap, model, docs, chunks) -> tuple[dict, For
     """One extraction over ``docs`` with per-phase seconds."""
     x = cfg.extract
     sec = {}
-    with ForwardMeter(model).watch(model) as meter:
+    with ForwardMeter(model).watch() as meter:
         t0 = time.perf_counter()
         if model.config.leaf_query == "fixed":
             relations = [r for r in (x.relations or sorted(rmap)) if r in rmap]
@@ -175,8 +176,20 @@ def run_once(cfg, kg, schema, tok, rmap, model, docs, chunks) -> tuple[dict, For
     return row, meter, {triple_key(t) for t in triples}
 
 
+def profile_ops(name: str, cfg, docs, run_dir: Path | None, device: torch.device, top: int) -> None:
+    """Print torch.profiler's ``top`` operators by self time for one packed extraction (not timed)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    kg, schema, tok, rmap, model, chunks = setup(cfg, docs, run_dir, device)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
+        run_once(cfg, kg, schema, tok, rmap, model, docs, chunks)
+    print(f"\n{name}: operators by self time")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=top))
+
+
 def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, single: bool) -> list[dict]:
-    kg, schema, tok, rmap, model, chunks = setup(name, cfg, docs, run_dir, device)
+    kg, schema, tok, rmap, model, chunks = setup(cfg, docs, run_dir, device)
     rate = matmul_flops_per_s(cfg.model.hidden_size, device)
     rows, keys = [], {}
     for pack in ((True, False) if single else (True,)):
@@ -208,12 +221,12 @@ def compare_with(rev: str, argv: list[str]) -> list[dict]:
 
 
 def _own_args(argv: list[str]) -> list[str]:
-    """``argv`` without --compare-with/--out/--src and their values."""
+    """``argv`` without --compare-with/--out/--src/--profile and their values."""
     out, skip = [], False
     for a in argv:
         if skip:
             skip = False
-        elif a in ("--compare-with", "--out", "--src"):
+        elif a in ("--compare-with", "--out", "--src", "--profile"):
             skip = True
         else:
             out.append(a)
@@ -230,6 +243,8 @@ def main() -> None:
                     "checkpoint (with a single --configs entry)")
     ap.add_argument("--single", action="store_true", help="also one query per graph (extract.pack_queries "
                     "false), with the agreement of the two modes' triples")
+    ap.add_argument("--profile", type=int, default=0, metavar="N", help="also print torch.profiler's N "
+                    "operators with the most self time, from an extra run per config")
     ap.add_argument("--compare-with", metavar="REV", help="also measure git revision REV, in one table")
     ap.add_argument("--src", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None)
@@ -242,7 +257,10 @@ def main() -> None:
     rows = []
     for name in args.configs:
         cfg = load_config(ROOT / CONFIGS[name])
-        rows += bench(name, cfg, load_docs(cfg, args.docs), args.run_dir, device, args.single)
+        docs = load_docs(cfg, args.docs)
+        rows += bench(name, cfg, docs, args.run_dir, device, args.single)
+        if args.profile:
+            profile_ops(name, load_config(ROOT / CONFIGS[name]), docs, args.run_dir, device, args.profile)
     if before:
         old = {(r["config"], r["mode"]): r for r in before}
         for r in before:

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -131,21 +131,20 @@ def main() -> None:
     base = ["--config", a.config, f"extract.part_documents={a.part_documents}", "extract.controls=[]",
             *a.overrides]
     os.environ.pop("DASK_SCHEDULER_ADDRESS", None)
-    plan = [("driver (synchronous)", "-", lambda: _fixed(["--scheduler", "synchronous"]))]
+    plan = [("driver (synchronous)", "-", ["--scheduler", "synchronous"])]
     plan += [(f"LocalCluster, {n} worker{'s' if n > 1 else ''}", str(n),
-              lambda n=n: _fixed(["--scheduler", "local", f"pipeline.workers={n}"])) for n in a.workers]
+              ["--scheduler", "local", f"pipeline.workers={n}"]) for n in a.workers]
+    if not a.no_real_cluster:                          # None: the scheduler address, once it is up
+        plan.append(("dask scheduler + 2 dask workers, 127.0.0.1", "2", None))
     rows, first = [], None
     with tempfile.TemporaryDirectory(prefix="graphmert-extract-scale-") as tmp:
-        logs = Path(tmp)
-        if not a.no_real_cluster:
-            plan.append(("dask scheduler + 2 dask workers, 127.0.0.1", "2", lambda: _real(logs)))
-        for name, workers, scheduler in plan:
+        for name, workers, extra in plan:
             run_dir = Path(tmp) / "run"
             shutil.rmtree(run_dir, ignore_errors=True)
             shutil.copytree(a.run_dir, run_dir, ignore=shutil.ignore_patterns("extract", ".graphmert.lock"))
             print(f"{name}: extracting ...", flush=True)
-            with scheduler() as extra:
-                wall, m = _run(run_dir, base, extra)
+            with real_cluster(2, Path(tmp)) if extra is None else nullcontext() as address:
+                wall, m = _run(run_dir, base, extra or ["--scheduler", address])
             got = _triples(run_dir / "extract")
             first = first or got
             part = m["tasks"]["part"]
@@ -157,17 +156,6 @@ def main() -> None:
                       f"extract.part_documents={a.part_documents}, {os.cpu_count()} CPUs")
     write_json("extract_scale", rows, a.out, config=a.config, run_dir=str(a.run_dir),
                part_documents=a.part_documents)
-
-
-@contextmanager
-def _fixed(extra: list[str]):
-    yield extra
-
-
-@contextmanager
-def _real(logs: Path):
-    with real_cluster(2, logs) as address:
-        yield ["--scheduler", address]
 
 
 if __name__ == "__main__":

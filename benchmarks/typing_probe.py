@@ -68,22 +68,27 @@ def pair_rows(ex, plans, types: dict, fraction: float) -> list[Row]:
         block = plans[start:start + ex.cfg.batch_size]
         hidden = ex.model(collate_graphs([ex._graph(p, []) for p in block], "packed")).hidden  # [B, L, H]
         for h, p in zip(hidden, block):
-            def state(e: str) -> np.ndarray:
-                idx = np.concatenate([np.arange(a, b) for a, b, _ in p.entities.spans[e]])
-                return h[torch.as_tensor(idx)].mean(0).numpy()                    # [H]
-            seen = set()
-            for q in p.queries:
-                for c in q.candidates:
-                    key = (p.doc.id, frozenset((q.head, c)))
-                    if key not in types or (key, q.root) in seen:
-                        continue
-                    seen.add((key, q.root))
-                    eh, ec = state(q.head), state(c)
-                    rows.append(Row(
-                        test=in_slice(p.doc.id, fraction), doc=p.doc.id,
-                        cats="|".join(sorted((p.entities.categories[q.head], p.entities.categories[c]))),
-                        label=types[key], state=np.concatenate([eh + ec, eh * ec, np.abs(eh - ec), h[0].numpy()]),
-                        sentence=_sentence(p.doc, int(p.chunk.offsets[q.root][0]), p.chunk)[1]))
+            rows += chunk_rows(h, p, types, fraction)
+    return rows
+
+
+def chunk_rows(h: torch.Tensor, p, types: dict, fraction: float) -> list[Row]:
+    """The rows of one chunk plan from its final hidden states h [L, H]; a pair asked under several
+    relations from the same head mention gives one row."""
+    ents = p.entities
+    states = {e: h[torch.as_tensor(np.concatenate([np.arange(a, b) for a, b, _ in spans]))].mean(0).numpy()
+              for e, spans in ents.spans.items()}                                       # entity → [H]
+    pairs = {(q.root, q.head, c) for q in p.queries for c in q.candidates
+             if (p.doc.id, frozenset((q.head, c))) in types}
+    rows = []
+    for root, head, c in sorted(pairs):
+        eh, ec = states[head], states[c]
+        rows.append(Row(
+            test=in_slice(p.doc.id, fraction), doc=p.doc.id,
+            cats="|".join(sorted((ents.categories[head], ents.categories[c]))),
+            label=types[(p.doc.id, frozenset((head, c)))],
+            state=np.concatenate([eh + ec, eh * ec, np.abs(eh - ec), h[0].numpy()]),
+            sentence=_sentence(p.doc, int(p.chunk.offsets[root][0]), p.chunk)[1]))
     return rows
 
 

@@ -85,9 +85,9 @@ class DistanceDecay(nn.Module, ABC):
         """Gather the table with a distance matrix: dist [B, L, L] long → [B, h, L, L].
 
         One ``gather`` writes the [B, h, L, L] result directly from the broadcast table (no copy of
-        it is made). ``F.embedding`` into [B, L, L, h] and a permuting copy were 7.7× slower on CPU
-        forward and 5.5× forward + backward (B = 64, h = 4, L = 250): rows of h floats are too short
-        for an embedding lookup.
+        it is made). ``F.embedding`` into [B, L, L, h] and a permuting copy were about 30× slower on
+        CPU forward and 6× forward + backward (B = 64, h = 4, L = 250; ``benchmarks/decay_lookup.py``):
+        rows of h floats are too short for an embedding lookup.
         """
         B, L, _ = dist.shape
         # d ≤ max root index + 2 ≤ L + 1 because every root is a position of the batch.
