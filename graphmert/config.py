@@ -39,6 +39,7 @@ __all__ = [
     "GraphConfig",
     "ModelConfig",
     "TrainConfig",
+    "NERConfig",
     "ExtractConfig",
     "EvaluateConfig",
     "ExportConfig",
@@ -280,6 +281,44 @@ class TrainConfig:
 
 
 @dataclass
+class NERConfig:
+    """Entity recognition and linking for documents without annotations (issue #19, docs/NER.md).
+
+    The ``ner`` stage trains a spaCy NER from the gold mentions of ``ner.paths`` and builds the
+    linker; ``extract`` then gives every extraction document that has no mentions the recognised,
+    linked ones. Empty ``ner.paths``: no recognizer, documents without mentions get lexicon heads.
+    """
+
+    paths: list[str] = opt(factory=list, help="annotated corpora (any corpus format) whose gold "
+                           "mentions train the recognizer and the linker's dictionary; empty: off")
+    format: str = opt("auto", help="reader name for ner.paths, or 'auto' by suffix")
+    sources: list[str] = opt(factory=list, help="keep only documents whose 'source' field is one of "
+                             "these (the shared corpus's biored_train, bc5cdr_train, …; its silver "
+                             "tmvar3_pubtator is best left out); empty: every document with mentions")
+    categories: list[str] = opt(factory=lambda: ["biolink:Gene", "biolink:Disease",
+                                                 "biolink:ChemicalEntity"],
+                                help="Biolink categories the recognizer finds (mention types map "
+                                     "through graphmert.kg.schema.mention_category)")
+    epochs: int = opt(12, min=1, help="most passes over the training documents")
+    max_minutes: float = opt(15.0, min=0.0, min_exclusive=True,
+                             help="stop training after the epoch that passes this many minutes")
+    patience: int = opt(3, min=1, help="stop after this many epochs without a better selection F1")
+    batch_size: int = opt(16, min=1, help="documents per update")
+    dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout during training")
+    selection_fraction: float = opt(0.1, min=0.0, max=1.0, min_exclusive=True,
+                                    help="training documents (by a hash of the id) held out to "
+                                         "pick the best epoch; never dev")
+    seed: int = opt(0, help="random seed (initialisation and shuffling)")
+    xref_tables: list[str] = opt(factory=list, help="TSV tables mapping other ids to MeSH (the "
+                                 "shared seed KG's doid_to_mesh.tsv, drugbank_to_mesh.tsv, …)")
+    fuzzy_threshold: float = opt(0.8, min=0.0, max=1.01,
+                                 help="character-trigram cosine at or above which an unmatched "
+                                      "mention links to its nearest known name of its category; "
+                                      "above 1: never (chosen by benchmarks/linking.py on held-out "
+                                      "BioRED train documents)")
+
+
+@dataclass
 class ExtractConfig:
     """Triple extraction (DESIGN §8): heads → relations → masked-leaf tail prediction → tails → filters."""
 
@@ -437,6 +476,7 @@ class Config:
     graph: GraphConfig = field(default_factory=GraphConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    ner: NERConfig = field(default_factory=NERConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     export: ExportConfig = field(default_factory=ExportConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
@@ -623,11 +663,34 @@ def read_yaml(path: str | Path) -> dict:
     return data
 
 
+def read_layers(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
+    """A config file's mapping over its ``base:`` chain: ``base: other.yaml`` (relative to the file)
+    is read first and this file's keys override it, so a variant config names only what it changes."""
+    path = Path(path)
+    data = read_yaml(path)
+    base = data.pop("base", None)
+    try:
+        build(data)                                  # each file's keys are checked where they are
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base:
+        raise ConfigError(f"{path}: base: expected the path of another config file, got {base!r}")
+    parent = (path.parent / base).resolve()
+    if parent in _seen or parent == path.resolve():
+        raise ConfigError(f"{path}: base: {base} leads back to a config already read (a cycle)")
+    if not parent.is_file():
+        raise ConfigError(f"{path}: base: {parent} does not exist")
+    return _merge(read_layers(parent, (*_seen, path.resolve())), data)
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """Defaults ← YAML file ← dotted overrides, validated. Errors name the file and the key."""
+    """Defaults ← YAML file (over its ``base:`` chain) ← dotted overrides, validated. Errors name the
+    file and the key."""
     data: dict = {}
     if path is not None:
-        data = read_yaml(path)
+        data = read_layers(path)
         try:
             build(data)
         except ConfigError as e:

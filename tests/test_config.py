@@ -115,3 +115,34 @@ def test_every_key_has_a_help_text():
     """``graphmert info --keys`` shows each key's help: none may be blank."""
     blank = [key for key, _type, _default, help_text in describe() if not help_text.strip()]
     assert not blank, f"config keys without a help text: {blank}"
+
+
+def test_base_chain_is_read_first_and_overridden(tmp_path):
+    (tmp_path / "a.yaml").write_text("model: {hidden_size: 64, num_heads: 4}\ntrain: {epochs: 3}\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.yaml").write_text("base: ../a.yaml\nmodel: {hidden_size: 32}\n")
+    cfg = load_config(tmp_path / "sub" / "b.yaml", ["train.epochs=5"])
+    assert (cfg.model.hidden_size, cfg.model.num_heads, cfg.train.epochs) == (32, 4, 5)
+    assert "base" not in to_dict(cfg)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("base: missing.yaml\n", "missing.yaml does not exist"),
+    ("base: [a.yaml]\n", "expected the path of another config file"),
+    ("base: c.yaml\n", "a cycle"),
+    ("base: d.yaml\n", "d.yaml: model.oops: unknown key"),
+])
+def test_base_errors_name_the_file(tmp_path, text, fragment):
+    (tmp_path / "c.yaml").write_text("base: c.yaml\n")
+    (tmp_path / "d.yaml").write_text("model: {oops: 1}\n")
+    (tmp_path / "x.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=fragment):
+        load_config(tmp_path / "x.yaml")
+
+
+def test_raw_text_config_changes_only_what_raw_text_needs():
+    raw, biored = load_config(ROOT / "configs" / "biored-raw.yaml"), load_config(ROOT / "configs" / "biored.yaml")
+    assert raw.ner.paths and not biored.ner.paths
+    for section in ("corpus", "kg", "graph", "model", "train", "evaluate"):
+        assert section_hash(getattr(raw, section)) == section_hash(getattr(biored, section)), section
+    assert dataclasses.replace(raw.extract, paths=biored.extract.paths) == biored.extract
