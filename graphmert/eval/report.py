@@ -16,7 +16,9 @@
 where PRF = ``{"precision", "recall", "f1", "tp", "predicted", "gold"}`` (:func:`~graphmert.eval.
 metrics.prf`). The Markdown table has one row per system: untyped P / R / F1, typed P / R / F1,
 untyped F1 on seed-known and on novel pairs, and validity, to 3 decimals ("–" where undefined).
-An optional ``"model"`` object of plain numbers (the training run's held-out leaf accuracy and its
+An optional ``"entities"`` object (``{"recognition", "normalisation"}``: the scores of
+:mod:`graphmert.eval.entities` when extraction recognised the mentions itself) follows as its own table
+(:func:`entity_table`). An optional ``"model"`` object of plain numbers (the training run's held-out leaf accuracy and its
 baseline, injection counts, …) follows as a two-column table, so every number a run is judged by is
 in one file.
 """
@@ -25,9 +27,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphmert.eval.entities import MICRO
 from graphmert.io import atomic_write_json, atomic_write_text
 
-__all__ = ["metrics_payload", "markdown_table", "write_report"]
+__all__ = ["metrics_payload", "markdown_table", "entity_table", "write_report"]
 
 _PRF_KEYS = ("precision", "recall", "f1", "tp", "predicted", "gold")
 _SPLITS = ("all", "seed_known", "novel")
@@ -78,6 +81,9 @@ def markdown_table(payload: dict) -> str:
                  t["all"]["precision"], t["all"]["recall"], t["all"]["f1"],
                  u["seed_known"]["f1"], u["novel"]["f1"], s.get("validity")]
         rows.append("| " + " | ".join([name] + [_fmt(c) for c in cells]) + " |")
+    entities = payload.get("entities")
+    if entities:
+        rows += ["", entity_table(entities["recognition"], entities["normalisation"]).rstrip("\n")]
     model = payload.get("model") or {}
     if model:
         rows += ["", "| model | value |", "|---|---|"]
@@ -98,3 +104,20 @@ def write_report(directory: str | Path, payload: dict) -> dict[str, Path]:
     directory = Path(directory)
     return {"metrics.json": atomic_write_json(directory / "metrics.json", payload),
             "metrics.md": atomic_write_text(directory / "metrics.md", markdown_table(payload))}
+
+
+def entity_table(rec: dict[str, dict], norm: dict[str, dict]) -> str:
+    """Markdown table of :func:`recognition_scores` and :func:`normalisation_scores` results: one row
+    per category of ``rec`` (``micro`` last), numbers to 3 decimals ("–" where ``norm`` lacks the
+    row); the mention counts are recognition's (distinct gold / predicted spans)."""
+    head = ("| entities | recognition P | recognition R | recognition F1 | normalisation P | "
+            "normalisation R | normalisation F1 | gold mentions | predicted mentions |")
+    rows = [head, "|" + "---|" * 9]
+    names = [c for c in rec if c != MICRO] + ([MICRO] if MICRO in rec else [])
+    for name in names:
+        r, n = rec[name], norm.get(name) or {}
+        cells = [_fmt(r["precision"]), _fmt(r["recall"]), _fmt(r["f1"]),
+                 _fmt(n.get("precision")), _fmt(n.get("recall")), _fmt(n.get("f1")),
+                 str(r["gold"]), str(r["predicted"])]
+        rows.append("| " + " | ".join([name] + cells) + " |")
+    return "\n".join(rows) + "\n"
