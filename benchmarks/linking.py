@@ -1,0 +1,158 @@
+"""Entity linking on gold mention spans, and the choice of the fuzzy threshold (issue #19).
+
+    .venv/bin/python benchmarks/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations] [--out F]
+
+The linker (:class:`graphmert.ner.linking.EntityLinker`) is built from the gold-annotated documents
+of the shared abstracts corpus (the sources ``ner.sources`` of configs/biored-raw.yaml: BioRED train,
+BC5CDR train + dev, NCBI disease train) minus a held-out 20% of the BioRED-train documents (``sha256(doc id) mod 100 < 20``),
+the shared seed KG and its three cross-reference tables. Every gold mention of the held-out documents
+is then linked from its text and type alone (all gold ids removed; abbreviations from scispaCy's
+detector, as the corpus stage fills them), for each fuzzy threshold:
+
+* accuracy per category: the primary id is one of the gold mention's ids (mentions with gold ids);
+* coverage by ``how`` (share of those mentions);
+* document-level normalisation P/R/F1: per document, the set of (category, primary id) predicted
+  against the set of (category, first gold id), micro-averaged over documents.
+
+The chosen threshold is the one with the best held-out document F1 (ties: the higher threshold).
+The same table on BioRED dev gold spans is printed for report only: it never chooses anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import require_shared, write_json  # noqa: E402
+
+from graphmert.config import load_config  # noqa: E402
+from graphmert.corpus.document import Document  # noqa: E402
+from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
+from graphmert.corpus.readers import read_corpus  # noqa: E402
+from graphmert.kg.hetionet import read_hetionet_disgenet_mesh  # noqa: E402
+from graphmert.kg.schema import mention_category  # noqa: E402
+from graphmert.ner.corpus import annotated_documents  # noqa: E402
+from graphmert.ner.linking import EntityLinker  # noqa: E402
+
+CATEGORIES = {"biolink:Gene": "gene", "biolink:Disease": "disease", "biolink:ChemicalEntity": "chemical"}
+HOWS = ("dictionary", "kg", "abbreviation", "fuzzy", "none")
+XREF_TABLES = ("doid_to_mesh.tsv", "drugbank_to_mesh.tsv", "umls_to_mesh_disgenet.tsv")
+THRESHOLDS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
+
+
+def held_out(doc_id: str, percent: int = 20) -> bool:
+    """The deterministic held-out split of BioRED-train documents."""
+    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % 100 < percent
+
+
+def unlinked_copy(doc: Document) -> Document:
+    return replace(doc, mentions=[replace(m, ids=[]) for m in doc.mentions])
+
+
+def evaluate(linker: EntityLinker, gold: list[Document], blank: list[Document]) -> dict:
+    """Accuracy per category, coverage by how and document-level P/R/F1 (see the module docstring)."""
+    right, total, hows = Counter(), Counter(), Counter()
+    tp = n_pred = n_gold = 0
+    for g, b in zip(gold, blank):
+        pred_set, gold_set = set(), set()
+        for m, r in zip(g.mentions, linker.link_mentions(b)):
+            cat = mention_category(m.type)
+            if cat not in CATEGORIES:
+                continue
+            if r.ids:
+                pred_set.add((cat, r.ids[0]))
+            if not m.ids:
+                continue
+            gold_set.add((cat, m.ids[0]))
+            total[cat] += 1
+            hows[r.how] += 1
+            ok = bool(r.ids) and r.ids[0] in m.ids
+            right[cat] += ok
+            right[("how", r.how)] += ok
+        tp += len(pred_set & gold_set)
+        n_pred += len(pred_set)
+        n_gold += len(gold_set)
+    return _row(right, total, hows, tp, n_pred, n_gold)
+
+
+def _row(right: Counter, total: Counter, hows: Counter, tp: int, n_pred: int, n_gold: int) -> dict:
+    n = sum(total.values())
+    linked = n - hows["none"]
+    p, r = tp / max(n_pred, 1), tp / max(n_gold, 1)
+    row = {f"acc {name}": right[cat] / max(total[cat], 1) for cat, name in CATEGORIES.items()}
+    row["acc all"] = sum(right[c] for c in CATEGORIES) / max(n, 1)
+    row["prec linked"] = sum(right[c] for c in CATEGORIES) / max(linked, 1)
+    row.update({h: hows[h] / max(n, 1) for h in HOWS})
+    row["fuzzy acc"] = right[("how", "fuzzy")] / max(hows["fuzzy"], 1)
+    row.update({"doc P": p, "doc R": r, "doc F1": 2 * p * r / max(p + r, 1e-12), "mentions": n})
+    return row
+
+
+def _cell(v: object) -> str:
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def markdown(rows: list[dict], title: str) -> str:
+    cols = list(rows[0])
+    lines = [f"\n**{title}**\n", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_cell(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def sweep(linker: EntityLinker, docs: list[Document], thresholds: list[float]) -> list[dict]:
+    blank = [unlinked_copy(d) for d in docs]
+    rows = []
+    for t in thresholds:
+        linker.fuzzy_threshold = t
+        rows.append({"threshold": "off" if t > 1 else t, **evaluate(linker, docs, blank)})
+    return rows
+
+
+def load_inputs(abbreviations: bool) -> tuple[list[Document], list[Document], list[Document], list[Path]]:
+    """Training documents, held-out BioRED-train documents, BioRED dev documents, xref tables."""
+    corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
+    sources = load_config(Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml").ner.sources
+    docs = list(annotated_documents(read_corpus([corpus]), sources))
+    held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
+    dev = list(read_corpus([require_shared("biored", "Dev.PubTator")]))
+    if abbreviations:
+        analyzer = TextAnalyzer(sentences=False, abbreviations=True)
+        held, dev = list(analyzer.annotate(held)), list(analyzer.annotate(dev))
+    kg_dir = require_shared("seed_kg_hetionet_disgenet_mesh")
+    return docs, held, dev, [kg_dir / t for t in XREF_TABLES]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)),
+                    help="comma-separated fuzzy thresholds (a value above 1 turns fuzzy off)")
+    ap.add_argument("--no-abbreviations", action="store_true", help="skip the abbreviation detector")
+    ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
+    a = ap.parse_args()
+    thresholds = [float(x) for x in a.thresholds.split(",")]
+    t0 = time.perf_counter()
+    docs, held, dev, xrefs = load_inputs(not a.no_abbreviations)
+    kg = read_hetionet_disgenet_mesh(require_shared("seed_kg_hetionet_disgenet_mesh"))
+    linker = EntityLinker.build(docs, kg, xrefs, exclude={d.id for d in held})
+    print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
+          f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
+    rows = sweep(linker, held, thresholds)
+    best = max(rows, key=lambda r: (r["doc F1"], r["threshold"] if r["threshold"] != "off" else 2.0))
+    print(markdown(rows, f"held-out BioRED train ({len(held)} docs, gold spans): choose here"))
+    print(f"\nchosen fuzzy threshold: {best['threshold']} (held-out doc F1 {best['doc F1']:.4f})")
+    dev_rows = sweep(linker, dev, thresholds)
+    print(markdown(dev_rows, f"BioRED dev ({len(dev)} docs, gold spans): REPORT ONLY, never tuned on"))
+    print(f"\ntotal {time.perf_counter() - t0:.1f} s")
+    if a.out:
+        write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
+                   abbreviations=not a.no_abbreviations)
+
+
+if __name__ == "__main__":
+    main()

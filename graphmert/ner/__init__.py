@@ -1,0 +1,1 @@
+"""Entity recognition and linking for raw text (issue #19)."""

@@ -1,0 +1,704 @@
+"""Entity linking: a recognised mention's text and Biolink category → normalised ids (issue #19).
+
+One namespace per category (:data:`NAMESPACES`): MeSH for diseases and chemicals, NCBI Gene for
+genes (and NCBI Taxonomy / Cellosaurus for species and cell lines, learnt from annotations only).
+A :class:`LinkResult` lists the primary id first, then its cross-references.
+
+Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
+
+1. **dictionary** — surface forms of gold-annotated training mentions, per category; each key keeps
+   the counts of the id lists it was annotated with and the most frequent wins (ties: the smallest
+   id list). Gene ids are species-specific, so gene votes are also kept per training document's
+   species (the dominant ``NCBITaxon:`` id of its species mentions); given a species (in documents,
+   that of the document's species mentions, or of the species words of its text when it has no
+   such mentions: :meth:`EntityLinker.document_species`), its votes are consulted first;
+2. **kg** — seed-KG node names and synonyms of the category (``biolink:PhenotypicFeature`` counts as
+   disease), plus MeSH's inverted names read back ("Diabetes Mellitus, Type 2" → "type 2 diabetes
+   mellitus"). Node ids outside the namespace (``DOID:``, ``DRUGBANK:``, ``UMLS:``) are mapped
+   through the cross-reference tables (:func:`read_xref_tables`); nodes with no mapping are left out;
+3. the same two tables again, for plural forms: a mention written with a final lower-case "s"
+   ("tumors", "CDKs") is looked up as its singular, and a plural name also answers for its singular;
+4. **fuzzy** — only when all of the above fail, and for keys of 4+ characters: character 3-gram
+   TF-IDF (``char_wb``) cosine nearest neighbour among the names of the same category, accepted at
+   ``score >= fuzzy_threshold``. A neighbour must keep the query's numbers, single letters, Greek
+   letter names and roman numerals (:func:`_markers`: "bmp 5" never becomes "bmp 4"); the best of
+   the 10 nearest that does is taken. The default threshold was chosen on held-out BioRED-train
+   documents (``benchmarks/linking.py``).
+
+:func:`normalize_surface` is the one normalisation: NFKC + casefold, Greek letters spelled out
+(α → alpha), possessive "'s" and apostrophes dropped, hyphen / slash / underscore / whitespace runs
+→ one space, surrounding punctuation and unbalanced or enclosing brackets stripped. The key is that
+form without spaces, so "IL-6", "IL 6" and "IL6" agree.
+
+:meth:`EntityLinker.link_document` adds **abbreviations** (``Document.abbreviations``, scispaCy's
+detector): a mention whose text is a short form takes the link of its long form in the same
+document (the mention covering the long form, or else the long-form text linked in the mention's
+category), and so does every other mention with that text, overriding the context-free look-up
+(a fuzzy long-form link only replaces a short form that has no exact link of its own).
+Mentions that cannot be linked keep ``ids=[]``; none is dropped.
+
+A built linker is saved as one gzipped JSON file (:meth:`EntityLinker.save`, format version
+:data:`FORMAT_VERSION`); the TF-IDF index is fitted lazily on the first fuzzy look-up of a category.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import gzip
+import json
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Collection, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from graphmert.config import NERConfig
+from graphmert.corpus.document import Abbreviation, Document
+from graphmert.errors import GraphmertError
+from graphmert.io import atomic_path
+from graphmert.kg.graph import SeedKG
+from graphmert.kg.schema import mention_category
+
+__all__ = [
+    "LinkerError",
+    "LinkResult",
+    "EntityLinker",
+    "NAMESPACES",
+    "KG_CATEGORY_ALIASES",
+    "SPECIES_CATEGORIES",
+    "FORMAT_VERSION",
+    "DEFAULT_FUZZY_THRESHOLD",
+    "normalize_surface",
+    "surface_key",
+    "read_xref_tables",
+]
+
+FORMAT = "graphmert.entity_linker"
+FORMAT_VERSION = 1
+
+# ner.fuzzy_threshold's default, chosen by benchmarks/linking.py on the held-out 20% of BioRED-train
+# documents (document-level normalisation F1, gold spans); BioRED dev was not used.
+DEFAULT_FUZZY_THRESHOLD = NERConfig.fuzzy_threshold
+
+NAMESPACES: dict[str, str] = {
+    "biolink:Gene": "NCBIGene:",
+    "biolink:Disease": "MESH:",
+    "biolink:ChemicalEntity": "MESH:",
+    "biolink:OrganismTaxon": "NCBITaxon:",
+    "biolink:CellLine": "Cellosaurus:",
+}
+KG_CATEGORY_ALIASES: dict[str, str] = {"biolink:PhenotypicFeature": "biolink:Disease"}
+# categories whose ids are species-specific: the dictionary also keeps votes per document species
+SPECIES_CATEGORIES = frozenset({"biolink:Gene"})
+_TAXON = "biolink:OrganismTaxon"
+
+_FUZZY_MIN_CHARS = 4          # shorter keys (gene symbols, acronyms) are never matched fuzzily
+_FUZZY_CACHE_SIZE = 100_000
+_FUZZY_TOP_K = 10
+_WORD = re.compile(r"[^\W\d_]+")
+_MAPPING_COLUMNS = ("mapping", "method")
+_TARGET_COLUMNS = ("mesh_id", "xref_mesh")
+
+
+class LinkerError(GraphmertError, ValueError):
+    """A bad entity-linker file or cross-reference table; the message names the file."""
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    ids: tuple[str, ...]     # primary first, then xrefs; () when unlinked
+    score: float             # 1.0 for exact/dictionary hits, cosine for fuzzy, 0.0 unlinked
+    how: str                 # "dictionary" | "kg" | "abbreviation" | "fuzzy" | "none"
+
+
+UNLINKED = LinkResult((), 0.0, "none")
+
+
+# --------------------------------------------------------------------------------------------------
+# Surface normalisation
+# --------------------------------------------------------------------------------------------------
+
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi",
+    "ο": "omicron", "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon",
+    "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+}
+_MARKS = str.maketrans("", "", "®™©")
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "′": "'"})
+_POSSESSIVE = re.compile(r"'s\b")
+_SEPARATORS = re.compile(r"[\s\-‐‑‒–—―−/_]+")
+_EDGE = " .,;:!?\"'*"
+_BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
+
+
+def _encloses(s: str, o: str, c: str) -> bool:
+    """Whether the first character ``o`` of ``s`` is closed by its last character ``c``."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += (ch == o) - (ch == c)
+        if depth == 0 and i < len(s) - 1:
+            return False
+    return depth == 0
+
+
+def _trim(s: str) -> str:
+    """Strip surrounding punctuation, enclosing brackets and unbalanced edge brackets, repeatedly."""
+    prev = None
+    while s != prev:
+        prev = s
+        s = s.strip(_EDGE)
+        for o, c in _BRACKETS:
+            if s.startswith(o) and s.endswith(c) and _encloses(s, o, c):
+                s = s[1:-1]
+            elif s.startswith(o) and s.count(o) > s.count(c):
+                s = s[1:]
+            elif s.endswith(c) and s.count(c) > s.count(o):
+                s = s[:-1]
+    return s
+
+
+def normalize_surface(text: str) -> str:
+    """The look-up form of a surface string (see the module docstring); words joined by one space."""
+    s = unicodedata.normalize("NFKC", text.translate(_MARKS)).casefold()
+    s = "".join(_GREEK.get(c, c) for c in s).translate(_QUOTES)
+    s = _POSSESSIVE.sub("", s).replace("'", "")
+    return " ".join(_trim(_SEPARATORS.sub(" ", s)).split())
+
+
+def surface_key(text: str) -> str:
+    """:func:`normalize_surface` without spaces: the key of every exact table."""
+    return normalize_surface(text).replace(" ", "")
+
+
+def _singular_keys(text: str, key: str) -> list[str]:
+    """Keys of the singular of a plural form: only for text ending in a lower-case "s" (acronyms such
+    as "ALS" are not plurals) and keys of four or more characters, not ending in "ss"."""
+    if not text.rstrip(_EDGE + ")]}").endswith("s") or len(key) < 4 or key.endswith("ss"):
+        return []
+    out = [key[:-3] + "y"] if key.endswith("ies") else []
+    out.append(key[:-1])
+    if key.endswith("es"):
+        out.append(key[:-2])
+    return out
+
+
+_GREEK_NAMES = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))
+_MARKER = re.compile(r"\d+|(?<![a-z])(?:[a-z]|" + _GREEK_NAMES + r"|i{1,3}|iv|vi{0,3})(?![a-z])")
+
+
+def _markers(form: str) -> list[str]:
+    """The tokens a fuzzy match must not change: numbers, single letters, Greek letter names and
+    roman numerals ("type 1" ≠ "type 2", "IL-6" ≠ "IL-8", "hepatitis b" ≠ "hepatitis c"), sorted."""
+    return sorted(_MARKER.findall(form))
+
+
+def _uninverted(name: str) -> str | None:
+    """MeSH's inverted names read back: "Leukemia, Myeloid, Acute" → "Acute Myeloid Leukemia"."""
+    parts = [p.strip() for p in name.split(", ")]
+    if len(parts) < 2 or not all(parts):
+        return None
+    return " ".join(reversed(parts))
+
+
+# --------------------------------------------------------------------------------------------------
+# Cross-reference tables
+# --------------------------------------------------------------------------------------------------
+
+
+def _open_table(path: Path):
+    if not path.is_file():
+        raise LinkerError(f"{path}: cross-reference table not found")
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt", encoding="utf-8", newline="") if gz else \
+        open(path, encoding="utf-8", newline="")
+
+
+def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(source id, target ids)`` rows of one table; propagated mappings are skipped."""
+    with _open_table(path) as f:
+        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        try:
+            header = [h.strip() for h in next(rows)]
+        except StopIteration:
+            raise LinkerError(f"{path}: line 1: empty file, expected a header") from None
+        except UnicodeDecodeError as e:
+            raise LinkerError(f"{path}: not UTF-8 text ({e})") from None
+        target = next((header.index(c) for c in _TARGET_COLUMNS if c in header), None)
+        if target is None or len(header) < 2:
+            raise LinkerError(f"{path}: line 1: expected a source id column and one of "
+                              f"{list(_TARGET_COLUMNS)}; the header has {header}")
+        source = header.index("id") if "id" in header else 0
+        mapping = next((header.index(c) for c in _MAPPING_COLUMNS if c in header), None)
+        try:
+            for row in rows:
+                if len(row) != len(header):
+                    if any(x.strip() for x in row):
+                        raise LinkerError(f"{path}: line {rows.line_num}: expected {len(header)} "
+                                          f"tab-separated fields, found {len(row)}")
+                    continue
+                if mapping is not None and row[mapping].strip().startswith("propagated"):
+                    continue
+                targets = [t.strip() for t in row[target].split("|") if t.strip()]
+                if row[source].strip() and targets:
+                    yield row[source].strip(), targets
+        except UnicodeDecodeError as e:
+            raise LinkerError(f"{path}: line {rows.line_num + 1}: not UTF-8 text ({e})") from None
+
+
+def read_xref_tables(paths: Sequence[str | Path]) -> dict[str, list[str]]:
+    """Source id → mapped ids (file order, first table first) from TSV tables with a header.
+
+    A table has a source id column (``id`` if present, else the first column) and a target column
+    ``mesh_id`` (``doid_to_mesh.tsv``, ``drugbank_to_mesh.tsv``, ``umls_to_mesh_disgenet.tsv``) or
+    ``xref_mesh`` (the seed KG's ``nodes.tsv.gz``); ``|`` separates several targets. Rows whose
+    ``mapping`` / ``method`` column starts with "propagated" (a descendant's xref, not an
+    equivalence) are skipped. Gzipped tables are read transparently.
+    """
+    out: dict[str, list[str]] = {}
+    for p in paths:
+        for src, targets in _read_xref_table(Path(p)):
+            known = out.setdefault(src, [])
+            known.extend(t for t in targets if t not in known)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Building the tables
+# --------------------------------------------------------------------------------------------------
+
+Votes = dict[str, dict[str, Counter]]          # category → key → Counter(ids tuple)
+
+
+def _namespaced(ids: Sequence[str], namespace: str) -> tuple[str, ...] | None:
+    """Ids in the namespace first (their order kept), then the others; None without one inside."""
+    inside = [i for i in ids if i.startswith(namespace)]
+    if not inside:
+        return None
+    return tuple(dict.fromkeys(inside + [i for i in ids if not i.startswith(namespace)]))
+
+
+def _dominant_species(ids: Iterable[str]) -> str | None:
+    """The most frequent taxon id (ties: the smallest), or None."""
+    counts = Counter(i for i in ids if i.startswith(NAMESPACES[_TAXON]))
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0] if counts else None
+
+
+@dataclass
+class _Learnt:
+    """What the dictionary learns from gold documents."""
+
+    votes: Votes = field(default_factory=dict)           # exact keys
+    plural: Votes = field(default_factory=dict)          # singulars of plural forms
+    species: dict[str, Votes] = field(default_factory=dict)  # taxon id → votes (species categories)
+    names: dict[str, set[str]] = field(default_factory=dict)
+    seen: Counter = field(default_factory=Counter)
+
+    def add(self, text: str, category: str, ids: tuple[str, ...], species: str | None) -> None:
+        key = surface_key(text)
+        if not key:
+            return
+        self.seen["mentions"] += 1
+        self.votes.setdefault(category, {}).setdefault(key, Counter())[ids] += 1
+        self.names.setdefault(category, set()).add(normalize_surface(text))
+        for sk in _singular_keys(text, key):
+            self.plural.setdefault(category, {}).setdefault(sk, Counter())[ids] += 1
+        if species is not None and category in SPECIES_CATEGORIES:
+            table = self.species.setdefault(species, {}).setdefault(category, {})
+            table.setdefault(key, Counter())[ids] += 1
+
+
+def _learn_dictionary(documents: Iterable[Document], exclude: Collection[str]) -> _Learnt:
+    """Votes of the gold mentions of ``documents`` (except those in ``exclude``); a document's
+    species is the dominant taxon id of its own species mentions."""
+    out = _Learnt()
+    for doc in documents:
+        if doc.id in exclude:
+            out.seen["documents_excluded"] += 1
+            continue
+        out.seen["documents"] += 1
+        species = _dominant_species(m.ids[0] for m in doc.mentions
+                                    if m.ids and mention_category(m.type) == _TAXON)
+        for m in doc.mentions:
+            cat = mention_category(m.type)
+            ids = _namespaced(m.ids, NAMESPACES[cat]) if cat in NAMESPACES else None
+            if ids is not None:
+                out.add(m.text, cat, ids, species)
+    for cat, table in out.plural.items():
+        for sk in [k for k in table if k in out.votes.get(cat, {})]:
+            del table[sk]
+    return out
+
+
+def _node_primary(node_id: str, namespace: str, xrefs: dict[str, list[str]]) -> str | None:
+    if node_id.startswith(namespace):
+        return node_id
+    return next((t for t in xrefs.get(node_id, ()) if t.startswith(namespace)), None)
+
+
+def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]]
+               ) -> tuple[dict, dict, dict[str, set[str]], dict[str, int]]:
+    """KG names → primary id (exact and plural-variant tables), names, unmapped-node counts.
+
+    A key named by several nodes goes to the best rank (name 0, synonym 1, uninverted name 2,
+    plural variant 3), then the smallest id."""
+    ranked: dict[str, dict[str, dict[str, int]]] = {}
+    plural: dict[str, dict[str, dict[str, int]]] = {}
+    names: dict[str, set[str]] = {}
+    unmapped = Counter()
+
+    def add(table: dict, cat: str, key: str, primary: str, rank: int) -> None:
+        slot = table.setdefault(cat, {}).setdefault(key, {})
+        slot[primary] = min(rank, slot.get(primary, rank))
+
+    for node in sorted(kg.nodes.values(), key=lambda n: n.id):
+        cat = KG_CATEGORY_ALIASES.get(node.category, node.category)
+        if cat not in NAMESPACES:
+            continue
+        primary = _node_primary(node.id, NAMESPACES[cat], xrefs)
+        if primary is None:
+            unmapped[cat] += 1
+            continue
+        for form, rank in [(node.name, 0), *((s, 1) for s in node.synonyms)]:
+            forms = [(form, rank)] + [(u, 2) for u in [_uninverted(form)] if u]
+            for text, r in forms:
+                key = surface_key(text)
+                if not key:
+                    continue
+                add(ranked, cat, key, primary, r)
+                names.setdefault(cat, set()).add(normalize_surface(text))
+                for sk in _singular_keys(text, key):
+                    add(plural, cat, sk, primary, 3)
+
+    def winners(table: dict) -> dict[str, dict[str, str]]:
+        return {cat: {k: min(c.items(), key=lambda kv: (kv[1], kv[0]))[0] for k, c in keys.items()}
+                for cat, keys in table.items()}
+
+    exact = winners(ranked)
+    variants = {cat: {k: v for k, v in t.items() if k not in exact.get(cat, {})}
+                for cat, t in winners(plural).items()}
+    return exact, variants, names, dict(unmapped)
+
+
+def _vote_winners(votes: Votes) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per key, the most frequent ids (ties: the smallest ids tuple)."""
+    return {cat: {k: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for k, c in keys.items()}
+            for cat, keys in votes.items()}
+
+
+def _reverse_xrefs(xrefs: dict[str, list[str]], kg: SeedKG | None) -> dict[str, list[str]]:
+    """Mapped id → the source ids mapped to it (the xrefs a result lists after its primary id).
+
+    With a KG, only source ids that are KG nodes are kept, and only when the mapped id is not a node
+    of another category (DisGeNET maps a few disease CUIs named like a chemical, e.g. "INSULIN", to
+    the chemical's descriptor; mapped CUIs are no KG nodes)."""
+    def category(i: str) -> str | None:
+        node = kg.nodes.get(i) if kg is not None else None
+        return None if node is None else KG_CATEGORY_ALIASES.get(node.category, node.category)
+
+    out: dict[str, list[str]] = {}
+    for src, targets in xrefs.items():
+        if kg is not None and src not in kg.nodes:
+            continue
+        for t in targets:
+            if category(t) in (None, category(src)):
+                out.setdefault(t, []).append(src)
+    return {t: sorted(s) for t, s in sorted(out.items())}
+
+
+# --------------------------------------------------------------------------------------------------
+# Fuzzy index
+# --------------------------------------------------------------------------------------------------
+
+
+class _FuzzyIndex:
+    """Character 3-gram TF-IDF over one category's names; fitted on the first query."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self._vectorizer = None
+        self._matrix = None
+
+    def _fit(self) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self._vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), lowercase=False,
+                                           dtype=np.float32)
+        self._matrix = self._vectorizer.fit_transform(self.names).tocsr()
+
+    def best(self, query: str) -> tuple[int, float]:
+        """Index of the nearest name with the same :func:`_markers` as ``query`` among the
+        ``_FUZZY_TOP_K`` most similar, and its cosine similarity; (-1, 0.0) if there is none."""
+        if not self.names:
+            return -1, 0.0
+        if self._vectorizer is None:
+            self._fit()
+        q = self._vectorizer.transform([query])
+        if q.nnz == 0:
+            return -1, 0.0
+        scores = (self._matrix @ q.T).toarray().ravel()
+        k = min(_FUZZY_TOP_K, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        want = _markers(query)
+        for i in sorted(top.tolist(), key=lambda j: (-scores[j], j)):
+            if scores[i] > 0 and _markers(self.names[i]) == want:
+                return i, float(scores[i])
+        return -1, 0.0
+
+
+# --------------------------------------------------------------------------------------------------
+# The linker
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Tables:
+    dictionary: Votes                                   # category → key → Counter(ids tuple)
+    dictionary_plural: Votes
+    species: dict[str, Votes]                            # taxon id → votes of SPECIES_CATEGORIES
+    kg: dict[str, dict[str, str]]                        # category → key → primary id
+    kg_plural: dict[str, dict[str, str]]
+    xrefs: dict[str, list[str]]                          # primary id → other ids
+    names: dict[str, list[str]]                          # category → sorted normalised names
+    info: dict[str, Any] = field(default_factory=dict)   # build counts (stats)
+
+
+class EntityLinker:
+    """Links mention texts of a category to normalised ids (see the module docstring).
+
+    Build it with :meth:`build`, or :meth:`load` a saved one. ``fuzzy_threshold`` may be changed on
+    an instance (a value above 1 turns the fuzzy step off).
+    """
+
+    def __init__(self, tables: _Tables, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> None:
+        self._tables = tables
+        self.fuzzy_threshold = float(fuzzy_threshold)
+        dictionary = _vote_winners(tables.dictionary)
+        dictionary_plural = _vote_winners(tables.dictionary_plural)
+        self._species = {sp: _vote_winners(v) for sp, v in tables.species.items()}
+        kg = {c: {k: (v,) for k, v in t.items()} for c, t in tables.kg.items()}
+        kg_plural = {c: {k: (v,) for k, v in t.items()} for c, t in tables.kg_plural.items()}
+        # (table, how, look up the plural-stripped keys of the query instead of the key itself)
+        self._steps = ((dictionary, "dictionary", False), (kg, "kg", False),
+                       (dictionary_plural, "dictionary", False), (dictionary, "dictionary", True),
+                       (kg_plural, "kg", False), (kg, "kg", True))
+        self._fuzzy = {c: _FuzzyIndex(n) for c, n in tables.names.items()}
+        self._fuzzy_cache: dict[tuple[str, str], tuple[int, float]] = {}
+
+    @classmethod
+    def build(cls, documents: Iterable[Document], kg: SeedKG | None,
+              xref_tables: Sequence[str | Path] = (), *,
+              fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+              exclude: Collection[str] = ()) -> "EntityLinker":
+        """Learn the dictionary from gold-annotated ``documents`` (those whose id is in ``exclude``
+        are skipped), index the names of ``kg`` (optional), map non-namespace KG ids through
+        ``xref_tables`` (:func:`read_xref_tables`)."""
+        xrefs = read_xref_tables(xref_tables)
+        learnt = _learn_dictionary(documents, frozenset(exclude))
+        kg_exact, kg_plural, kg_names, unmapped = ({}, {}, {}, {}) if kg is None else _kg_tables(kg, xrefs)
+        names = learnt.names
+        for cat, n in kg_names.items():
+            names.setdefault(cat, set()).update(n)
+        info = {**learnt.seen, "kg_nodes_unmapped": unmapped,
+                "xref_tables": [str(p) for p in xref_tables]}
+        tables = _Tables(learnt.votes, learnt.plural, learnt.species, kg_exact, kg_plural,
+                         _reverse_xrefs(xrefs, kg), {c: sorted(n - {""}) for c, n in sorted(names.items())},
+                         info)
+        return cls(tables, fuzzy_threshold)
+
+    # ------------------------------------------------------------------ look-ups
+    def _exact(self, category: str, key: str, text: str,
+               species: str | None = None) -> tuple[tuple[str, ...], str] | None:
+        singulars = _singular_keys(text, key)
+        steps = self._steps
+        if species in self._species and category in SPECIES_CATEGORIES:
+            own = self._species[species]
+            steps = ((own, "dictionary", False), (own, "dictionary", True), *steps)
+        for table, how, strip_plural in steps:
+            keys = table.get(category, {})
+            for k in (singulars if strip_plural else (key,)):
+                if k in keys:
+                    return keys[k], how
+        return None
+
+    def _with_xrefs(self, ids: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(ids + tuple(self._tables.xrefs.get(ids[0], ()))))
+
+    def _nearest(self, category: str, form: str) -> tuple[int, float]:
+        cache_key = (category, form)
+        hit = self._fuzzy_cache.get(cache_key)
+        if hit is None:
+            if len(self._fuzzy_cache) >= _FUZZY_CACHE_SIZE:
+                self._fuzzy_cache.clear()
+            hit = self._fuzzy[category].best(form) if category in self._fuzzy else (-1, 0.0)
+            self._fuzzy_cache[cache_key] = hit
+        return hit
+
+    def link(self, text: str, category: str, species: str | None = None) -> LinkResult:
+        """The ids of ``text`` as a mention of ``category`` (a Biolink category, or a source mention
+        type such as "Chemical", mapped by :func:`~graphmert.kg.schema.mention_category`).
+
+        ``species`` (an ``NCBITaxon:`` id, e.g. the document's dominant species) puts the votes of
+        training documents of that species first, for the categories in :data:`SPECIES_CATEGORIES`.
+        """
+        category = mention_category(category)
+        key = surface_key(text)
+        if category not in NAMESPACES or not key:
+            return UNLINKED
+        found = self._exact(category, key, text, species)
+        if found is not None:
+            return LinkResult(self._with_xrefs(found[0]), 1.0, found[1])
+        if len(key) < _FUZZY_MIN_CHARS or self.fuzzy_threshold > 1.0:
+            return UNLINKED
+        i, score = self._nearest(category, normalize_surface(text))
+        if i < 0 or score < self.fuzzy_threshold:
+            return UNLINKED
+        name = self._tables.names[category][i]
+        found = self._exact(category, surface_key(name), name)
+        if found is None:  # pragma: no cover - every indexed name is in a table
+            return UNLINKED
+        return LinkResult(self._with_xrefs(found[0]), round(score, 6), "fuzzy")
+
+    # ------------------------------------------------------------------ documents
+    def document_species(self, doc: Document) -> str | None:
+        """The dominant taxon id of ``doc``'s species mentions (their ids, or else their links); for
+        a document without species mentions (a recognizer that finds none), of the words and word
+        pairs of its text that are species forms of the dictionary ("patients", "mice", "rats")."""
+        taxa = [(m.ids or self.link(m.text, _TAXON).ids or ("",))[0]
+                for m in doc.mentions if mention_category(m.type) == _TAXON]
+        if not taxa:
+            table = self._steps[0][0].get(_TAXON, {})
+            words = _WORD.findall(doc.text)
+            grams = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+            taxa = [table[k][0] for k in map(surface_key, grams) if k in table]
+        return _dominant_species(taxa)
+
+    def _long_form(self, doc: Document, a: Abbreviation, category: str,
+                   results: list[LinkResult | None], species: str | None) -> LinkResult | None:
+        """The link of an abbreviation's long form: the mention of ``category`` covering it (most
+        overlap, at least half the mention inside), else its text linked in ``category``."""
+        best, best_overlap = None, 0
+        for i, m in enumerate(doc.mentions):
+            overlap = min(m.end, a.long_end) - max(m.start, a.long_start)
+            if (mention_category(m.type) == category and overlap > best_overlap
+                    and 2 * overlap >= m.end - m.start):
+                best, best_overlap = i, overlap
+        if best is not None:
+            m = doc.mentions[best]
+            if m.ids:
+                return LinkResult(tuple(m.ids), 1.0, "abbreviation")
+            if results[best] is not None and results[best].ids:
+                return results[best]
+        hit = self.link(doc.text[a.long_start:a.long_end], category, species)
+        return hit if hit.ids else None
+
+    def _abbreviation_links(self, doc: Document, results: list[LinkResult | None],
+                            species: str | None) -> dict[tuple[str, str], LinkResult]:
+        """(short-form text, category) → the link of its long form, for the unlinked mentions."""
+        out: dict[tuple[str, str], LinkResult] = {}
+        for a in doc.abbreviations:
+            short = doc.text[a.short_start:a.short_end]
+            cats = {mention_category(m.type) for m in doc.mentions if m.text == short and not m.ids}
+            for cat in sorted(cats & NAMESPACES.keys()):
+                if (short, cat) not in out:
+                    hit = self._long_form(doc, a, cat, results, species)
+                    if hit is not None:
+                        out[(short, cat)] = LinkResult(hit.ids, hit.score, "abbreviation")
+        return out
+
+    def link_mentions(self, doc: Document) -> list[LinkResult | None]:
+        """One result per mention of ``doc`` (``None`` for a mention that already has ids), linked
+        with the document's species (:meth:`document_species`), abbreviation short forms through
+        their long forms."""
+        species = self.document_species(doc)
+        results = [None if m.ids else self.link(m.text, m.type, species) for m in doc.mentions]
+        links = self._abbreviation_links(doc, results, species) if doc.abbreviations else {}
+        for i, m in enumerate(doc.mentions):
+            hit = links.get((m.text, mention_category(m.type)))
+            # a fuzzy long-form link does not replace an exact link of the short form itself
+            if hit is not None and not m.ids and (hit.score >= 1.0 or not results[i].ids):
+                results[i] = hit
+        return results
+
+    def link_document(self, doc: Document) -> Document:
+        """A copy of ``doc`` whose mentions without ids have them filled (``[]`` when unlinked)."""
+        out = copy.deepcopy(doc)
+        for m, r in zip(out.mentions, self.link_mentions(doc)):
+            if r is not None:
+                m.ids = list(r.ids)
+        return out
+
+    # ------------------------------------------------------------------ persistence
+    def stats(self) -> dict:
+        t = self._tables
+        return {
+            "dictionary_forms": {c: len(k) for c, k in sorted(t.dictionary.items())},
+            "dictionary_plural_forms": {c: len(k) for c, k in sorted(t.dictionary_plural.items())},
+            "species_dictionary_forms": {sp: sum(map(len, v.values()))
+                                         for sp, v in sorted(t.species.items())},
+            "kg_forms": {c: len(k) for c, k in sorted(t.kg.items())},
+            "kg_plural_forms": {c: len(k) for c, k in sorted(t.kg_plural.items())},
+            "fuzzy_names": {c: len(n) for c, n in sorted(t.names.items())},
+            "xref_targets": len(t.xrefs),
+            "fuzzy_threshold": self.fuzzy_threshold,
+            **t.info,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the linker to one gzipped JSON file, atomically."""
+        t = self._tables
+
+        def votes(v: Votes) -> dict:
+            return {c: {k: [[list(ids), n] for ids, n in sorted(cnt.items())]
+                        for k, cnt in sorted(keys.items())} for c, keys in sorted(v.items())}
+
+        data = {"format": FORMAT, "version": FORMAT_VERSION, "fuzzy_threshold": self.fuzzy_threshold,
+                "info": t.info, "dictionary": votes(t.dictionary),
+                "dictionary_plural": votes(t.dictionary_plural),
+                "species": {sp: votes(v) for sp, v in sorted(t.species.items())},
+                "kg": t.kg, "kg_plural": t.kg_plural, "xrefs": t.xrefs, "names": t.names}
+        raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
+                gz.write(raw)
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "EntityLinker":
+        """Read a file written by :meth:`save`; :class:`LinkerError` names the file and the problem."""
+        path = Path(path)
+        if not path.is_file():
+            raise LinkerError(f"{path}: entity-linker file not found")
+        try:
+            with gzip.open(path, "rb") as f:
+                data = json.loads(f.read().decode("utf-8"))
+        except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise LinkerError(f"{path}: not a readable entity-linker file ({e})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise LinkerError(f"{path}: not an entity-linker file (no format {FORMAT!r})")
+        if data.get("version") != FORMAT_VERSION:
+            raise LinkerError(f"{path}: entity-linker format version {data.get('version')!r}, this code "
+                              f"reads version {FORMAT_VERSION}; rebuild the linker")
+        try:
+            return cls(_tables_from_json(data), float(data["fuzzy_threshold"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise LinkerError(f"{path}: corrupt entity-linker file ({type(e).__name__}: {e})") from None
+
+
+def _tables_from_json(data: dict) -> _Tables:
+    def votes(v: dict) -> Votes:
+        return {c: {k: Counter({tuple(ids): int(n) for ids, n in rows}) for k, rows in keys.items()}
+                for c, keys in v.items()}
+
+    def str_map(v: dict) -> dict[str, dict[str, str]]:
+        return {c: {str(k): str(i) for k, i in keys.items()} for c, keys in v.items()}
+
+    return _Tables(votes(data["dictionary"]), votes(data["dictionary_plural"]),
+                   {sp: votes(v) for sp, v in data["species"].items()}, str_map(data["kg"]),
+                   str_map(data["kg_plural"]), {k: [str(x) for x in v] for k, v in data["xrefs"].items()},
+                   {c: [str(n) for n in names] for c, names in data["names"].items()}, dict(data["info"]))

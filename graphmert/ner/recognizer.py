@@ -1,0 +1,264 @@
+"""Entity recognition on raw text: a spaCy NER trained in the project from gold mentions (issue #19).
+
+Nothing is downloaded. The recognizer is spaCy's transition-based ``ner`` component on its default
+``tok2vec`` (hashed NORM/PREFIX/SUFFIX/SHAPE embeddings + a CNN), trained from scratch on the gold
+mentions of annotated corpora (BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink
+categories of :data:`LABELS` (``Gene``, ``Disease``, ``Chemical``), so recognised mentions flow through
+:func:`graphmert.kg.schema.mention_category` like corpus mentions do.
+
+**Tokens.** scispaCy's rule tokenizer keeps ``bleomycin-induced`` and ``EPO/EPOR`` whole, so 9% of the
+gold mentions of the shared corpus would start or end inside a token and could never be found. The
+recognizer's tokenizer also splits on ``- – / + ; : ( ) [ ] , . *`` between characters, which leaves
+0.7% unaligned (:func:`recognizer_nlp`). Unaligned gold mentions are marked *missing* in training.
+
+**Partial annotation.** BC5CDR annotates chemicals and diseases, NCBI disease only diseases: their
+genes are unannotated, not absent. Teaching "O" on them would teach the model that genes are not
+entities. For each training document, a category without a single gold mention counts as
+unannotated there, and every token that matches a known surface form of that category (any gold
+mention of it in the training set, matched case-insensitively; all-uppercase forms as written) and
+lies outside the document's gold mentions is marked *missing* (BILUO ``-``): it teaches neither way.
+
+**Training** (:func:`train_recognizer`) is spaCy's own ``Language.update`` loop rather than
+``spacy train``: the scispaCy tokenizer is not a registered function a ``spacy train`` config could
+name, and the loop reports progress through the pipeline's bar (``--quiet``) and stops on a time
+budget. A slice of the training documents (by a hash of the id, ``ner.selection_fraction``) picks the
+best epoch; it is never an evaluation set.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import time
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from graphmert.corpus.document import Document, Mention
+from graphmert.corpus.nlp import blank_biomedical_nlp
+from graphmert.errors import GraphmertError
+from graphmert.io import atomic_dir
+from graphmert.kg.schema import mention_category
+
+__all__ = ["LABELS", "RecognizerError", "Recognizer", "recognizer_nlp", "training_examples",
+           "train_recognizer", "TOKENIZER_VERSION"]
+
+log = logging.getLogger("graphmert.ner")
+
+#: Biolink category → spaCy label (``mention_category(label)`` gives the category back)
+LABELS: dict[str, str] = {"biolink:Gene": "Gene", "biolink:Disease": "Disease",
+                          "biolink:ChemicalEntity": "Chemical"}
+_EXTRA_INFIXES = r"[-–/+;:()\[\],.*]"
+#: bump when the recognizer's tokenization changes: a saved recognizer then refuses to load
+TOKENIZER_VERSION = 1
+_META = "graphmert-recognizer.json"
+
+
+class RecognizerError(GraphmertError, ValueError):
+    """Bad recognizer input: no usable training mentions, unknown categories, a foreign model."""
+
+
+def recognizer_nlp(categories: Sequence[str]):
+    """A blank biomedical pipeline with the finer infixes and an untrained ``ner`` for ``categories``."""
+    unknown = [c for c in categories if c not in LABELS]
+    if unknown:
+        raise RecognizerError(f"ner.categories: {unknown} cannot be recognised; choose from {list(LABELS)}")
+    nlp = blank_biomedical_nlp()
+    pattern = nlp.tokenizer.infix_finditer.__self__.pattern
+    nlp.tokenizer.infix_finditer = re.compile(f"{pattern}|{_EXTRA_INFIXES}").finditer
+    ner = nlp.add_pipe("ner")
+    for c in categories:
+        ner.add_label(LABELS[c])
+    return nlp
+
+
+def _gold_spans(doc: Document, categories: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, label) of the document's mentions in ``categories``, longest first."""
+    spans = sorted({(m.start, m.end, LABELS[c]) for m in doc.mentions
+                    if (c := mention_category(m.type)) in categories and m.end > m.start},
+                   key=lambda s: (-(s[1] - s[0]), s[0]))
+    taken: list[tuple[int, int, str]] = []
+    for s in spans:
+        if all(s[1] <= t[0] or s[0] >= t[1] for t in taken):
+            taken.append(s)
+    return sorted(taken)
+
+
+def _surface_matcher(nlp, docs: Sequence[Document], categories: Sequence[str]):
+    """A PhraseMatcher per category over every gold surface form of it (upper-case forms as written)."""
+    from spacy.matcher import PhraseMatcher
+
+    forms: dict[str, set[str]] = {c: set() for c in categories}
+    for d in docs:
+        for m in d.mentions:
+            c = mention_category(m.type)
+            if c in forms and len(m.text) > 2:
+                forms[c].add(m.text)
+    lower, exact = PhraseMatcher(nlp.vocab, attr="LOWER"), PhraseMatcher(nlp.vocab, attr="ORTH")
+    for c, texts in forms.items():
+        upper = [t for t in texts if t.isupper()]
+        rest = [t for t in texts if not t.isupper()]
+        exact.add(c, list(nlp.tokenizer.pipe(upper)))
+        lower.add(c, list(nlp.tokenizer.pipe(rest)))
+    return lower, exact
+
+
+def training_examples(nlp, docs: Sequence[Document], categories: Sequence[str]) -> tuple[list, dict]:
+    """spaCy ``Example``s of ``docs`` (module docstring: unaligned and unannotated spans are missing)
+    and counts: documents, mentions, unaligned mentions, tokens marked missing."""
+    from spacy.training import Example, offsets_to_biluo_tags
+
+    lower, exact = _surface_matcher(nlp, docs, categories)
+    out, counts = [], {"documents": 0, "mentions": 0, "unaligned": 0, "missing_tokens": 0}
+    for d in docs:
+        spans = _gold_spans(d, categories)
+        sdoc = nlp.make_doc(d.text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)          # W030: unaligned spans become "-"
+            tags = offsets_to_biluo_tags(sdoc, spans)
+        counts["unaligned"] += sum(sdoc.char_span(a, b) is None for a, b, _ in spans)
+        present = {mention_category(m.type) for m in d.mentions}
+        absent = {c for c in categories if c not in present}
+        for match_id, a, b in [*lower(sdoc), *exact(sdoc)]:
+            if nlp.vocab.strings[match_id] in absent:
+                for i in range(a, b):
+                    if tags[i] == "O":
+                        tags[i] = "-"
+                        counts["missing_tokens"] += 1
+        out.append(Example.from_dict(sdoc, {"entities": tags}))
+        counts["documents"] += 1
+        counts["mentions"] += len(spans)
+    return out, counts
+
+
+def _check_training_docs(docs: Sequence[Document], categories: Sequence[str], where: str) -> None:
+    if not docs:
+        raise RecognizerError(f"{where}: no training documents with entity mentions")
+    seen: dict[str, int] = {}
+    for d in docs:
+        for m in d.mentions:
+            seen[m.type] = seen.get(m.type, 0) + 1
+    if not any(mention_category(t) in categories for t in seen):
+        raise RecognizerError(f"{where}: none of the mention types {sorted(seen)} maps to "
+                              f"{list(categories)} (graphmert.kg.schema.MENTION_TYPE_CATEGORIES)")
+
+
+def _selection(docs: Sequence[Document], fraction: float) -> tuple[list[Document], list[Document]]:
+    """(training, selection) documents: the selection slice is u(id) < fraction (a hash of the id)."""
+    from graphmert.train.data import document_fraction
+
+    train = [d for d in docs if document_fraction(d.id) >= fraction]
+    pick = [d for d in docs if document_fraction(d.id) < fraction]
+    return train, pick
+
+
+def _scores(nlp, examples: list) -> dict:
+    """Strict-span precision/recall/F1 of ``nlp`` on ``examples`` (spaCy's Scorer), overall and per label."""
+    s = nlp.evaluate(examples)
+    per = {k: {m: round(float(v[m]), 4) for m in ("p", "r", "f")} for k, v in (s.get("ents_per_type") or {}).items()}
+    return {"p": round(float(s["ents_p"] or 0), 4), "r": round(float(s["ents_r"] or 0), 4),
+            "f": round(float(s["ents_f"] or 0), 4), "per_label": per}
+
+
+def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
+                     on_epoch: Callable[[dict], None] | None = None) -> tuple["Recognizer", dict]:
+    """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`).
+
+    Each epoch shuffles the training documents, updates in batches of ``cfg.batch_size`` documents
+    and scores the selection slice; the best epoch's weights are kept. Training stops after
+    ``cfg.epochs``, after ``cfg.patience`` epochs without a better F1, or once ``cfg.max_minutes``
+    have passed. ``on_epoch`` receives each epoch's record (progress display).
+    """
+    import spacy
+    from spacy.util import minibatch
+
+    _check_training_docs(docs, cfg.categories, where)
+    spacy.util.fix_random_seed(cfg.seed)
+    nlp = recognizer_nlp(cfg.categories)
+    train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
+    if not train_docs or not pick_docs:
+        raise RecognizerError(f"{where}: {len(docs)} annotated documents are too few to hold out "
+                              f"ner.selection_fraction={cfg.selection_fraction} of them for selection")
+    train, counts = training_examples(nlp, train_docs, cfg.categories)
+    pick, _ = training_examples(nlp, pick_docs, cfg.categories)
+    optimizer = nlp.initialize(lambda: train)
+    rng, start = random.Random(cfg.seed), time.monotonic()
+    best, history, stale = None, [], 0
+    for epoch in range(1, cfg.epochs + 1):
+        rng.shuffle(train)
+        losses: dict[str, float] = {}
+        for batch in minibatch(train, size=cfg.batch_size):
+            nlp.update(batch, drop=cfg.dropout, sgd=optimizer, losses=losses)
+        rec = {"epoch": epoch, "loss": round(losses.get("ner", 0.0), 2), **_scores(nlp, pick),
+               "minutes": round((time.monotonic() - start) / 60, 2)}
+        history.append(rec)
+        if on_epoch is not None:
+            on_epoch(rec)
+        if best is None or rec["f"] > best[0]["f"]:
+            best, stale = (rec, nlp.to_bytes()), 0
+        else:
+            stale += 1
+        if stale >= cfg.patience or rec["minutes"] >= cfg.max_minutes:
+            break
+    nlp.from_bytes(best[1])
+    report = {**counts, "selection_documents": len(pick_docs), "epochs_run": len(history),
+              "best_epoch": best[0]["epoch"], "selection": {k: best[0][k] for k in ("p", "r", "f", "per_label")},
+              "history": history, "minutes": history[-1]["minutes"]}
+    return Recognizer(nlp, list(cfg.categories)), report
+
+
+@dataclass
+class Recognizer:
+    """A trained recognizer: finds the mentions of documents that have none."""
+
+    nlp: object
+    categories: list[str]
+
+    def recognize(self, docs: Iterable[Document], batch_size: int = 32) -> Iterator[Document]:
+        """The documents in order; those without mentions get the recognised ones (no ids yet)."""
+        docs = list(docs)
+        todo = [d for d in docs if not d.mentions]
+        found = {}
+        for d, sdoc in zip(todo, self.nlp.pipe((d.text for d in todo), batch_size=batch_size)):
+            found[id(d)] = [Mention(start=e.start_char, end=e.end_char, text=e.text, type=e.label_)
+                            for e in sdoc.ents]
+        for d in docs:
+            if id(d) in found:
+                d = replace(d, mentions=found[id(d)])
+            yield d
+
+    def save(self, path: str | Path, report: dict | None = None) -> None:
+        """Write the spaCy model and its metadata under ``path`` (atomically: all or nothing)."""
+        import spacy
+
+        with atomic_dir(path) as tmp:
+            self.nlp.to_disk(tmp / "model")
+            meta = {"tokenizer_version": TOKENIZER_VERSION, "spacy_version": spacy.__version__,
+                    "categories": self.categories, "report": report or {}}
+            (tmp / _META).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Recognizer":
+        """Load a saved recognizer; refuses one saved with another tokenization or spaCy major version."""
+        import spacy
+
+        path = Path(path)
+        meta_path = path / _META
+        if not meta_path.is_file():
+            raise RecognizerError(f"{path}: not a saved recognizer (no {_META}); train one with "
+                                  f"`graphmert ner`")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise RecognizerError(f"{meta_path}: unreadable recognizer metadata ({e})") from None
+        if meta.get("tokenizer_version") != TOKENIZER_VERSION:
+            raise RecognizerError(f"{path}: saved with recognizer tokenizer version "
+                                  f"{meta.get('tokenizer_version')}, this code tokenizes as version "
+                                  f"{TOKENIZER_VERSION}; retrain it (`graphmert ner`)")
+        if str(meta.get("spacy_version", "")).split(".")[0] != spacy.__version__.split(".")[0]:
+            raise RecognizerError(f"{path}: saved by spaCy {meta.get('spacy_version')}, this is spaCy "
+                                  f"{spacy.__version__}; retrain it (`graphmert ner`)")
+        return cls(spacy.load(path / "model"), list(meta["categories"]))

@@ -1,0 +1,342 @@
+"""The entity linker: surface normalisation, dictionary votes, KG names mapped to MeSH through xref
+tables, abbreviations, the fuzzy fallback and its threshold, save/load, and (on ../shared) accuracy
+on held-out BioRED-train gold spans."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from graphmert.corpus.document import Abbreviation, Document, Mention
+from graphmert.kg.graph import Node, SeedKG
+from graphmert.ner.linking import (
+    EntityLinker, LinkerError, LinkResult, normalize_surface, read_xref_tables, surface_key,
+)
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
+
+
+# --------------------------------------------------------------------------------------------------
+# fixtures
+# --------------------------------------------------------------------------------------------------
+
+
+def doc(doc_id: str, text: str, spans: list[tuple[str, str, list[str]]],
+        abbreviations: list[tuple[str, str]] = ()) -> Document:
+    """A document whose mentions are the first occurrences (after the previous one) of each text;
+    ``abbreviations`` are (short, long) texts located the same way."""
+    mentions, pos = [], 0
+    for text_, type_, ids in spans:
+        start = text.index(text_, pos)
+        mentions.append(Mention(start, start + len(text_), text_, type_, list(ids)))
+        pos = start + 1
+    abbr = []
+    for short, long in abbreviations:
+        ls = text.index(long)
+        ss = text.index(short, ls + len(long))
+        abbr.append(Abbreviation(ss, ss + len(short), ls, ls + len(long)))
+    return Document(doc_id, text, mentions=mentions, abbreviations=abbr)
+
+
+TRAIN = [
+    doc("1", "Insulin treats diabetes. Insulin gene INS. Cardiotoxicity was seen. Tumor growth.",
+        [("Insulin", "Chemical", ["MESH:D007328"]), ("diabetes", "Disease", ["MESH:D003920"]),
+         ("Insulin", "GeneOrGeneProduct", ["NCBIGene:3630"]), ("INS", "GeneOrGeneProduct", ["NCBIGene:3630"]),
+         ("Cardiotoxicity", "Disease", ["MESH:D066126"]), ("Tumor", "Disease", ["MESH:D009369"])]),
+    doc("2", "AD is Alzheimer disease. AD again. PD too.",
+        [("AD", "DiseaseOrPhenotypicFeature", ["MESH:D000544"]),
+         ("Alzheimer disease", "DiseaseOrPhenotypicFeature", ["MESH:D000544"]),
+         ("AD", "DiseaseOrPhenotypicFeature", ["MESH:D000544"]),
+         ("PD", "DiseaseOrPhenotypicFeature", ["MESH:D010300"])]),
+    doc("3", "AD here means atopic dermatitis.",
+        [("AD", "DiseaseOrPhenotypicFeature", ["MESH:D003876"]),
+         ("atopic dermatitis", "DiseaseOrPhenotypicFeature", ["MESH:D003876"])]),
+    doc("4", "Tie: XYZ and XYZ.", [("XYZ", "Chemical", ["MESH:D2"]), ("XYZ", "Chemical", ["MESH:D1"])]),
+    doc("5", "Mice: Tnf in mice.", [("Mice", "OrganismTaxon", ["NCBITaxon:10090"]),
+                                    ("Tnf", "GeneOrGeneProduct", ["NCBIGene:21926"]),
+                                    ("mice", "OrganismTaxon", ["NCBITaxon:10090"])]),
+    doc("6", "Patients: TNF in patients and TNF.",
+        [("Patients", "OrganismTaxon", ["NCBITaxon:9606"]), ("TNF", "GeneOrGeneProduct", ["NCBIGene:7124"]),
+         ("patients", "OrganismTaxon", ["NCBITaxon:9606"]), ("TNF", "GeneOrGeneProduct", ["NCBIGene:7124"])]),
+    doc("held", "Held-out: diabetes means something else here.",
+        [("diabetes", "Disease", ["MESH:D999999"])]),
+]
+
+NODES = [
+    Node("DOID:9352", "type 2 diabetes mellitus", "biolink:Disease"),
+    Node("MESH:D003924", "Diabetes Mellitus, Type 2", "biolink:Disease"),
+    Node("MESH:D009369", "Neoplasms", "biolink:Disease"),
+    Node("MESH:D006943", "Hyperglycemia", "biolink:PhenotypicFeature"),
+    Node("MESH:D008687", "Metformin", "biolink:ChemicalEntity"),
+    Node("DRUGBANK:DB00331", "metformin hydrochloride", "biolink:ChemicalEntity"),
+    Node("DRUGBANK:DB99999", "unmappedium", "biolink:ChemicalEntity"),
+    Node("MESH:D001921", "Bone Morphogenetic Protein 4", "biolink:ChemicalEntity"),
+    Node("NCBIGene:3630", "INS", "biolink:Gene", ("insulin",)),
+    Node("NCBIGene:7040", "TGFB1", "biolink:Gene"),
+    Node("CHEBI:1", "kinase inhibitor", "biolink:ChemicalRole"),
+]
+
+
+@pytest.fixture(scope="module")
+def xref_tables(tmp_path_factory) -> list[Path]:
+    d = tmp_path_factory.mktemp("xrefs")
+    doid = d / "doid_to_mesh.tsv"
+    doid.write_text("doid\tdoid_name\tmesh_id\tmapping\n"
+                    "DOID:9352\ttype 2 diabetes mellitus\tMESH:D003924\tdirect_xref\n"
+                    "DOID:9352\ttype 2 diabetes mellitus\tMESH:D999000\tpropagated_from_descendant\n")
+    nodes = d / "nodes.tsv.gz"
+    with gzip.open(nodes, "wt") as f:
+        f.write("id\tname\tkind\tsource\txref_mesh\n"
+                "DRUGBANK:DB00331\tmetformin hydrochloride\tCompound\tHetionet\tMESH:D008687\n"
+                "DRUGBANK:DB99999\tunmappedium\tCompound\tHetionet\t\n")
+    return [doid, nodes]
+
+
+@pytest.fixture(scope="module")
+def linker(xref_tables) -> EntityLinker:
+    return EntityLinker.build(TRAIN, SeedKG(NODES, []), xref_tables, fuzzy_threshold=0.7,
+                              exclude={"held"})
+
+
+# --------------------------------------------------------------------------------------------------
+# normalisation
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("  TNF-α ", "tnf alpha"),
+    ("β-cell", "beta cell"),
+    ("ＴＮＦ", "tnf"),                                    # NFKC: full-width letters
+    ("Alzheimer’s  disease", "alzheimer disease"),
+    ("Crohn's-disease", "crohn disease"),
+    ("(T2DM)", "t2dm"),
+    ("T2DM),", "t2dm"),
+    ("(+)-catechin", "(+) catechin"),                    # brackets inside a name are kept
+    ("Na+/K+-ATPase", "na+ k+ atpase"),
+    ("type 2 diabetes,", "type 2 diabetes"),
+    ("'metformin'.", "metformin"),
+    ("non–small_cell lung cancer", "non small cell lung cancer"),
+    ("Lipitor®", "lipitor"),
+    ("", ""),
+])
+def test_normalize_surface(text, expected):
+    assert normalize_surface(text) == expected
+
+
+def test_surface_key_unifies_hyphen_space_variants():
+    assert surface_key("IL-6") == surface_key("IL6") == surface_key("il 6") == "il6"
+    assert surface_key("TNF-alpha") == surface_key("TNFα") == surface_key("tnf α")
+
+
+# --------------------------------------------------------------------------------------------------
+# look-ups
+# --------------------------------------------------------------------------------------------------
+
+
+def test_dictionary_majority_vote_and_deterministic_tie(linker):
+    ad = linker.link("AD", "biolink:Disease")
+    assert ad == LinkResult(("MESH:D000544",), 1.0, "dictionary")      # 2 votes against 1
+    assert linker.link("XYZ", "Chemical").ids == ("MESH:D1",)           # 1 : 1, smallest id wins
+    assert linker.link("diabetes", "Disease").ids == ("MESH:D003920",)  # the held-out doc is excluded
+
+
+def test_category_separates_the_same_text(linker):
+    assert linker.link("insulin", "biolink:ChemicalEntity").ids == ("MESH:D007328",)
+    assert linker.link("insulin", "biolink:Gene").ids == ("NCBIGene:3630",)
+    assert linker.link("insulin", "biolink:Disease").how == "none"
+    assert linker.link("insulin", "biolink:SequenceVariant") == LinkResult((), 0.0, "none")
+
+
+def test_kg_names_mapped_to_mesh_through_xref_tables(linker):
+    hit = linker.link("Type 2 Diabetes Mellitus", "biolink:Disease")
+    assert hit.how == "kg" and hit.ids == ("MESH:D003924", "DOID:9352")    # MeSH first, xref after
+    assert linker.link("diabetes mellitus, type-2", "Disease").ids[0] == "MESH:D003924"
+    assert linker.link("Metformin Hydrochloride", "Chemical").ids == ("MESH:D008687", "DRUGBANK:DB00331")
+    assert linker.link("hyperglycemia", "Disease").ids == ("MESH:D006943",)  # phenotype = disease
+    assert linker.link("unmappedium", "Chemical").how == "none"          # no MeSH mapping: left out
+    assert linker.link("kinase inhibitor", "Chemical").how == "none"      # other KG categories too
+    assert linker.stats()["kg_nodes_unmapped"] == {"biolink:ChemicalEntity": 1}
+
+
+def test_plural_forms(linker):
+    assert linker.link("tumors", "Disease") == LinkResult(("MESH:D009369",), 1.0, "dictionary")
+    assert linker.link("neoplasm", "Disease") == LinkResult(("MESH:D009369",), 1.0, "kg")
+    assert linker.link("insulins", "Gene").ids == ("NCBIGene:3630",)
+    assert linker.link("PDS", "Disease").how != "dictionary"             # an acronym, not a plural
+
+
+def test_xref_tables_skip_propagated_rows(xref_tables):
+    assert read_xref_tables(xref_tables) == {"DOID:9352": ["MESH:D003924"],
+                                             "DRUGBANK:DB00331": ["MESH:D008687"]}
+
+
+def test_xref_table_errors(tmp_path):
+    with pytest.raises(LinkerError, match="missing.tsv: cross-reference table not found"):
+        read_xref_tables([tmp_path / "missing.tsv"])
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("doid\tname\n")
+    with pytest.raises(LinkerError, match=r"bad.tsv: line 1: .*'mesh_id'"):
+        read_xref_tables([bad])
+    short = tmp_path / "short.tsv"
+    short.write_text("doid\tmesh_id\nDOID:1\n")
+    with pytest.raises(LinkerError, match="short.tsv: line 2: expected 2 tab-separated fields"):
+        read_xref_tables([short])
+
+
+def test_species_votes_for_genes(linker):
+    assert linker.link("TNF", "Gene").ids == ("NCBIGene:7124",)              # 2 human votes : 1 mouse
+    assert linker.link("TNF", "Gene", species="NCBITaxon:9606").ids == ("NCBIGene:7124",)
+    assert linker.link("TNF", "Gene", species="NCBITaxon:10090").ids == ("NCBIGene:21926",)
+    mouse = doc("m", "In mice, TNF rose.", [("mice", "OrganismTaxon", []), ("TNF", "Gene", [])])
+    human = doc("h", "In patients, TNF rose.", [("patients", "Species", []), ("TNF", "Gene", [])])
+    assert linker.document_species(mouse) == "NCBITaxon:10090"
+    assert linker.link_document(mouse).mentions[1].ids == ["NCBIGene:21926"]
+    assert linker.link_document(human).mentions[1].ids == ["NCBIGene:7124"]
+    no_species_mentions = doc("t", "Mice lacking TNF.", [("TNF", "Gene", [])])      # from the text
+    assert linker.document_species(no_species_mentions) == "NCBITaxon:10090"
+    assert linker.link_document(no_species_mentions).mentions[0].ids == ["NCBIGene:21926"]
+
+
+# --------------------------------------------------------------------------------------------------
+# fuzzy
+# --------------------------------------------------------------------------------------------------
+
+
+def test_fuzzy_accepted_above_and_rejected_below_threshold(linker):
+    hit = linker.link("cardiotoxicty", "Disease")                         # a typo
+    assert hit.how == "fuzzy" and hit.ids == ("MESH:D066126",) and 0.7 <= hit.score < 1.0
+    strict = EntityLinker(linker._tables, fuzzy_threshold=min(1.0, hit.score + 0.01))
+    assert strict.link("cardiotoxicty", "Disease") == LinkResult((), 0.0, "none")
+    assert EntityLinker(linker._tables, fuzzy_threshold=1.01).link("cardiotoxicty", "Disease").how == "none"
+
+
+def test_fuzzy_keeps_numbers_and_skips_short_keys(linker):
+    loose = EntityLinker(linker._tables, fuzzy_threshold=0.1)
+    assert loose.link("bone morphogenetic protein-4 ", "Chemical").how == "kg"
+    assert loose.link("bone morphogenic protein 4", "Chemical").ids == ("MESH:D001921",)
+    assert loose.link("bone morphogenetic protein 5", "Chemical").how == "none"   # never BMP4
+    assert loose.link("INZ", "Gene").how == "none"                                # < 4 characters
+
+
+# --------------------------------------------------------------------------------------------------
+# documents
+# --------------------------------------------------------------------------------------------------
+
+
+def test_abbreviations_propagate_through_the_document(linker):
+    text = ("Patients with type 2 diabetes mellitus (T2DM) and atopic dermatitis (AD). T2DM and AD "
+            "persisted; metformin helped; glorbitis did not.")
+    d = doc("x", text, [("type 2 diabetes mellitus", "Disease", []), ("T2DM", "Disease", []),
+                        ("atopic dermatitis", "Disease", ["MESH:D003876"]), ("AD", "Disease", []),
+                        ("T2DM", "Disease", []), ("AD", "Disease", []),
+                        ("metformin", "Chemical", ["MESH:GIVEN"]), ("glorbitis", "Disease", [])],
+            abbreviations=[("T2DM", "type 2 diabetes mellitus"), ("AD", "atopic dermatitis")])
+    results = linker.link_mentions(d)
+    assert [r.how if r else None for r in results] == [
+        "kg", "abbreviation", None, "abbreviation", "abbreviation", "abbreviation", None, "none"]
+    out = linker.link_document(d)
+    ids = [m.ids for m in out.mentions]
+    assert ids[1] == ids[4] == ["MESH:D003924", "DOID:9352"]
+    assert ids[3] == ids[5] == ["MESH:D003876"]                  # the document's AD, not the corpus's
+    assert ids[6] == ["MESH:GIVEN"] and ids[7] == []                  # given ids kept, none dropped
+    assert len(out.mentions) == len(d.mentions) and all(not m.ids for i, m in enumerate(d.mentions)
+                                                        if i not in (2, 6))   # input untouched
+
+
+def test_abbreviation_long_form_linked_from_its_text(linker):
+    text = "Bone Morphogenetic Protein 4 (BMP4) levels; BMP4 rose."
+    d = doc("y", text, [("BMP4", "Chemical", []), ("BMP4", "Chemical", [])],
+            abbreviations=[("BMP4", "Bone Morphogenetic Protein 4")])
+    assert [m.ids for m in linker.link_document(d).mentions] == [["MESH:D001921"]] * 2
+
+
+# --------------------------------------------------------------------------------------------------
+# save / load
+# --------------------------------------------------------------------------------------------------
+
+
+QUERIES = [("AD", "Disease"), ("XYZ", "Chemical"), ("insulin", "Gene"), ("insulin", "Chemical"),
+           ("type 2 diabetes mellitus", "Disease"), ("tumors", "Disease"), ("cardiotoxicty", "Disease"),
+           ("metformin hydrochloride", "Chemical"), ("nothing at all", "Disease"), ("TNF", "Gene")]
+
+
+def test_save_load_round_trip(linker, tmp_path):
+    path = linker.save(tmp_path / "sub" / "linker.json.gz")
+    loaded = EntityLinker.load(path)
+    assert [loaded.link(t, c) for t, c in QUERIES] == [linker.link(t, c) for t, c in QUERIES]
+    assert loaded.link("TNF", "Gene", "NCBITaxon:9606") == linker.link("TNF", "Gene", "NCBITaxon:9606")
+    assert loaded.stats() == linker.stats() and loaded.fuzzy_threshold == 0.7
+    assert [p.name for p in path.parent.iterdir()] == ["linker.json.gz"]        # no temporary left
+    again = loaded.save(tmp_path / "again.json.gz")
+    assert again.read_bytes() == path.read_bytes()                                 # deterministic
+
+
+def test_load_errors_name_the_file(linker, tmp_path):
+    with pytest.raises(LinkerError, match="nope.json.gz: entity-linker file not found"):
+        EntityLinker.load(tmp_path / "nope.json.gz")
+    garbage = tmp_path / "garbage.json.gz"
+    garbage.write_bytes(b"not gzip at all")
+    with pytest.raises(LinkerError, match="garbage.json.gz: not a readable entity-linker file"):
+        EntityLinker.load(garbage)
+    path = linker.save(tmp_path / "ok.json.gz")
+    data = json.loads(gzip.decompress(path.read_bytes()))
+
+    def write(name: str, obj) -> Path:
+        p = tmp_path / name
+        p.write_bytes(gzip.compress(json.dumps(obj).encode()))
+        return p
+
+    with pytest.raises(LinkerError, match=r"old.json.gz: entity-linker format version 0, .*rebuild"):
+        EntityLinker.load(write("old.json.gz", {**data, "version": 0}))
+    with pytest.raises(LinkerError, match="other.json.gz: not an entity-linker file"):
+        EntityLinker.load(write("other.json.gz", {"format": "something else"}))
+    broken = {k: v for k, v in data.items() if k != "kg"}
+    with pytest.raises(LinkerError, match="broken.json.gz: corrupt entity-linker file .*'kg'"):
+        EntityLinker.load(write("broken.json.gz", broken))
+    with pytest.raises(LinkerError, match="typed.json.gz: corrupt entity-linker file"):
+        EntityLinker.load(write("typed.json.gz", {**data, "dictionary": [1, 2]}))
+
+
+# --------------------------------------------------------------------------------------------------
+# the shared corpus
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"shared datasets not found at {DATA}")
+def test_accuracy_on_held_out_biored_train_gold_spans():
+    """Built without the held-out 20% of BioRED train (the split of benchmarks/linking.py), linked
+    from text and type alone: sane accuracy per category (species-specific genes are the hard part)."""
+    from graphmert.corpus.readers import read_corpus
+    from graphmert.kg.hetionet import read_hetionet_disgenet_mesh
+    from graphmert.kg.schema import mention_category
+    from graphmert.config import load_config
+    from graphmert.ner.corpus import annotated_documents
+
+    sources = load_config(Path(__file__).resolve().parents[2] / "configs" / "biored-raw.yaml").ner.sources
+    docs = list(annotated_documents(read_corpus([DATA / "biomed_abstracts_corpus" / "abstracts.jsonl.gz"]),
+                                    sources))
+    held = [d for d in docs if d.metadata.get("source") == "biored_train"
+            and int(hashlib.sha256(d.id.encode()).hexdigest(), 16) % 100 < 20]
+    kg_dir = DATA / "seed_kg_hetionet_disgenet_mesh"
+    linker = EntityLinker.build(docs, read_hetionet_disgenet_mesh(kg_dir),
+                                [kg_dir / f for f in ("doid_to_mesh.tsv", "drugbank_to_mesh.tsv",
+                                                      "umls_to_mesh_disgenet.tsv")],
+                                exclude={d.id for d in held})
+    assert linker.stats()["documents_excluded"] == len(held) > 50
+    right: dict[str, list[bool]] = {}
+    for g in held:
+        blank = replace(g, mentions=[replace(m, ids=[]) for m in g.mentions])
+        for m, r in zip(g.mentions, linker.link_mentions(blank)):
+            if m.ids:
+                right.setdefault(mention_category(m.type), []).append(bool(r.ids) and r.ids[0] in m.ids)
+    acc = {c: sum(v) / len(v) for c, v in right.items()}
+    assert acc["biolink:Disease"] > 0.65 and acc["biolink:ChemicalEntity"] > 0.7, acc
+    assert acc["biolink:Gene"] > 0.2, acc
+    three = [ok for c in ("biolink:Disease", "biolink:ChemicalEntity") for ok in right[c]]
+    assert sum(three) / len(three) > 0.7, acc

@@ -1,0 +1,98 @@
+"""The entity recognizer: tokenization, partial annotation, that training learns, save/load, errors."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+
+import pytest
+
+from graphmert.config import NERConfig
+from graphmert.corpus.document import Document, Mention
+from graphmert.ner.recognizer import (Recognizer, RecognizerError, recognizer_nlp, train_recognizer,
+                                      training_examples)
+from ner_corpus import template_document
+
+CATS = ["biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity"]
+
+
+def _doc(i: int, rng: random.Random, genes: bool = True) -> Document:
+    return template_document(f"d{i}", rng, genes=genes)
+
+
+def test_tokenizer_splits_compounds_so_gold_spans_align():
+    nlp = recognizer_nlp(CATS)
+    doc = nlp.make_doc("bleomycin-induced fibrosis and EPO/EPOR signalling (TP53)")
+    assert [t.text for t in doc][:6] == ["bleomycin", "-", "induced", "fibrosis", "and", "EPO"]
+    assert doc.char_span(0, 9) is not None and doc.char_span(31, 34) is not None
+
+
+def test_unknown_category_is_refused():
+    with pytest.raises(RecognizerError, match="biolink:Protein"):
+        recognizer_nlp(["biolink:Protein"])
+
+
+def test_unannotated_category_tokens_are_missing_not_outside():
+    rng = random.Random(0)
+    full = _doc(0, rng)
+    partial = replace(_doc(1, random.Random(0)), id="p")          # same text, genes unannotated
+    partial.mentions = [m for m in full.mentions if m.type != "GeneOrGeneProduct"]
+    nlp = recognizer_nlp(CATS)
+    examples, counts = training_examples(nlp, [full, partial], CATS)
+    gene = next(m for m in full.mentions if m.type == "GeneOrGeneProduct")
+    tags_full = examples[0].reference
+    tags_partial = examples[1].reference
+    tok = tags_full.char_span(gene.start, gene.end)[0].i
+    assert tags_full[tok].ent_iob_ == "B" and tags_full[tok].ent_type_ == "Gene"
+    assert tags_partial[tok].ent_iob_ == ""                       # missing: teaches neither way
+    assert counts["missing_tokens"] >= 1 and counts["unaligned"] == 0
+    chem = next(m for m in full.mentions if m.type == "Chemical")
+    assert tags_partial[tags_partial.char_span(chem.start, chem.end)[0].i].ent_type_ == "Chemical"
+
+
+def test_training_learns_to_recognise_held_out_documents(tmp_path):
+    rng = random.Random(1)
+    train = [_doc(i, rng, genes=i % 3 != 0) for i in range(90)]    # a third without gene annotations
+    test = [_doc(1000 + i, random.Random(100 + i)) for i in range(20)]
+    cfg = replace(NERConfig(), epochs=8, patience=8, selection_fraction=0.2, seed=0)
+    rec, report = train_recognizer(train, cfg)
+    assert report["epochs_run"] == 8 and report["best_epoch"] >= 1
+    found = list(rec.recognize([replace(d, mentions=[]) for d in test]))
+    gold = {(d.id, m.start, m.end, m.type) for d in test for m in d.mentions}
+    label = {"Chemical": "Chemical", "Disease": "Disease", "Gene": "GeneOrGeneProduct"}
+    pred = {(d.id, m.start, m.end, label[m.type]) for d in found for m in d.mentions}
+    assert len(pred) > 0
+    tp = len(gold & pred)
+    f1 = 2 * tp / (len(gold) + len(pred))
+    assert f1 > 0.9, f1                                         # an untrained pipeline finds nothing
+    assert all(m.ids == [] for d in found for m in d.mentions)       # linking is the linker's job
+
+    rec.save(tmp_path / "rec", report)
+    back = Recognizer.load(tmp_path / "rec")
+    again = list(back.recognize([replace(d, mentions=[]) for d in test]))
+    assert [d.mentions for d in again] == [d.mentions for d in found]
+    annotated = list(back.recognize(test[:1]))[0]
+    assert annotated.mentions == test[0].mentions                # annotated documents pass unchanged
+
+
+def test_training_errors_name_the_problem():
+    cfg = replace(NERConfig(), epochs=1)
+    with pytest.raises(RecognizerError, match="no training documents"):
+        train_recognizer([], cfg)
+    odd = [Document(id="x", text="foo bar", mentions=[Mention(0, 3, "foo", "Widget")])]
+    with pytest.raises(RecognizerError, match=r"Widget.*maps to"):
+        train_recognizer(odd, cfg)
+
+
+def test_load_refuses_a_foreign_or_stale_recognizer(tmp_path):
+    with pytest.raises(RecognizerError, match="not a saved recognizer"):
+        Recognizer.load(tmp_path)
+    rec = Recognizer(recognizer_nlp(CATS), CATS)
+    rec.nlp.initialize()
+    rec.save(tmp_path / "r")
+    meta = tmp_path / "r" / "graphmert-recognizer.json"
+    data = json.loads(meta.read_text())
+    meta.write_text(json.dumps({**data, "tokenizer_version": 0}))
+    with pytest.raises(RecognizerError, match="tokenizer version 0"):
+        Recognizer.load(tmp_path / "r")
