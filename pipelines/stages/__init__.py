@@ -1,4 +1,4 @@
-"""The stage DAG, in execution order: ingest → tokenizer → chunks → graphs → train → extract → export
+"""The stage DAG, in execution order: ner → ingest → tokenizer → chunks → graphs → train → extract → export
 → report → evaluate (``graphmert run`` runs evaluate only when ``evaluate.gold`` is set).
 
 ``CATALOG`` says what each stage is called, what its CLI command is, what it does (its help text: the
@@ -38,6 +38,10 @@ class StageEntry:
 
 
 CATALOG: dict[str, StageEntry] = {e.name: e for e in (
+    StageEntry("ner", "ner", "NER",
+               "Train the entity recognizer (spaCy NER, from the gold mentions of ner.paths) and build "
+               "the entity linker; extract gives documents without annotations their recognised, "
+               "linked mentions. Does nothing when ner.paths is empty."),
     StageEntry("ingest", "corpus", "INGEST",
                "Read the corpus into Parquet document shards (sentences, abbreviations), one Dask task "
                "per corpus.shard_size documents."),

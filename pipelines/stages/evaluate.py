@@ -11,17 +11,20 @@ novel, validity) and ``metrics.md`` (the same as one Markdown table).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from graphmert.config import Config, ConfigError
-from graphmert.eval import (BASELINES, evaluate_system, load_gold, metrics_payload, pair_sets,
+from graphmert.eval import (BASELINES, GoldSet, evaluate_system, load_gold, metrics_payload, pair_sets,
                             seed_pairs, validity, write_report)
+from graphmert.corpus.document import Document, read_documents
+from graphmert.eval.entities import normalisation_scores, recognition_scores
 from graphmert.extract.triples import read_triples
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
-from pipelines.stages.extract import DOCUMENTS_FILE
+from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE
 
 
 def _evaluate(ctx: StageContext) -> dict:
@@ -49,10 +52,14 @@ def _evaluate(ctx: StageContext) -> dict:
         cu, ct = pair_sets(control, rmap)
         on_gold = [t for t in control if any(e.doc_id in gold.documents for e in t.evidence)]
         systems[name] = {**evaluate_system(cu, ct, gold, seed), "validity": validity(on_gold, schema)}
+    found = _recognised(ctx)
+    seen = _as_recognised(gold, found) if found else gold
     for name in cfg.evaluate.baselines:
-        bu, bt = BASELINES.get(name)(gold, kg, schema, rmap)
+        bu, bt = BASELINES.get(name)(seen, kg, schema, rmap)
         systems[name] = {**evaluate_system(bu, bt, gold, seed), "validity": None}
-    payload = metrics_payload(systems, {"model": _model_numbers(ctx), **gold.counts(), "triples": len(triples),
+    entities = _entity_scores(gold, found, cfg.ner.categories)
+    payload = metrics_payload(systems, {"model": _model_numbers(ctx), **entities, **gold.counts(),
+                                        "triples": len(triples),
                                         "gold_documents_not_extracted": len(full.documents) - len(gold.documents),
                                         "triples_on_gold_documents": len(in_gold),
                                         "predicted_pairs_outside_gold": gold.outside(pred_u)})
@@ -61,6 +68,31 @@ def _evaluate(ctx: StageContext) -> dict:
     return {"documents": payload.get("documents", 0), "gold_pairs": payload.get("gold_pairs", 0),
             "triples": len(triples), "f1_untyped": f1,
             "f1_typed": {n: round(s["typed"]["all"]["f1"], 4) for n, s in systems.items()}}
+
+
+def _recognised(ctx: StageContext) -> list[Document]:
+    """The extraction documents with the mentions the recognizer gave them ([] when it gave none)."""
+    if not ctx.upstream["extract"].get("recognized_documents"):
+        return []
+    return list(read_documents(ctx.stage_dir("extract") / RECOGNIZED_FILE))
+
+
+def _entity_scores(gold: GoldSet, found: list[Document], categories: list[str]) -> dict:
+    """Recognition and normalisation scores of the recognised mentions against the gold ones."""
+    if not found:
+        return {}
+    docs = list(gold.documents.values())
+    return {"entities": {"recognition": recognition_scores(found, docs, categories),
+                         "normalisation": normalisation_scores(found, docs, categories)}}
+
+
+def _as_recognised(gold: GoldSet, found: list[Document]) -> GoldSet:
+    """The gold pairs over the mentions extraction had: on recognised documents the baselines pair
+    the recognised, linked mentions (what a raw-text pipeline sees), not the gold ones."""
+    seen = GoldSet.from_documents([replace(d, relations=[]) for d in found if d.id in gold.documents])
+    categories = {k: c for k, c in gold.categories.items() if k[0] not in seen.documents}
+    return replace(gold, documents={**gold.documents, **seen.documents},
+                   categories={**categories, **seen.categories})
 
 
 def _model_numbers(ctx: StageContext) -> dict:
@@ -82,5 +114,6 @@ def _sources(cfg: Config) -> list[Path]:
     return [Path(p) for p in cfg.evaluate.gold]
 
 
-EVALUATE = Stage("evaluate", sections=("evaluate", "kg", "extract.paths", "extract.document_fraction"),
+EVALUATE = Stage("evaluate", sections=("evaluate", "kg", "extract.paths", "extract.document_fraction",
+                                       "ner.categories"),
                  upstream=("graphs", "train", "extract"), run=_evaluate, source_files=_sources)

@@ -1,7 +1,8 @@
 """Extract stage: trained checkpoint + documents → triples with provenance (DESIGN §8).
 
 Documents are ``extract.paths`` (read, sentence-split and chunked here with the run's tokenizer), or
-the run's own ingested corpus and chunks. The documents are cut into parts of
+the run's own ingested corpus and chunks. When the ner stage trained a recognizer, documents without
+mentions first get recognised, linked ones (kept in ``documents.parquet`` for evaluate). The documents are cut into parts of
 ``extract.part_documents``; each part is one Dask task (:meth:`StageContext.map_shards`) that writes
 its per-chunk triples as a shard — the model, tokenizer and seed KG are loaded once per worker
 (:func:`pipelines.scheduler.worker_cache`), the β-similarity scorer is fitted once over all chunks in
@@ -23,7 +24,7 @@ import torch
 from graphmert.config import Config, ConfigError, ExtractConfig, KGConfig, section_hash
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.chunking import chunk_documents
-from graphmert.corpus.document import read_documents
+from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.tokenizer import load_tokenizer
@@ -41,8 +42,10 @@ from pipelines.holdout import held_out_documents, in_slice
 from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext
 from pipelines.stages.corpus import document_shards
+from pipelines.stages.ner import load_entity_tools
 
 DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
+RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
 
 
 def checkpoint_dir(ctx: StageContext) -> Path:
@@ -67,7 +70,9 @@ def _load_model(ctx: StageContext, tok_path: Path):
 
 def _documents(ctx: StageContext, tok):
     """(documents, chunks, counts) to extract from: ``extract.paths`` or the run's corpus, cut to
-    the slice ``extract.document_fraction`` (:func:`pipelines.holdout.in_slice`)."""
+    the slice ``extract.document_fraction`` (:func:`pipelines.holdout.in_slice`). With a recognizer
+    (the ner stage ran with ``ner.paths``), documents without mentions get recognised, linked ones
+    (:func:`_recognize`) before they are chunked."""
     cfg = ctx.cfg
     frac = cfg.extract.document_fraction
     if cfg.extract.paths:
@@ -76,16 +81,43 @@ def _documents(ctx: StageContext, tok):
         analyzer = TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
         picked = (d for d in reader if in_slice(d.id, frac))
         docs = list(ctx.progress(analyzer.annotate(picked), desc="extract: read", unit="doc"))
+        docs, recognized = _recognize(ctx, docs)
         chunks = list(chunk_documents(docs, tok, cfg.corpus, cfg.graph))
         skipped = reader.stats.to_dict()["skipped_records"]
     else:
         docs = [d for d in read_documents(document_shards(ctx)) if in_slice(d.id, frac)]
+        docs, recognized = _recognize(ctx, docs)
         cdir = ctx.stage_dir("chunks")
-        ids = {d.id for d in docs}
+        ids = {d.id for d in docs} - set(recognized)
         chunks = [c for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]])
                   if c.doc_id in ids]
+        if recognized:          # their chunks must carry the recognised mentions: chunk them again
+            chunks += chunk_documents([d for d in docs if d.id in recognized], tok, cfg.corpus, cfg.graph)
         skipped = 0
-    return docs, chunks, {"skipped_records": skipped}
+    return docs, chunks, {"skipped_records": skipped, **_recognition_counts(recognized)}
+
+
+def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
+    """Documents without mentions get the recognizer's mentions, linked by the linker; the others
+    are kept as they are. Returns the documents and the recognised ones by id."""
+    tools = load_entity_tools(ctx)
+    todo = [d for d in docs if not d.mentions]
+    if tools is None or not todo:
+        return docs, {}
+    recognizer, linker = tools
+    found = {d.id: linker.link_document(d)
+             for d in ctx.progress(recognizer.recognize(todo), total=len(todo), desc="extract: recognize",
+                                   unit="doc")}
+    return [found.get(d.id, d) for d in docs], found
+
+
+def _recognition_counts(recognized: dict) -> dict:
+    if not recognized:
+        return {"recognized_documents": 0}
+    mentions = [m for d in recognized.values() for m in d.mentions]
+    return {"recognized_documents": len(recognized), "recognized_mentions": len(mentions),
+            "linked_mentions": sum(bool(m.ids) for m in mentions),
+            "recognized_per_type": dict(sorted(Counter(m.type for m in mentions).items()))}
 
 
 @dataclass
@@ -220,6 +252,8 @@ def _extract(ctx: StageContext) -> dict:
         shards.append(path.name)
     write_triples_jsonl(merged, ctx.out / "triples.jsonl")
     atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d.id}\n" for d in docs))
+    if counts["recognized_documents"]:      # what the recognizer found, for evaluate's entity scores
+        write_documents(docs, ctx.out / RECOGNIZED_FILE)
     controls = _controls(ctx, parts, inputs) if query_groups else {}
     per_rel = Counter(t.relation for t in merged)
     return {
@@ -273,5 +307,5 @@ def _sources(cfg: Config) -> list[Path]:
 EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.num_leaves",
                                      "corpus.chunk_mode", "corpus.chunk_overlap",
                                      "corpus.abbreviations"),
-                upstream=("ingest", "tokenizer", "chunks", "graphs", "train"), run=_extract,
+                upstream=("ingest", "tokenizer", "chunks", "graphs", "train", "ner"), run=_extract,
                 source_files=_sources)

@@ -1,0 +1,89 @@
+"""NER stage: train the entity recognizer and build the entity linker (issue #19, docs/NER.md).
+
+Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, restricted to
+``ner.sources`` when set), leaves out every document the run extracts from or is scored on
+(:func:`pipelines.holdout.held_out_documents`), then
+
+* trains the spaCy recognizer (:func:`graphmert.ner.recognizer.train_recognizer`): one progress step
+  per epoch, each epoch's selection scores in the log → ``RUN/ner/recognizer/`` (the spaCy model, and
+  its metadata with the ``ner`` config and the training report);
+* builds the linker from the same documents' gold ids, the seed KG's names and ``ner.xref_tables``
+  (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
+
+The manifest holds the training counts, the per-epoch history and the selection scores. With
+``ner.paths`` empty the stage writes only ``{"enabled": false}``, and extraction uses no recognizer.
+:func:`load_entity_tools` gives the extract stage both tools back.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from graphmert.config import Config, to_dict
+from graphmert.corpus.document import Document
+from graphmert.corpus.readers import read_corpus
+from graphmert.kg.loaders import load_kg
+from graphmert.ner.corpus import annotated_documents
+from graphmert.ner.linking import EntityLinker
+from graphmert.ner.recognizer import Recognizer, train_recognizer
+from pipelines.holdout import held_out_documents
+from pipelines.stage import Stage, StageContext
+
+log = logging.getLogger("graphmert.pipeline")
+
+RECOGNIZER_DIR = "recognizer"
+LINKER_FILE = "linker.json.gz"
+
+
+def training_documents(cfg: Config) -> tuple[list[Document], dict]:
+    """The annotated documents of ``ner.paths`` the recognizer and the linker may learn from: those
+    with mentions from ``ner.sources``, less every document the run extracts from or is scored on."""
+    held = held_out_documents(cfg)
+    reader = read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records)
+    annotated = list(annotated_documents(reader, cfg.ner.sources))
+    kept = [d for d in annotated if d.id not in held]
+    counts = {"read": reader.stats.documents, "annotated": len(annotated),
+              "held_out": len(annotated) - len(kept)}
+    return kept, counts
+
+
+def _ner(ctx: StageContext) -> dict:
+    cfg = ctx.cfg
+    if not cfg.ner.paths:
+        return {"enabled": False}
+    docs, counts = training_documents(cfg)
+    log.info("ner: %d annotated training documents (%s)", len(docs), counts)
+    bar = ctx.progress(total=cfg.ner.epochs, desc="ner: train", unit="epoch")
+
+    def on_epoch(rec: dict) -> None:
+        bar.update(1)
+        bar.set_postfix(f1=rec["f"], minutes=rec["minutes"])
+        log.info("ner: epoch %d loss %.1f selection P %.3f R %.3f F1 %.3f (%.1f min)", rec["epoch"],
+                 rec["loss"], rec["p"], rec["r"], rec["f"], rec["minutes"], extra={"console": False})
+
+    recognizer, report = train_recognizer(docs, cfg.ner, on_epoch=on_epoch)
+    bar.close()
+    recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
+    held = held_out_documents(cfg)
+    linker = EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
+                                fuzzy_threshold=cfg.ner.fuzzy_threshold, exclude=held)
+    linker.save(ctx.out / LINKER_FILE)
+    return {"enabled": True, "inputs": counts, **report, "linker": linker.stats()}
+
+
+def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | None:
+    """The run's recognizer and linker, or None when the ner stage ran without ``ner.paths``."""
+    if not ctx.upstream.get("ner", {}).get("enabled"):
+        return None
+    d = ctx.stage_dir("ner")
+    return Recognizer.load(d / RECOGNIZER_DIR), EntityLinker.load(d / LINKER_FILE)
+
+
+def _sources(cfg: Config) -> list[Path]:
+    return [Path(p) for p in (*cfg.ner.paths, *cfg.ner.xref_tables)]
+
+
+NER = Stage("ner", sections=("ner", "kg", "corpus.skip_bad_records", "extract.paths", "extract.format",
+                             "extract.document_fraction", "evaluate.gold", "evaluate.format"),
+            upstream=(), run=_ner, source_files=_sources)

@@ -1,0 +1,88 @@
+"""Raw text end to end through the CLI (issue #19): the ner stage trains a recognizer and a linker
+from annotated documents; extract gives unannotated documents recognised, linked mentions; evaluate
+scores them (recognition, normalisation) and pairs the baselines over them."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graphmert.corpus.document import Document, Relation, read_documents
+from ner_corpus import template_document, to_pubtator
+from pipelines.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=64",
+        "train.max_steps=4", "train.eval_every=2", "train.checkpoint_every=2", "train.nproc=1"]
+NER = ["ner.epochs=6", "ner.patience=6", "ner.selection_fraction=0.2"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """An annotated training file, gold documents with a relation each, and the same stripped."""
+    d = tmp_path_factory.mktemp("ner")
+    rng = random.Random(3)
+    train = [template_document(f"{100 + i}", rng, genes=i % 3 != 0) for i in range(80)]
+    gold = [template_document(f"{900 + i}", random.Random(50 + i)) for i in range(6)]
+    for g in gold:
+        chem, dis = (next(m for m in g.mentions if m.type == t) for t in ("Chemical", "Disease"))
+        g.relations = [Relation("Positive_Correlation", chem.ids[0], dis.ids[0])]
+    (d / "train.PubTator").write_text(to_pubtator(train), encoding="utf-8")
+    (d / "gold.PubTator").write_text(to_pubtator(gold), encoding="utf-8")
+    raw = [Document(id=g.id, text=g.text) for g in gold]
+    (d / "raw.PubTator").write_text(to_pubtator(raw), encoding="utf-8")
+    return d
+
+
+def test_raw_documents_get_recognised_linked_mentions_and_entity_scores(files, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    run_dir = tmp_path / "run"
+    common = ["--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *TINY, *NER,
+              f"ner.paths=[{files / 'train.PubTator'}]", f"extract.paths=[{files / 'raw.PubTator'}]",
+              "extract.beta=0.0", "extract.min_confidence=0.0", "extract.tail_sources=[mention]"]
+    r = invoke("run", *common, "--to", "extract")
+    assert r.exit_code == 0, r.output
+    ner = json.loads((run_dir / "ner" / "manifest.json").read_text())
+    assert ner["enabled"] and ner["inputs"]["read"] == 80 and ner["documents"] < 80 and ner["selection"]["f"] > 0.5
+    ex = json.loads((run_dir / "extract" / "manifest.json").read_text())
+    assert ex["recognized_documents"] == 6 and ex["linked_mentions"] > 0
+    docs = list(read_documents(run_dir / "extract" / "documents.parquet"))
+    assert {d.id for d in docs} == {f"{900 + i}" for i in range(6)}
+    linked = [m for d in docs for m in d.mentions if m.ids]
+    assert linked and all(m.ids[0].startswith(("MESH:", "NCBIGene:")) for m in linked)
+
+    r = invoke("evaluate", *common, "--gold", files / "gold.PubTator")
+    assert r.exit_code == 0, r.output
+    metrics = json.loads((run_dir / "evaluate" / "metrics.json").read_text())
+    rec, norm = metrics["entities"]["recognition"], metrics["entities"]["normalisation"]
+    assert rec["micro"]["gold"] == sum(len(g.mentions) for g in _gold(files))
+    assert rec["micro"]["f1"] > 0.5 and norm["micro"]["f1"] > 0.5
+    assert "recognition F1" in (run_dir / "evaluate" / "metrics.md").read_text()
+
+
+def _gold(files: Path) -> list[Document]:
+    from graphmert.corpus.readers import read_corpus
+
+    return list(read_corpus([files / "gold.PubTator"]))
+
+
+def test_ner_stage_without_paths_does_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = invoke("ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", tmp_path / "run", "--quiet")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "run" / "ner" / "manifest.json").read_text())["enabled"] is False
+
+
+def test_ner_stage_refuses_unannotated_training_files(tmp_path, monkeypatch, files):
+    monkeypatch.chdir(ROOT)
+    r = invoke("ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", tmp_path / "run", "--quiet",
+               f"ner.paths=[{files / 'raw.PubTator'}]")
+    assert r.exit_code != 0 and "no training documents with entity mentions" in r.output
