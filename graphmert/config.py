@@ -340,9 +340,14 @@ class ExtractConfig:
     tail_mode: str = opt("candidates", choices=("candidates", "paper"),
                          help="candidates: score candidate tails by the model's likelihood; paper: "
                               "the top-k tokens of leaf slot 0 are the tails")
-    tail_sources: list[str] = opt(factory=lambda: ["mention", "lexicon", "phrase"],
-                                  help="candidate tails: mentions of the document, lexicon names "
-                                       "built from top-k tokens, word n-grams of the chunk")
+    tail_sources: list[str] = opt(factory=lambda: ["mention", "phrase"],
+                                  help="candidate tails: mentions of the document, word n-grams of "
+                                       "the chunk, and (off by default) 'lexicon': KG names spelled "
+                                       "from the top-k leaf tokens, which the text never states")
+    predicted_tail_scale: float = opt(0.5, min=0.0, max=1.0,
+                                      help="confidence factor of tails the text does not state "
+                                           "(lexicon, paper-mode tokens): they form a lower band, "
+                                           "and the export marks them knowledge_level prediction")
     max_phrase_words: int = opt(3, min=1, help="longest word n-gram taken as a phrase candidate")
     tail_scope: str = opt("document", choices=("sentence", "chunk", "document"),
                           help="where a mention tail must occur: the head's sentence, its chunk, "

@@ -6,7 +6,9 @@ Files (names fixed here, never taken from data): ``kg_nodes.tsv``, ``kg_edges.ts
 * nodes: ``id`` (CURIE), ``name``, ``category`` (Biolink CURIE);
 * edges: ``id`` (``graphmert:association/…``, the RDF association), ``subject``, ``predicate`` (Biolink
   CURIE), ``object``, ``original_predicate`` (the model's relation name), ``knowledge_level``
-  (``prediction``), ``agent_type`` (``text_mining_agent``), ``primary_knowledge_source``
+  (``knowledge_assertion`` when the text states the tail, ``prediction`` when it was spelled from
+  leaf tokens: :func:`graphmert.extract.triples.knowledge_level`), ``agent_type``
+  (``text_mining_agent``), ``primary_knowledge_source``
   (``export.knowledge_source``), ``publications`` (``PMID:…`` or document IRIs),
   ``has_confidence_score``, ``evidence_count``, ``supporting_text`` (distinct evidence sentences,
   at most ``export.max_supporting_text``).
@@ -31,7 +33,7 @@ from typing import Any, Iterable, Iterator
 
 from graphmert.export.rdf import RunInfo, documents, supporting_texts
 from graphmert.export.vocab import Vocabulary, clean_text
-from graphmert.extract.triples import Triple, triple_key
+from graphmert.extract.triples import Triple, knowledge_level, triple_key
 from graphmert.io import atomic_path
 
 __all__ = ["NODE_COLUMNS", "EDGE_COLUMNS", "KGX_FILES", "kgx_edge", "kgx_nodes", "tsv_row", "json_line",
@@ -60,7 +62,7 @@ def kgx_edge(t: Triple, vocab: Vocabulary, run: RunInfo) -> dict[str, Any]:
         "predicate": "biolink:" + str(vocab.predicate(t.relation)).rsplit("/", 1)[-1],
         "object": tail,
         "original_predicate": clean_text(t.relation),
-        "knowledge_level": "prediction",
+        "knowledge_level": knowledge_level(t),
         "agent_type": "text_mining_agent",
         "primary_knowledge_source": vocab.cfg.knowledge_source,
         "publications": [vocab.document(d)[1] for d in documents(t)],

@@ -11,7 +11,8 @@ Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.
        biolink:evidence_count "n"^^xsd:integer ;
        biolink:supporting_text "sentence" ;              one per distinct sentence (capped)
        biolink:publications <document IRI> ;             one per supporting document
-       biolink:knowledge_level "prediction" ; biolink:agent_type "text_mining_agent" ;
+       biolink:knowledge_level "knowledge_assertion" ;   "prediction" when the text never names the tail
+       biolink:agent_type "text_mining_agent" ;
        prov:wasGeneratedBy R .
     R  a prov:Activity ; gm:checkpoint "…" ; gm:configHash "…" ; gm:softwareVersion "…" ;
        prov:startedAtTime "…"^^xsd:dateTime .            (when known)
@@ -46,7 +47,7 @@ from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
 
 from graphmert import __version__
 from graphmert.export.vocab import BIOLINK, GRAPHMERT, Vocabulary, clean_text, is_safe_iri
-from graphmert.extract.triples import Triple, triple_key
+from graphmert.extract.triples import Triple, knowledge_level, triple_key
 from graphmert.io import atomic_path
 
 __all__ = ["Lit", "RunInfo", "Statement", "triple_statements", "supporting_texts", "documents",
@@ -145,7 +146,7 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
     ]
     out += [(assoc, _TEXT, Lit(s)) for s in supporting_texts(t, vocab.cfg.max_supporting_text)]
     out += [(assoc, _PUBLICATIONS, vocab.document(d)[0]) for d in documents(t)]
-    out += [(assoc, _KNOWLEDGE_LEVEL, Lit("prediction")),
+    out += [(assoc, _KNOWLEDGE_LEVEL, Lit(knowledge_level(t))),
             (assoc, _AGENT_TYPE, Lit("text_mining_agent")),
             (assoc, _GENERATED_BY, activity)]
     for iri, eid, name, cat in ((head, t.head_id, t.head_name, t.head_category),

@@ -13,7 +13,8 @@ Sections, each with a stable ``id`` (tests and links rely on them):
   metrics (``RUN/train/metrics.jsonl`` records) are given;
 * ``samples`` — table ``table-samples``: up to ``export.report_samples`` triples, best confidence
   first, taken in turn from each relation, with the evidence sentence and the head (``mark.head``)
-  and tail (``mark.tail``) spans highlighted.
+  and tail (``mark.tail``) spans highlighted; a tail the text does not name (lexicon and token
+  tails, :func:`graphmert.extract.triples.is_stated`) is marked as predicted.
 
 Statistics are accumulated triple by triple (:class:`ReportStats`), so a report over a corpus-size
 extraction holds counters and the sample candidates, not the triples.
@@ -34,7 +35,7 @@ from typing import Any, Iterable, Mapping
 from graphmert import __version__
 from graphmert.config import ExportConfig
 from graphmert.export.vocab import Vocabulary, clean_text
-from graphmert.extract.triples import Evidence, Triple, triple_key
+from graphmert.extract.triples import Evidence, Triple, is_stated, triple_key
 from graphmert.io import atomic_write_text
 
 __all__ = ["ReportStats", "render_report", "write_report", "highlight_evidence", "CONFIDENCE_BINS"]
@@ -289,7 +290,9 @@ def render_report(stats: ReportStats, vocab: Vocabulary, cfg: ExportConfig,
         sample_rows.append([
             _esc(t.head_name) + f'<br><span class="muted">{_esc(t.head_id or "—")}</span>',
             _esc(t.relation),
-            _esc(t.tail_name) + f'<br><span class="muted">{_esc(t.tail_id or "—")}</span>',
+            _esc(t.tail_name) + f'<br><span class="muted">{_esc(t.tail_id or "—")}</span>'
+            + ("" if is_stated(t.tail_source) else '<br><span class="muted">predicted: the text does '
+                                                   'not name this tail</span>'),
             f"{float(t.confidence):.3f}", str(int(t.evidence_count)),
             _esc(", ".join(docs[:5]) + (" …" if len(docs) > 5 else "")),
             highlight_evidence(ev) if ev is not None else "—"])

@@ -38,7 +38,7 @@ from graphmert.extract.heads import Head, candidate_relations, find_heads
 from graphmert.extract.predict import LeafPredictor, Query
 from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, mention_candidates,
                                      name_key, paper_tails, phrase_candidates, score_forms)
-from graphmert.extract.triples import Evidence, Triple
+from graphmert.extract.triples import Evidence, Triple, is_stated
 from graphmert.kg.graph import KGError, SeedKG
 from graphmert.kg.lexicon import Lexicon, LexiconMatcher
 from graphmert.kg.schema import RelationSchema
@@ -360,7 +360,7 @@ class Extractor:
 
     def _pending(self, chunk: Chunk, doc: Document, head: Head, rel: str, cand: TailCandidate,
                  score: float, spans: Sequence[tuple[int, int]]) -> Pending:
-        conf = math.exp(score)
+        conf = math.exp(score) * (1.0 if is_stated(cand.source) else self.cfg.predicted_tail_scale)
         sent_start, sentence = _sentence(doc, head.char_start, chunk)
         t0, t1 = _nearest_span(spans, head.char_start) if spans else \
             _find_in_text(doc.text, cand.name, head.char_start)

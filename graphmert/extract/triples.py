@@ -6,6 +6,8 @@ One :class:`Triple` is a (head, relation, tail) with a confidence and its eviden
     relation                               a relation name of the model's relation map
     tail_id, tail_name, tail_category      the tail ("" id when the tail is a phrase or a token)
     tail_source                            how the tail was found: mention | lexicon | phrase | token | llm
+                                           (lexicon and token tails are spelled from the leaf tokens,
+                                           not found in the text: *predicted*, not stated)
     confidence                             max over the evidence of the model's confidence
     confidence_mean                        mean over the evidence
     evidence_count                         number of (document, chunk, head mention) supporting it
@@ -35,9 +37,12 @@ import pyarrow.parquet as pq
 from graphmert.io import atomic_path
 
 __all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "write_triples", "read_triples",
-           "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES"]
+           "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES",
+           "is_stated", "knowledge_level"]
 
 TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
+#: tails that the text does not state: KG names or tokens spelled from the model's top-k leaf tokens
+PREDICTED_TAIL_SOURCES = ("lexicon", "token")
 
 
 @dataclass
@@ -82,6 +87,19 @@ class Triple:
         return cls(**d)
 
 
+def is_stated(tail_source: str) -> bool:
+    """Whether a tail of this source is found in the text (mention, phrase, llm span), rather than
+    spelled from the model's leaf tokens (:data:`PREDICTED_TAIL_SOURCES`)."""
+    return tail_source not in PREDICTED_TAIL_SOURCES
+
+
+def knowledge_level(t: "Triple") -> str:
+    """The Biolink ``knowledge_level`` of a triple: ``knowledge_assertion`` when its tail is stated in
+    the source text (the authors assert it, a text-mining agent extracted it), ``prediction`` when
+    the tail was spelled from the model's leaf tokens and the text never names it."""
+    return "knowledge_assertion" if is_stated(t.tail_source) else "prediction"
+
+
 def _entity_key(entity_id: str, name: str) -> str:
     return entity_id if entity_id else "name:" + " ".join(name.lower().split())
 
@@ -94,8 +112,8 @@ def triple_key(t: Triple) -> tuple[str, str, str]:
 def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
     """Merge triples with the same :func:`triple_key` (order: by key, so the output is deterministic).
 
-    The merged record keeps the first head/tail names and categories met in input order, the
-    evidence of all (sorted by document, chunk, head offset), ``evidence_count`` = len(evidence),
+    The merged record keeps the first head/tail names and categories met in input order (and the
+    first stated tail source, when any event found the tail in the text), the evidence of all (sorted by document, chunk, head offset), ``evidence_count`` = len(evidence),
     ``confidence`` = max and ``confidence_mean`` = mean of the evidence confidences.
     """
     groups: dict[tuple[str, str, str], list[Triple]] = {}
@@ -105,13 +123,14 @@ def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
     for key in sorted(groups):
         ts = groups[key]
         first = ts[0]
+        source = next((t.tail_source for t in ts if is_stated(t.tail_source)), first.tail_source)
         ev = sorted((e for t in ts for e in t.evidence),
                     key=lambda e: (e.doc_id, e.chunk_id, e.head_start, e.head_end, e.tail_start))
         confs = [e.confidence for e in ev] or [t.confidence for t in ts]
         out.append(Triple(
             head_id=first.head_id, head_name=first.head_name, head_category=first.head_category,
             relation=first.relation, tail_id=first.tail_id, tail_name=first.tail_name,
-            tail_category=first.tail_category, tail_source=first.tail_source,
+            tail_category=first.tail_category, tail_source=source,
             confidence=max(confs), confidence_mean=sum(confs) / len(confs),
             evidence_count=len(ev) if ev else sum(t.evidence_count for t in ts),
             documents=sorted({e.doc_id for e in ev} | {d for t in ts for d in t.documents}),

@@ -39,7 +39,9 @@ def test_tsv_loads_back_with_the_seed_kg_reader(tmp_path):
     assert len(minted) == 2 and all(kg.nodes[n].category == "biolink:NamedThing" for n in minted)
     e = next(e for e in kg.edges if e.subject == "NCBIGene:6934")
     assert (e.predicate, e.object) == ("biolink:associated_with", "MESH:D003924")
-    assert e.provenance["knowledge_level"] == "prediction"
+    assert e.provenance["knowledge_level"] == "knowledge_assertion"     # a mention tail: stated
+    lexicon = next(e for e in kg.edges if e.subject == "MESH:D008687" and e.predicate == "biolink:treats")
+    assert lexicon.provenance["knowledge_level"] == "prediction"          # spelled from leaf tokens
     assert e.provenance["agent_type"] == "text_mining_agent"
     assert e.provenance["primary_knowledge_source"] == "infores:graphmert"
     assert e.provenance["publications"].split("|") == [

@@ -14,8 +14,9 @@ from graphmert.config import ExtractConfig, build_section
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.extractor import ExtractionError, Extractor
 from graphmert.extract.predict import LeafPredictor, Query
-from graphmert.extract.triples import (Evidence, Triple, merge_triples, read_triples, read_triples_jsonl,
-                                       triple_key, write_triples, write_triples_jsonl)
+from graphmert.extract.triples import (Evidence, Triple, is_stated, knowledge_level, merge_triples,
+                                       read_triples, read_triples_jsonl, triple_key, write_triples,
+                                       write_triples_jsonl)
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.layout import LeafyChainGraph
 from graphmert.kg.lexicon import Lexicon
@@ -238,7 +239,22 @@ def test_paper_mode_tail_is_the_likeliest_whole_word_top_k_token_of_slot_0(world
         assert len(token) == 1, f"{query}: not an admissible top-{top_k} token of slot 0"
         i = token[0]
         assert logp[i] >= logp[admissible[0]] - 1e-5, query       # the likeliest (float32 ties)
-        assert t.confidence == pytest.approx(math.exp(logp[i]), rel=1e-5)
+        scale = ExtractConfig().predicted_tail_scale                  # a token tail is predicted
+        assert t.confidence == pytest.approx(scale * math.exp(logp[i]), rel=1e-5)
+
+
+def test_tails_the_text_does_not_name_get_a_lower_confidence_band(world):
+    """Lexicon tails (spelled from leaf tokens) are scaled by extract.predicted_tail_scale; mention
+    tails keep the model's confidence."""
+    docs, _, chunks, *_ = world
+    kw = {"tail_sources": ["mention", "lexicon"], "tails_per_query": 10, "check_range": False}
+    full, _ = extractor(world, predicted_tail_scale=1.0, **kw).extract(docs, chunks)
+    half, _ = extractor(world, predicted_tail_scale=0.5, **kw).extract(docs, chunks)
+    assert {t.tail_source for t in full} == {"mention", "lexicon"}
+    assert [triple_key(t) for t in full] == [triple_key(t) for t in half]
+    for a, b in zip(full, half):
+        expected = a.confidence if is_stated(a.tail_source) else 0.5 * a.confidence
+        assert b.confidence == pytest.approx(expected, rel=1e-6), triple_key(a)
 
 
 def test_merge_folds_duplicates_and_round_trips(tmp_path):
@@ -260,6 +276,21 @@ def test_merge_folds_duplicates_and_round_trips(tmp_path):
     write_triples_jsonl(merged, tmp_path / "t.jsonl")
     assert [t.to_dict() for t in read_triples(tmp_path / "t.parquet")] == [t.to_dict() for t in merged]
     assert [t.to_dict() for t in read_triples_jsonl(tmp_path / "t.jsonl")] == [t.to_dict() for t in merged]
+
+
+def test_a_tail_found_in_the_text_once_is_stated():
+    """Merging keeps a stated tail source when any event found the tail in the text, and the
+    knowledge level follows it: only tails the text never names are predictions."""
+    def ev(doc, conf):
+        return Evidence(doc, doc + "#0", "s", 0, 0, 3, -1, -1, conf)
+
+    spelled = Triple("X:1", "x", "c", "r", "Y:2", "y", "c", "lexicon", 0.4, 0.4, 1, ["d1"], [ev("d1", 0.4)])
+    named = Triple("X:1", "x", "c", "r", "Y:2", "y", "c", "mention", 0.3, 0.3, 1, ["d2"], [ev("d2", 0.3)])
+    assert [knowledge_level(t) for t in (spelled, named)] == ["prediction", "knowledge_assertion"]
+    (merged,) = merge_triples([spelled, named])
+    assert merged.tail_source == "mention" and knowledge_level(merged) == "knowledge_assertion"
+    (alone,) = merge_triples([spelled])
+    assert alone.tail_source == "lexicon" and not is_stated(alone.tail_source)
 
 
 def test_helper_llm_heads_and_tails_are_grounded_and_scored(world, monkeypatch):
