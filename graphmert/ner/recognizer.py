@@ -106,12 +106,14 @@ def _surface_matcher(nlp, docs: Sequence[Document], categories: Sequence[str]):
     return lower, exact
 
 
-def training_examples(nlp, docs: Sequence[Document], categories: Sequence[str]) -> tuple[list, dict]:
+def training_examples(nlp, docs: Sequence[Document], categories: Sequence[str],
+                      forms_from: Sequence[Document] | None = None) -> tuple[list, dict]:
     """spaCy ``Example``s of ``docs`` (module docstring: unaligned and unannotated spans are missing)
-    and counts: documents, mentions, unaligned mentions, tokens marked missing."""
+    and counts: documents, mentions, unaligned mentions, tokens marked missing. The known surface
+    forms are those of ``forms_from`` (default: ``docs``)."""
     from spacy.training import Example, offsets_to_biluo_tags
 
-    lower, exact = _surface_matcher(nlp, docs, categories)
+    lower, exact = _surface_matcher(nlp, docs if forms_from is None else forms_from, categories)
     out, counts = [], {"documents": 0, "mentions": 0, "unaligned": 0, "missing_tokens": 0}
     for d in docs:
         spans = _gold_spans(d, categories)
@@ -183,7 +185,7 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
         raise RecognizerError(f"{where}: {len(docs)} annotated documents are too few to hold out "
                               f"ner.selection_fraction={cfg.selection_fraction} of them for selection")
     train, counts = training_examples(nlp, train_docs, cfg.categories)
-    pick, _ = training_examples(nlp, pick_docs, cfg.categories)
+    pick, _ = training_examples(nlp, pick_docs, cfg.categories, forms_from=train_docs)
     optimizer = nlp.initialize(lambda: train)
     rng, start = random.Random(cfg.seed), time.monotonic()
     best, history, stale = None, [], 0

@@ -47,6 +47,10 @@ def test_unannotated_category_tokens_are_missing_not_outside():
     assert tags_full[tok].ent_iob_ == "B" and tags_full[tok].ent_type_ == "Gene"
     assert tags_partial[tok].ent_iob_ == ""                       # missing: teaches neither way
     assert counts["missing_tokens"] >= 1 and counts["unaligned"] == 0
+    alone, _ = training_examples(nlp, [partial], CATS)                # no gene form known: "O"
+    assert alone[0].reference[tok].ent_iob_ == "O"
+    told, _ = training_examples(nlp, [partial], CATS, forms_from=[full])  # the training set's forms
+    assert told[0].reference[tok].ent_iob_ == ""
     chem = next(m for m in full.mentions if m.type == "Chemical")
     assert tags_partial[tags_partial.char_span(chem.start, chem.end)[0].i].ent_type_ == "Chemical"
 
