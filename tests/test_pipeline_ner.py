@@ -86,3 +86,31 @@ def test_ner_stage_refuses_unannotated_training_files(tmp_path, monkeypatch, fil
     r = invoke("ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", tmp_path / "run", "--quiet",
                f"ner.paths=[{files / 'raw.PubTator'}]")
     assert r.exit_code != 0 and "no training documents with entity mentions" in r.output
+
+
+SHARED = ROOT.parent / "shared" / "datasets"
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")
+def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkeypatch):
+    """configs/biored-raw.yaml: no BioRED dev document (extracted from or scored on) trains the
+    recognizer or the linker, and a tuning slice of BioRED train is left out when it is extracted."""
+    from graphmert.config import load_config
+    from graphmert.corpus.readers import read_corpus
+    from pipelines.holdout import held_out_documents
+    from pipelines.stages.ner import training_documents
+
+    monkeypatch.chdir(ROOT)
+    dev_file = SHARED / "biored" / "Dev.PubTator"     # the stripped copy has the same ids (build/)
+    cfg = load_config(ROOT / "configs" / "biored-raw.yaml", [f"extract.paths=[{dev_file}]"])
+    dev = {d.id for d in read_corpus([dev_file])}
+    docs, counts = training_documents(cfg, held_out_documents(cfg))
+    assert docs and not dev & {d.id for d in docs}
+    assert {d.metadata["source"] for d in docs} == set(cfg.ner.sources)
+    train = SHARED / "biored" / "Train.PubTator"
+    sliced = load_config(ROOT / "configs" / "biored-raw.yaml",
+                         [f"extract.paths=[{train}]", "extract.document_fraction=0.2"])
+    held = held_out_documents(sliced)
+    kept, counts = training_documents(sliced, held)
+    assert counts["held_out"] > 50 and not held & {d.id for d in kept}

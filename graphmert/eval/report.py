@@ -17,10 +17,10 @@ where PRF = ``{"precision", "recall", "f1", "tp", "predicted", "gold"}`` (:func:
 metrics.prf`). The Markdown table has one row per system: untyped P / R / F1, typed P / R / F1,
 untyped F1 on seed-known and on novel pairs, and validity, to 3 decimals ("–" where undefined).
 An optional ``"entities"`` object (``{"recognition", "normalisation"}``: the scores of
-:mod:`graphmert.eval.entities` when extraction recognised the mentions itself) follows as its own table
-(:func:`entity_table`). An optional ``"model"`` object of plain numbers (the training run's held-out leaf accuracy and its
-baseline, injection counts, …) follows as a two-column table, so every number a run is judged by is
-in one file.
+:mod:`graphmert.eval.entities` when extraction recognised the mentions itself) follows as its own
+table (:func:`entity_table`). An optional ``"model"`` object of plain numbers (the training run's
+held-out leaf accuracy and its baseline, injection counts, …) follows as a two-column table, so
+every number a run is judged by is in one file.
 """
 
 from __future__ import annotations

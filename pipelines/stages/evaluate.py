@@ -7,6 +7,10 @@ questions ranked without the trained model), the seed KG
 stage (validity; the categories the co-occurrence baseline may pair). Writes
 ``RUN/evaluate/metrics.json`` (per system: precision/recall/F1, untyped and typed, all/seed-known/
 novel, validity) and ``metrics.md`` (the same as one Markdown table).
+
+When extraction recognised the mentions itself (the ner stage; ``RUN/extract/documents.parquet``),
+the recognised mentions are scored against the gold ones (recognition and normalisation, a second
+table), and the baselines pair the recognised, linked mentions rather than the gold ones.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from graphmert.config import Config, ConfigError
+from graphmert.corpus.document import Document, read_documents
 from graphmert.eval import (BASELINES, GoldSet, evaluate_system, load_gold, metrics_payload, pair_sets,
                             seed_pairs, validity, write_report)
-from graphmert.corpus.document import Document, read_documents
 from graphmert.eval.entities import normalisation_scores, recognition_scores
 from graphmert.extract.triples import read_triples
 from graphmert.kg.loaders import load_kg

@@ -36,10 +36,10 @@ RECOGNIZER_DIR = "recognizer"
 LINKER_FILE = "linker.json.gz"
 
 
-def training_documents(cfg: Config) -> tuple[list[Document], dict]:
+def training_documents(cfg: Config, held: frozenset[str]) -> tuple[list[Document], dict]:
     """The annotated documents of ``ner.paths`` the recognizer and the linker may learn from: those
-    with mentions from ``ner.sources``, less every document the run extracts from or is scored on."""
-    held = held_out_documents(cfg)
+    with mentions from ``ner.sources``, less ``held`` (every document the run extracts from or is
+    scored on: :func:`pipelines.holdout.held_out_documents`)."""
     reader = read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records)
     annotated = list(annotated_documents(reader, cfg.ner.sources))
     kept = [d for d in annotated if d.id not in held]
@@ -52,7 +52,8 @@ def _ner(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     if not cfg.ner.paths:
         return {"enabled": False}
-    docs, counts = training_documents(cfg)
+    held = held_out_documents(cfg)
+    docs, counts = training_documents(cfg, held)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
     bar = ctx.progress(total=cfg.ner.epochs, desc="ner: train", unit="epoch")
 
@@ -65,7 +66,6 @@ def _ner(ctx: StageContext) -> dict:
     recognizer, report = train_recognizer(docs, cfg.ner, on_epoch=on_epoch)
     bar.close()
     recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
-    held = held_out_documents(cfg)
     linker = EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
                                 fuzzy_threshold=cfg.ner.fuzzy_threshold, exclude=held)
     linker.save(ctx.out / LINKER_FILE)
