@@ -38,7 +38,7 @@ from graphmert.errors import GraphmertError
 from pipelines.fingerprint import package_fingerprint
 from pipelines.scheduler import Session
 from pipelines.stage import UpstreamMissing, log_file, run_stage, setup_logging
-from pipelines.store import RunDirBusy, RunStore
+from pipelines.store import RunDirBusy, RunStore, is_url
 from pipelines.stages import CATALOG
 
 log = logging.getLogger("graphmert.cli")
@@ -293,6 +293,63 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     session = _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler,
                           folder_last=False)
     typer.echo(session.store.display() if quiet else f"run directory: {session.store.display()}")
+
+
+@app.command()
+def update(run_dir: str = RUN_DIR,
+           add: list[Path] = typer.Option([], "--add", "-a", help="Corpus file whose new documents are "
+                                          "extracted into the run's KG (repeatable; any reader's format).",
+                                          dir_okay=False),
+           remove: list[str] = typer.Option([], "--remove", help="Id of a document whose evidence leaves "
+                                            "the KG (repeatable)."),
+           remove_file: Optional[Path] = typer.Option(None, "--remove-file", dir_okay=False,
+                                                      help="File of document ids to remove, one per line."),
+           fmt: str = typer.Option("auto", "--format", help="Reader for the --add files ('auto': by "
+                                   "suffix)."),
+           quiet: bool = QUIET, scheduler: Optional[str] = SCHEDULER) -> None:
+    """Add documents to a finished run's knowledge graph, or remove them, without rebuilding it.
+
+    Added documents are extracted with the run's own config and trained model; their evidence merges
+    into existing edges and confidences are recomputed. A document already in the KG is skipped.
+    Removing a document drops only its evidence; edges left without evidence disappear. The export,
+    report and evaluation of the run are then brought up to date. docs/PIPELINE.md, "Updates".
+    """
+    if not add and not remove and remove_file is None:
+        _fail("update: nothing to do; give --add FILE, --remove ID or --remove-file FILE")
+    with _errors():
+        from pipelines import update as upd
+
+        ids = list(remove)
+        if remove_file is not None:
+            try:
+                ids += remove_file.read_text(encoding="utf-8").split()
+            except OSError as e:
+                raise ConfigError(f"--remove-file {remove_file}: cannot read it ({e.strerror})") from None
+        if is_url(run_dir):
+            raise ConfigError(f"update: {run_dir}: updates work on a local run directory; copy the run "
+                              "here first")
+        session = Session(upd.run_config(Path(run_dir)).pipeline, run_dir, scheduler, quiet)
+    with _errors(run_dir=session.store.local), ExitStack() as stack:
+        stack.enter_context(session)
+        setup_logging(session.store.local, quiet)
+        records = []
+        with _errors("update", session.store.local):
+            if add:
+                records.append(upd.add_documents(session, add, fmt, quiet))
+            if ids:
+                records.append(upd.remove_documents(session, upd.check_ids(ids, "--remove"), quiet))
+    for r in records:
+        typer.echo(_update_line(r))
+
+
+def _update_line(r: dict) -> str:
+    if "removed" in r:
+        what = f"removed {len(r['removed'])} document(s)"
+        what += f", {len(r['not_in_kg'])} not in the KG" if r["not_in_kg"] else ""
+    else:
+        what = f"added {r['added']} document(s), {r['already_in_kg']} already in the KG"
+    tail = f": the KG has {r['triples_after']} triples" if r["changed"] else ": nothing changed"
+    return f"{r['activity'] if r['changed'] else 'update'}: {what}{tail}"
 
 
 def _parameters(cfg, run_dir: Optional[Path]) -> dict:

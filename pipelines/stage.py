@@ -53,7 +53,7 @@ from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
 __all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "Shard", "run_stage",
-           "setup_logging", "log_file", "manifest_path", "WORK_ROOT"]
+           "output_hash", "setup_logging", "log_file", "manifest_path", "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
 
@@ -358,7 +358,8 @@ def _input_hash(stage: Stage, cfg: Config, upstream: dict[str, dict]) -> str:
     return _hash_json(parts)
 
 
-def _output_hash(out: Path) -> str:
+def output_hash(out: Path) -> str:
+    """Hash of every file in a stage folder but its manifest (names and contents)."""
     files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json")
     return _hash_json({str(p.relative_to(out)): file_sha256(p) for p in files})
 
@@ -377,7 +378,7 @@ def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, 
     if ctx.tasks:
         extra["tasks"] = ctx.tasks
     manifest = {"stage": stage.name, "status": "ran", **body, **extra, **hashes,
-                "output_hash": _output_hash(out), "elapsed_s": round(time.time() - t0, 3),
+                "output_hash": output_hash(out), "elapsed_s": round(time.time() - t0, 3),
                 "version": __version__}
     atomic_write_json(out / "manifest.json", manifest)
     return manifest
@@ -458,7 +459,7 @@ def _stale(old: dict | None, hashes: dict[str, str], folder: Path) -> str | None
         return "its config changed"
     if old.get("input_hash") != hashes["input_hash"]:
         return "its inputs changed"
-    if old.get("output_hash") != _output_hash(folder):
+    if old.get("output_hash") != output_hash(folder):
         return "its output folder was changed"
     return None
 

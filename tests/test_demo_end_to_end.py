@@ -8,20 +8,8 @@ from pathlib import Path
 
 import pytest
 import rdflib
-from typer.testing import CliRunner
-
-from pipelines.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("demo") / "run"
-    r = CliRunner().invoke(app, ["run", "--config", str(ROOT / "configs/demo.yaml"), "--run-dir",
-                                 str(run_dir), "--quiet"])
-    assert r.exit_code == 0, r.output
-    return run_dir, r.output
 
 
 @pytest.fixture(autouse=True)

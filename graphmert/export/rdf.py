@@ -13,7 +13,7 @@ Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.
        biolink:publications <document IRI> ;             one per supporting document
        biolink:knowledge_level "knowledge_assertion" ;   "prediction" when the text never names the tail
        biolink:agent_type "text_mining_agent" ;
-       prov:wasGeneratedBy R .
+       prov:wasGeneratedBy R .                           (and R/update-N when an update added evidence)
     R  a prov:Activity ; gm:checkpoint "…" ; gm:configHash "…" ; gm:softwareVersion "…" ;
        prov:startedAtTime "…"^^xsd:dateTime .            (when known)
     h  a <Biolink category> ; rdfs:label "name" ; dcterms:identifier "CURIE" .   (same for t)
@@ -46,7 +46,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
 
 from graphmert import __version__
-from graphmert.export.vocab import BIOLINK, GRAPHMERT, Vocabulary, clean_text, is_safe_iri
+from graphmert.export.vocab import BIOLINK, GRAPHMERT, Vocabulary, clean_text, encode_local, is_safe_iri
 from graphmert.extract.triples import Triple, knowledge_level, triple_key
 from graphmert.io import atomic_path
 
@@ -71,6 +71,7 @@ _RELATION, _CHECKPOINT, _CONFIG_HASH, _VERSION = (str(GRAPHMERT.relation), str(G
                                                   str(GRAPHMERT.softwareVersion))
 _GENERATED_BY, _ACTIVITY, _STARTED = (str(PROV.wasGeneratedBy), str(PROV.Activity),
                                       str(PROV.startedAtTime))
+_INFORMED_BY = str(PROV.wasInformedBy)
 
 
 class Lit(NamedTuple):
@@ -149,6 +150,7 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
     out += [(assoc, _KNOWLEDGE_LEVEL, Lit(knowledge_level(t))),
             (assoc, _AGENT_TYPE, Lit("text_mining_agent")),
             (assoc, _GENERATED_BY, activity)]
+    out += update_statements(t, assoc, activity, seen)
     for iri, eid, name, cat in ((head, t.head_id, t.head_name, t.head_category),
                                 (tail, t.tail_id, t.tail_name, t.tail_category)):
         label = clean_text(name).strip()
@@ -174,6 +176,22 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
         if run.started_at:
             out.append((activity, _STARTED, Lit(clean_text(run.started_at), _XSD_DT)))
     return run_key, out
+
+
+def update_statements(t: Triple, assoc: str, activity: str,
+                      seen: set[str] | None = None) -> list[Statement]:
+    """``assoc prov:wasGeneratedBy U`` for every ``graphmert update`` whose documents support the
+    triple (its evidence's ``activity``), next to the run activity ``R``; each ``U`` (``R/update-N``)
+    is described once: ``U a prov:Activity ; prov:wasInformedBy R`` (it used the run's model)."""
+    out: list[Statement] = []
+    for name in sorted({e.activity for e in t.evidence} - {""}):
+        update = f"{activity}/{encode_local(name)}"
+        out.append((assoc, _GENERATED_BY, update))
+        if seen is None or update not in seen:
+            if seen is not None:
+                seen.add(update)
+            out += [(update, _RDF_TYPE, _ACTIVITY), (update, _INFORMED_BY, activity)]
+    return out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -17,17 +17,21 @@ One :class:`Triple` is a (head, relation, tail) with a confidence and its eviden
 
 An :class:`Evidence` is one extraction event: the document and chunk, the sentence around the head
 (text and its character start in the document), the head's and (when the tail is a mention of the
-same document) the tail's character spans in the document text, and the confidence of that event.
+same document) the tail's character spans in the document text, the confidence of that event, and
+the extraction ``activity`` that found it: ``""`` for the run's extract stage, ``update-N`` for the
+N-th ``graphmert update`` that added documents to the run's knowledge graph.
 
 :func:`merge_triples` folds per-chunk triples that name the same (head, relation, tail) — by id when
-there is one, else by the normalised name — into one record. Records are written as Parquet shards
+there is one, else by the normalised name — into one record; merging merged records again with new
+ones gives the same records as merging everything at once. :func:`drop_documents` takes the evidence
+of some documents out again. Records are written as Parquet shards
 (``triples-00000.parquet``) and one JSON Lines file, both atomically.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -36,7 +40,8 @@ import pyarrow.parquet as pq
 
 from graphmert.io import atomic_path
 
-__all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "write_triples", "read_triples",
+__all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "drop_documents", "write_triples",
+           "read_triples",
            "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES",
            "is_stated", "knowledge_level"]
 
@@ -56,6 +61,8 @@ class Evidence:
     tail_start: int = -1             # tail mention in the same document, −1 when none
     tail_end: int = -1
     confidence: float = 0.0
+    activity: str = ""               # "" = the run's extract stage, "update-N" = a later addition
+    tail_source: str = ""            # how this event found the tail ("" in records from before it had one)
 
 
 @dataclass
@@ -82,7 +89,10 @@ class Triple:
     @classmethod
     def from_dict(cls, d: dict) -> "Triple":
         d = dict(d)
-        d["evidence"] = [Evidence(**e) for e in d.get("evidence") or []]
+        # files written before evidence had an activity read it as null: the run's extract stage
+        d["evidence"] = [Evidence(**{**e, "activity": e.get("activity") or "",
+                                     "tail_source": e.get("tail_source") or ""})
+                         for e in d.get("evidence") or []]
         d["documents"] = list(d.get("documents") or [])
         return cls(**d)
 
@@ -112,9 +122,12 @@ def triple_key(t: Triple) -> tuple[str, str, str]:
 def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
     """Merge triples with the same :func:`triple_key` (order: by key, so the output is deterministic).
 
-    The merged record keeps the first head/tail names and categories met in input order (and the
-    first stated tail source, when any event found the tail in the text), the evidence of all (sorted by document, chunk, head offset), ``evidence_count`` = len(evidence),
-    ``confidence`` = max and ``confidence_mean`` = mean of the evidence confidences.
+    The merged record keeps the first head/tail names and categories met in input order, the
+    evidence of all (sorted by document, chunk, head offset; each event stamped with its triple's
+    ``tail_source``), the tail source of the first event that found the tail in the text (else of
+    the first event), ``evidence_count`` = len(evidence), ``confidence`` = max and
+    ``confidence_mean`` = mean of the evidence confidences. So a triple's tail source follows its
+    evidence when :func:`drop_documents` takes some out.
     """
     groups: dict[tuple[str, str, str], list[Triple]] = {}
     for t in triples:
@@ -123,9 +136,11 @@ def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
     for key in sorted(groups):
         ts = groups[key]
         first = ts[0]
-        source = next((t.tail_source for t in ts if is_stated(t.tail_source)), first.tail_source)
-        ev = sorted((e for t in ts for e in t.evidence),
+        ev = sorted((e if e.tail_source else replace(e, tail_source=t.tail_source)
+                     for t in ts for e in t.evidence),
                     key=lambda e: (e.doc_id, e.chunk_id, e.head_start, e.head_end, e.tail_start))
+        sources = [e.tail_source for e in ev] or [t.tail_source for t in ts]
+        source = next((s for s in sources if is_stated(s)), sources[0])
         confs = [e.confidence for e in ev] or [t.confidence for t in ts]
         out.append(Triple(
             head_id=first.head_id, head_name=first.head_name, head_category=first.head_category,
@@ -138,6 +153,19 @@ def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
     return out
 
 
+def drop_documents(triples: Iterable[Triple], doc_ids: Iterable[str]) -> list[Triple]:
+    """The triples without the evidence of ``doc_ids``: each keeps the evidence of the other
+    documents, with ``confidence``, ``confidence_mean``, ``evidence_count`` and ``documents``
+    recomputed from it (:func:`merge_triples`); a triple left without evidence disappears."""
+    gone = set(doc_ids)
+    kept = []
+    for t in triples:
+        ev = [e for e in t.evidence if e.doc_id not in gone]
+        if ev:
+            kept.append(replace(t, evidence=ev, documents=[d for d in t.documents if d not in gone]))
+    return merge_triples(kept)
+
+
 # --------------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------------
@@ -145,7 +173,8 @@ def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
 _EVIDENCE = pa.struct([("doc_id", pa.string()), ("chunk_id", pa.string()), ("sentence", pa.string()),
                        ("sentence_start", pa.int64()), ("head_start", pa.int64()),
                        ("head_end", pa.int64()), ("tail_start", pa.int64()), ("tail_end", pa.int64()),
-                       ("confidence", pa.float64())])
+                       ("confidence", pa.float64()), ("activity", pa.string()),
+                       ("tail_source", pa.string())])
 SCHEMA = pa.schema([
     ("head_id", pa.string()), ("head_name", pa.string()), ("head_category", pa.string()),
     ("relation", pa.string()),

@@ -6,6 +6,7 @@ texts and then scores (triple text, chunk) pairs:
 
     scorer = SCORERS.get("tfidf")()
     scorer.fit(chunk_texts)                                  # list[str], one per chunk
+    scorer.fit(chunk_texts, reference=corpus_texts)          # IDF from another corpus (below)
     s = scorer.score(triple_texts, triple_index, chunk_index)   # [P] float64 in [0, 1]
 
 where pair p compares ``triple_texts[triple_index[p]]`` with chunk ``chunk_index[p]``.
@@ -17,6 +18,13 @@ where pair p compares ``triple_texts[triple_index[p]]`` with chunk ``chunk_index
 
 Triple text is ``"head name relation tail name"`` (:func:`triple_text`; ``_`` in relation names read
 as spaces). Words of the triple that never occur in the chunks carry no weight.
+
+With ``reference`` the vocabulary and IDF come from those texts (extraction passes the run's own
+chunk corpus) and the chunks are only transformed, so a chunk's vector, and every score against it,
+does not depend on which other documents are extracted with it: documents added to a knowledge graph
+later (``graphmert update``) are scored exactly as they would have been in one batch. With
+``reference=None`` the chunks are their own reference (``fit_transform``, the same numbers as fitting
+on them and transforming them).
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ def triple_text(head_name: str, relation: str, tail_name: str) -> str:
 
 
 class Scorer(Protocol):
-    def fit(self, chunk_texts: Sequence[str]) -> "Scorer": ...
+    def fit(self, chunk_texts: Sequence[str], reference: Sequence[str] | None = None) -> "Scorer": ...
 
     def score(self, triple_texts: Sequence[str], triple_index: np.ndarray,
               chunk_index: np.ndarray) -> np.ndarray: ...
@@ -61,11 +69,15 @@ class TfidfScorer:
                                           dtype=np.float64)
         self._chunks = None
 
-    def fit(self, chunk_texts: Sequence[str]) -> "TfidfScorer":
+    def fit(self, chunk_texts: Sequence[str], reference: Sequence[str] | None = None) -> "TfidfScorer":
         texts = list(chunk_texts)
-        if not any(t.strip() for t in texts):
+        ref = texts if reference is None else list(reference)
+        if not any(t.strip() for t in ref):
             raise ValueError("kg.scorer tfidf: every chunk text is empty; nothing to fit on")
-        self._chunks = self.vectorizer.fit_transform(texts).tocsr()     # [C, V]
+        if reference is None:
+            self._chunks = self.vectorizer.fit_transform(texts).tocsr()     # [C, V]
+        else:
+            self._chunks = self.vectorizer.fit(ref).transform(texts).tocsr()  # [C, V], V from ref
         return self
 
     def score(self, triple_texts: Sequence[str], triple_index: np.ndarray,

@@ -5,8 +5,8 @@ the run's own ingested corpus and chunks. When the ner stage trained a recognize
 mentions first get recognised, linked ones (kept in ``documents.parquet`` for evaluate). The documents are cut into parts of
 ``extract.part_documents``; each part is one Dask task (:meth:`StageContext.map_shards`) that writes
 its per-chunk triples as a shard — the model, tokenizer and seed KG are loaded once per worker
-(:func:`pipelines.scheduler.worker_cache`), the β-similarity scorer is fitted once over all chunks in
-the driver and shipped to the workers. Finished parts survive a killed run and are reused by the
+(:func:`pipelines.scheduler.worker_cache`), the β-similarity scorer (vocabulary and IDF from the run's own chunk corpus) is
+built once in the driver and shipped to the workers. Finished parts survive a killed run and are reused by the
 rerun. The driver merges the per-chunk triples of all parts
 (:func:`graphmert.extract.triples.merge_triples`) into ``triples-NNNNN.parquet`` shards and
 ``triples.jsonl``; the manifest counts triples, filter drops and model work.
@@ -14,6 +14,7 @@ rerun. The driver merges the per-chunk triples of all parts
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from graphmert.extract.extractor import Extractor
 from graphmert.extract.pairs import CONTROLS, PairExtractor
 from graphmert.extract.triples import (merge_triples, read_triples, write_triples,
                                        write_triples_jsonl)
-from graphmert.io import atomic_write_text, file_sha256
+from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import load_relation_map
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
@@ -43,6 +44,8 @@ from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext
 from pipelines.stages.corpus import document_shards
 from pipelines.stages.ner import load_entity_tools
+
+log = logging.getLogger("graphmert.pipeline")
 
 DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
 RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
@@ -68,9 +71,10 @@ def _load_model(ctx: StageContext, tok_path: Path):
     return model, tok, rmap, file_sha256(ckpt / "model.safetensors")[:16]
 
 
-def _documents(ctx: StageContext, tok):
+def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
     """(documents, chunks, counts) to extract from: ``extract.paths`` or the run's corpus, cut to
-    the slice ``extract.document_fraction`` (:func:`pipelines.holdout.in_slice`). With a recognizer
+    the slice ``extract.document_fraction`` (:func:`pipelines.holdout.in_slice`), without the
+    documents ``skip`` names (those a ``graphmert update`` finds already in the KG). With a recognizer
     (the ner stage ran with ``ner.paths``), documents without mentions get recognised, linked ones
     (:func:`_recognize`) before they are chunked."""
     cfg = ctx.cfg
@@ -79,13 +83,14 @@ def _documents(ctx: StageContext, tok):
         reader = read_corpus(cfg.extract.paths, format=cfg.extract.format,
                              skip_bad_records=cfg.corpus.skip_bad_records)
         analyzer = TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
-        picked = (d for d in reader if in_slice(d.id, frac))
+        picked = (d for d in reader if in_slice(d.id, frac) and d.id not in skip)
         docs = list(ctx.progress(analyzer.annotate(picked), desc="extract: read", unit="doc"))
         docs, recognized = _recognize(ctx, docs)
         chunks = list(chunk_documents(docs, tok, cfg.corpus, cfg.graph))
         skipped = reader.stats.to_dict()["skipped_records"]
     else:
-        docs = [d for d in read_documents(document_shards(ctx)) if in_slice(d.id, frac)]
+        docs = [d for d in read_documents(document_shards(ctx))
+                if in_slice(d.id, frac) and d.id not in skip]
         docs, recognized = _recognize(ctx, docs)
         cdir = ctx.stage_dir("chunks")
         ids = {d.id for d in docs} - set(recognized)
@@ -196,11 +201,13 @@ def _absolute(kg: KGConfig) -> KGConfig:
                    edges=[absp(p) for p in kg.edges], relation_files=[absp(p) for p in kg.relation_files])
 
 
-def _extract(ctx: StageContext) -> dict:
+def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dict:
+    """The extract stage into ``ctx.out`` (module docstring); ``skip``: document ids left out
+    (:mod:`pipelines.update` passes the documents already in the run's KG). Returns the manifest body."""
     cfg = ctx.cfg
     tok_path = ctx.stage_dir("tokenizer") / "tokenizer.json"
     model, tok, rmap, ckpt_id = _load_model(ctx, tok_path)
-    docs, chunks, counts = _documents(ctx, tok)
+    docs, chunks, counts = _documents(ctx, tok, skip)
     held_out = held_out_documents(cfg, (d.id for d in docs))
     kg = load_kg(cfg.kg, held_out)
     schema_path = ctx.stage_dir("graphs") / "relation_schema.json"
@@ -218,10 +225,7 @@ def _extract(ctx: StageContext) -> dict:
     query_groups = model.config.leaf_query == "fixed"
     _check_rankers(cfg.extract, query_groups)
     if cfg.extract.beta > 0:
-        from graphmert.kg.scoring import SCORERS
-
-        inputs.similarity = SCORERS.get(cfg.extract.similarity_scorer)().fit([c.text or " " for c in chunks])
-        inputs.similarity_rows = {c.id: i for i, c in enumerate(chunks)}
+        inputs.similarity, inputs.similarity_rows = _similarity(ctx, chunks)
     del model                                   # workers load their own copy (once each)
 
     chunks_of: dict[str, list] = {}
@@ -278,6 +282,32 @@ def _extract(ctx: StageContext) -> dict:
     }
 
 
+def _similarity(ctx: StageContext, chunks: list) -> tuple[Any, dict[str, int]]:
+    """The β filter's scorer over ``chunks``, with vocabulary and IDF from the run's own chunk corpus
+    (the chunks stage), so that a document scores the same whether it is extracted alone, in a batch,
+    or added later by ``graphmert update`` (:mod:`graphmert.kg.scoring`)."""
+    from graphmert.kg.scoring import SCORERS
+
+    cdir = ctx.stage_dir("chunks")
+    reference = [c.text or " " for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]])]
+    scorer = SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit([c.text or " " for c in chunks],
+                                                                  reference=reference)
+    return scorer, {c.id: i for i, c in enumerate(chunks)}
+
+
+def _extract_stage(ctx: StageContext) -> dict:
+    """The stage: :func:`run_extraction`, with a warning when the output it replaces had documents
+    added or removed by ``graphmert update`` (:mod:`pipelines.update`), which this extraction of
+    ``extract.paths`` (or the run's corpus) does not repeat."""
+    old = ctx.stage_dir("extract") / "manifest.json"          # still the previous output
+    updates = (read_json(old).get("updates") or []) if old.is_file() else []
+    if updates:
+        log.warning("extract: the knowledge graph this run replaces had %d update(s) (graphmert update: "
+                    "%s); they are not part of extract.paths and are dropped, so repeat them",
+                    len(updates), ", ".join(u.get("activity", "?") for u in updates))
+    return run_extraction(ctx)
+
+
 def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
     unknown = [c for c in ex.controls if c not in CONTROLS]
     if unknown:
@@ -307,5 +337,5 @@ def _sources(cfg: Config) -> list[Path]:
 EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.num_leaves",
                                      "corpus.chunk_mode", "corpus.chunk_overlap",
                                      "corpus.abbreviations"),
-                upstream=("ingest", "tokenizer", "chunks", "graphs", "train", "ner"), run=_extract,
+                upstream=("ingest", "tokenizer", "chunks", "graphs", "train", "ner"), run=_extract_stage,
                 source_files=_sources)

@@ -1,0 +1,286 @@
+"""Incremental updates of a run's knowledge graph: add new documents, remove documents.
+
+    graphmert update --run-dir RUN --add new.pubtator           # extract new documents into RUN's KG
+    graphmert update --run-dir RUN --remove 12345 --remove 678  # take documents' evidence out again
+
+**Adding** (:func:`add_documents`) runs the extract stage's own code
+(:func:`pipelines.stages.extract.run_extraction`) with RUN's config, trained model, tokenizer and seed
+KG over the documents of the given files that are not in the KG yet. A document whose id is already
+there is skipped, so adding it again changes nothing. The new per-document triples are merged into
+RUN/extract with :func:`~graphmert.extract.triples.merge_triples`: the evidence of an edge that exists
+already joins it, its ``confidence`` (max) and ``confidence_mean`` are recomputed over all its
+evidence, and edges the KG did not have are added. Every new evidence carries the update's
+activity, ``update-N``, so the export names both the run and the update that found an edge.
+
+**Removing** (:func:`remove_documents`) drops the evidence of the given documents from every edge
+(:func:`~graphmert.extract.triples.drop_documents`); confidences are recomputed from the evidence
+left, and edges left without evidence disappear.
+
+Either way RUN/extract is rewritten atomically: triples, controls, ``documents.txt`` and the
+recognised documents, and the manifest with its ``updates`` list (one record per update), the
+extract stage's config and input hashes kept (the stage stays up to date) and the output hash
+recomputed. Then the stages downstream of extract that RUN has (export, report, evaluate) rerun, so
+the exported KG, the store and the report follow.
+
+Why adding is exact: extracting a document never depends on the other documents extracted with it
+(the β filter's vocabulary comes from the run's own chunk corpus; heads, candidates and salience are
+per document), and merging is associative. So extracting 40 documents and then adding 20 gives the
+same KG as extracting all 60 at once (tests/test_update.py). One thing does depend on the set: with
+``kg.relation_files``, the seed relations of the documents being extracted are held out of the seed
+KG (:mod:`pipelines.holdout`); an update holds out those of the documents it adds.
+
+A rerun of the extract stage itself (after a change to its config or code) extracts ``extract.paths``
+(or the run's corpus) again and so drops what updates added; it warns about it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+from graphmert.config import Config, ConfigError, load_config
+from graphmert.corpus.document import read_documents, write_documents
+from graphmert.corpus.readers import read_corpus
+from graphmert.extract.triples import (Triple, drop_documents, merge_triples, read_triples, write_triples,
+                                       write_triples_jsonl)
+from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, read_json
+from pipelines.scheduler import Session
+from pipelines.stage import StageContext, UpstreamMissing, manifest_path, output_hash, run_stage
+from pipelines.stages import CATALOG
+from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE, run_extraction
+
+__all__ = ["UpdateError", "add_documents", "remove_documents"]
+
+log = logging.getLogger("graphmert.pipeline")
+
+EXTRACT = "extract"
+
+
+class UpdateError(UpstreamMissing):
+    """The run directory has no extracted KG to update, or is not a run directory: the commands came
+    in the wrong order (a usage error; the message says what to run first)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# What the run has
+# --------------------------------------------------------------------------------------------------
+
+def run_config(run_dir: Path) -> Config:
+    """The config the run's stages last ran with (``RUN/config.yaml``)."""
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise UpdateError(f"{run_dir}: not a run directory (no config.yaml); run `graphmert run` first")
+    return load_config(path)
+
+
+def _extract_manifest(run_dir: Path) -> dict:
+    path = manifest_path(run_dir, EXTRACT)
+    if not path.is_file():
+        raise UpdateError(f"{run_dir}: the run has no extracted knowledge graph ({path} is missing); "
+                          "run `graphmert extract --run-dir RUN` first")
+    return read_json(path)
+
+
+def kg_documents(folder: Path) -> list[str]:
+    """Ids of the documents of an extract folder's KG (``RUN/extract``), in the order they came."""
+    path = folder / DOCUMENTS_FILE
+    return path.read_text(encoding="utf-8").split() if path.is_file() else []
+
+
+def _triple_files(folder: Path, manifest: dict) -> dict[str, list[Path]]:
+    """The triple files of an extract folder: ``triples`` (the KG's shards) and each control."""
+    files = {"triples": [folder / s for s in manifest.get("shards", [])]}
+    for name, rec in (manifest.get("controls") or {}).items():
+        files[f"control-{name}"] = [folder / rec["file"]]
+    return files
+
+
+# --------------------------------------------------------------------------------------------------
+# Add
+# --------------------------------------------------------------------------------------------------
+
+def add_documents(session: Session, paths: list[Path], fmt: str = "auto", quiet: bool = False) -> dict:
+    """Extract the documents of ``paths`` that the run's KG lacks and merge them in (module
+    docstring). Returns the update record (also appended to the extract manifest's ``updates``)."""
+    run_dir = session.store.local
+    cfg = run_config(run_dir)
+    manifest = _extract_manifest(run_dir)
+    present = set(kg_documents(run_dir / EXTRACT))
+    ids = [d.id for d in read_corpus(paths, format=fmt, skip_bad_records=cfg.corpus.skip_bad_records)]
+    new = [i for i in ids if i not in present]
+    record = {"activity": _activity(manifest), "at": _now(), "added_files": [str(p) for p in paths],
+              "documents_in_files": len(ids), "already_in_kg": len(ids) - len(new)}
+    if not new:
+        log.info("update: all %d documents of %s are in the KG already; nothing to add", len(ids),
+                 [str(p) for p in paths])
+        return {**record, "added": 0, "changed": False}
+    delta_cfg = dataclasses.replace(cfg, extract=dataclasses.replace(
+        cfg.extract, paths=[str(p) for p in paths], format=fmt, document_fraction=1.0))
+    work = run_dir / "work" / "update"
+    work.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(work / record["activity"]) as delta:
+        body = _extract_delta(session, delta_cfg, run_dir, delta, frozenset(present), quiet)
+        record.update(added=body["documents"], triples_found=body["triples"], chunks=body["chunks"])
+        _rewrite(run_dir, manifest, record, delta=(delta, body))
+    _drop_tree(work)          # RUN/work/update, and RUN/work when nothing else is in it
+    _downstream(session, cfg, quiet)
+    return {**record, "changed": True}
+
+
+def _extract_delta(session: Session, cfg: Config, run_dir: Path, out: Path, skip: frozenset[str],
+                   quiet: bool) -> dict:
+    """Run the extract stage's code into ``out`` for the documents of ``cfg.extract.paths`` outside
+    ``skip``; its shards go to RUN/work/update/ (a killed update resumes with them)."""
+    from pipelines.stages import STAGES
+
+    stage = STAGES[EXTRACT]
+    upstream = {}
+    for name in stage.upstream:
+        mp = manifest_path(run_dir, name)
+        if not mp.is_file():
+            raise UpdateError(f"{run_dir}: stage '{name}' has no output ({mp}); run `graphmert run` first")
+        upstream[name] = read_json(mp)
+    extract = read_json(manifest_path(run_dir, EXTRACT))
+    # shard ids: the extract stage's config and inputs (the trained model among them) + the documents
+    ctx = StageContext(cfg=cfg, run_dir=run_dir, out=out, quiet=quiet, upstream=upstream, stage="update",
+                       config_hash=f"{extract['config_hash']}:{extract['input_hash']}",
+                       session=session, store=session.store)
+    return run_extraction(ctx, skip=skip)
+
+
+def _tag(triples: Iterable[Triple], activity: str) -> list[Triple]:
+    """The triples with every evidence marked as found by ``activity``."""
+    return [dataclasses.replace(t, evidence=[dataclasses.replace(e, activity=activity) for e in t.evidence])
+            for t in triples]
+
+
+# --------------------------------------------------------------------------------------------------
+# Remove
+# --------------------------------------------------------------------------------------------------
+
+def remove_documents(session: Session, doc_ids: list[str], quiet: bool = False) -> dict:
+    """Take the evidence of ``doc_ids`` out of the run's KG (module docstring). Ids the KG does not
+    have are listed in the record and otherwise ignored."""
+    run_dir = session.store.local
+    cfg = run_config(run_dir)
+    manifest = _extract_manifest(run_dir)
+    present = set(kg_documents(run_dir / EXTRACT))
+    gone = [i for i in dict.fromkeys(doc_ids) if i in present]
+    record = {"activity": _activity(manifest), "at": _now(), "removed": gone,
+              "not_in_kg": [i for i in dict.fromkeys(doc_ids) if i not in present]}
+    if not gone:
+        log.info("update: none of %s is in the KG; nothing to remove", doc_ids)
+        return {**record, "changed": False}
+    _rewrite(run_dir, manifest, record, removed=frozenset(gone))
+    _downstream(session, cfg, quiet)
+    return {**record, "changed": True}
+
+
+# --------------------------------------------------------------------------------------------------
+# Rewriting RUN/extract
+# --------------------------------------------------------------------------------------------------
+
+def _rewrite(run_dir: Path, manifest: dict, record: dict, delta: tuple[Path, dict] | None = None,
+             removed: frozenset[str] = frozenset()) -> None:
+    """Write RUN/extract anew (atomically): every triple file merged with the delta's or without the
+    removed documents' evidence, the document lists, and the manifest."""
+    folder = run_dir / EXTRACT
+    shard_size = run_config(run_dir).extract.shard_size
+    delta_files = _triple_files(*delta) if delta else {}
+    with atomic_dir(folder) as new:
+        counts = {}
+        for name, files in _triple_files(folder, manifest).items():
+            triples = list(read_triples(files))
+            if delta:
+                triples = merge_triples(triples + _tag(read_triples(delta_files.get(name, [])),
+                                                       record["activity"]))
+            triples = drop_documents(triples, removed) if removed else triples
+            counts[name] = _write_triple_files(triples, new, name, shard_size)
+        _write_documents(folder, new, delta[0] if delta else None, removed)
+        record["triples_after"] = len(counts["triples"]["triples"])
+        body = _updated_manifest(manifest, record, counts, len(kg_documents(new)))
+        body["output_hash"] = output_hash(new)
+        atomic_write_json(new / "manifest.json", body)
+    log.info("update %s: the KG now has %d triples from %d documents", record["activity"],
+             record["triples_after"], body["documents"])
+
+
+def _write_triple_files(triples: list[Triple], folder: Path, name: str, shard_size: int) -> dict:
+    """The KG's shards + triples.jsonl (``name`` "triples") or one control file."""
+    if name != "triples":
+        write_triples(triples, folder / f"{name}.parquet")
+        return {"triples": triples, "files": [f"{name}.parquet"]}
+    shards = []
+    for i in range(0, max(len(triples), 1), shard_size):
+        shards.append(f"triples-{len(shards):05d}.parquet")
+        write_triples(triples[i:i + shard_size], folder / shards[-1])
+    write_triples_jsonl(triples, folder / "triples.jsonl")
+    return {"triples": triples, "files": shards}
+
+
+def _write_documents(old: Path, new: Path, delta: Path | None, removed: frozenset[str]) -> None:
+    """``documents.txt`` and the recognised documents: the old ones (less ``removed``) + the delta's."""
+    ids = [i for i in kg_documents(old) if i not in removed]
+    ids += kg_documents(delta) if delta else []
+    atomic_write_text(new / DOCUMENTS_FILE, "".join(f"{i}\n" for i in ids))
+    sources = [p for p in (old / RECOGNIZED_FILE, delta / RECOGNIZED_FILE if delta else None)
+               if p is not None and p.is_file()]
+    if sources:
+        write_documents([d for d in read_documents(sources) if d.id not in removed], new / RECOGNIZED_FILE)
+
+
+def _updated_manifest(manifest: dict, record: dict, counts: dict, documents: int) -> dict:
+    """The extract manifest after an update: KG counts recomputed, the update appended, the stage's
+    config and input hashes kept. Counts of the first extraction's work (``work``, ``filters``,
+    ``chunks``) stay as they were; each update record has its own."""
+    triples = counts["triples"]["triples"]
+    body = {k: v for k, v in manifest.items() if k not in ("shard_info", "tasks", "output_hash")}
+    body.update(status="updated", triples=len(triples), documents=documents,
+                shards=counts["triples"]["files"],
+                triples_per_relation=dict(sorted(Counter(t.relation for t in triples).items())),
+                triples_per_tail_source=dict(sorted(Counter(t.tail_source for t in triples).items())),
+                updates=[*manifest.get("updates", []), record])
+    for name, rec in (body.get("controls") or {}).items():
+        rec["triples"] = len(counts[f"control-{name}"]["triples"])
+    return body
+
+
+def _downstream(session: Session, cfg: Config, quiet: bool) -> None:
+    """Rerun the stages after extract that the run has run before (export, report, evaluate)."""
+    from pipelines.stages import STAGES
+
+    run_dir = session.store.local
+    for name in CATALOG:
+        stage = STAGES[name]
+        if EXTRACT in stage.upstream and manifest_path(run_dir, name).is_file():
+            m = run_stage(stage, cfg, run_dir, quiet=quiet, session=session)
+            log.info("update: %s %s", name, m["status"])
+
+
+def _activity(manifest: dict) -> str:
+    return f"update-{len(manifest.get('updates', [])) + 1}"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _drop_tree(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        folder.parent.rmdir()
+    except OSError:
+        pass
+
+
+def check_ids(doc_ids: list[str], where: str) -> list[str]:
+    """Document ids from the command line or a file: non-empty, no whitespace inside."""
+    for i, d in enumerate(doc_ids, 1):
+        if not d or any(c.isspace() for c in d):
+            raise ConfigError(f"{where}: entry {i}: {d!r} is not a document id")
+    return doc_ids

@@ -1,0 +1,72 @@
+"""Merging per-chunk triples is what incremental updates rest on (pipelines/update.py): merging merged
+records again with new ones equals merging everything at once, and dropping documents' evidence
+equals never having merged it. Checked against the naive reference (merge the raw events at once)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphmert.extract.triples import Evidence, Triple, drop_documents, knowledge_level, merge_triples
+
+DOCS = ["d1", "d2", "d3", "d4"]
+ENTITIES = [("X:1", "alpha"), ("X:2", "beta"), ("", "gamma chain")]
+
+
+def _event(doc: str, start: int, head: int, tail: int, source: str, conf: float) -> Triple:
+    """One raw per-chunk triple with one evidence (what extraction writes before merging)."""
+    (hid, hname), (tid, tname) = ENTITIES[head], ENTITIES[tail]
+    ev = Evidence(doc_id=doc, chunk_id=f"{doc}#0", sentence="s", sentence_start=0, head_start=start,
+                  head_end=start + 3, confidence=conf)
+    return Triple(head_id=hid, head_name=hname, head_category="c", relation="r", tail_id=tid,
+                  tail_name=tname, tail_category="c", tail_source=source, confidence=conf,
+                  confidence_mean=conf, evidence_count=1, documents=[doc], evidence=[ev])
+
+
+events = st.lists(st.builds(_event, st.sampled_from(DOCS), st.integers(0, 50), st.integers(0, 2),
+                            st.integers(0, 2), st.sampled_from(["mention", "lexicon"]),
+                            st.floats(0.01, 1.0)), min_size=1, max_size=25)
+
+
+def _view(triples: list[Triple]) -> list[dict]:
+    """Records without the order of equal-key evidence (sorted by position, ties in input order)."""
+    out = []
+    for t in triples:
+        d = t.to_dict()
+        d["evidence"] = sorted(d["evidence"], key=lambda e: tuple(map(str, e.values())))
+        out.append(d)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(events, st.integers(0, 25))
+def test_merging_merged_records_with_new_ones_equals_merging_at_once(raw, cut):
+    first, later = raw[:cut], raw[cut:]
+    assert _view(merge_triples(merge_triples(first) + later)) == _view(merge_triples(raw))
+
+
+@settings(max_examples=60, deadline=None)
+@given(events, st.sets(st.sampled_from(DOCS)))
+def test_dropping_documents_equals_never_merging_their_evidence(raw, gone):
+    kept = [t for t in raw if t.evidence[0].doc_id not in gone]
+    dropped = drop_documents(merge_triples(raw), gone)
+    expected = merge_triples(kept)
+    assert [(t.head_id, t.tail_id, t.tail_source, t.documents, t.evidence_count) for t in dropped] == \
+        [(t.head_id, t.tail_id, t.tail_source, t.documents, t.evidence_count) for t in expected]
+    for a, b in zip(dropped, expected):
+        assert a.confidence == b.confidence and a.confidence_mean == pytest.approx(b.confidence_mean)
+        assert all(e.doc_id not in gone for e in a.evidence)
+
+
+def test_a_tail_source_follows_the_evidence_left():
+    """A tail named in the text by one document only is a prediction again once that document's
+    evidence is dropped (the knowledge level follows)."""
+    named = _event("d1", 0, 0, 1, "mention", 0.3)
+    spelled = _event("d2", 0, 0, 1, "lexicon", 0.6)
+    (both,) = merge_triples([spelled, named])
+    assert both.tail_source == "mention" and knowledge_level(both) == "knowledge_assertion"
+    (left,) = drop_documents([both], {"d1"})
+    assert left.tail_source == "lexicon" and knowledge_level(left) == "prediction"
+    assert left.confidence == 0.6 and left.documents == ["d2"] and left.evidence_count == 1
+    assert drop_documents([both], {"d1", "d2"}) == []
