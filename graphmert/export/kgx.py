@@ -5,19 +5,22 @@ Files (names fixed here, never taken from data): ``kg_nodes.tsv``, ``kg_edges.ts
 
 * nodes: ``id`` (CURIE), ``name``, ``category`` (Biolink CURIE);
 * edges: ``id`` (``graphmert:association/…``, the RDF association), ``subject``, ``predicate`` (Biolink
-  CURIE), ``object``, ``original_predicate`` (the model's relation name), ``knowledge_level``
-  (``knowledge_assertion`` when the text states the tail, ``prediction`` when it was spelled from
-  leaf tokens: :func:`graphmert.extract.triples.knowledge_level`), ``agent_type``
-  (``text_mining_agent``), ``primary_knowledge_source``
+  CURIE), ``object``, the qualifier slots of :data:`~graphmert.export.vocab.QUALIFIERS`
+  (``qualified_predicate``, ``object_aspect_qualifier``, ``object_direction_qualifier``: from
+  ``export.predicate_qualifiers``, e.g. ``upregulates`` → ``biolink:causes`` /
+  ``activity_or_abundance`` / ``increased``), ``original_predicate`` (the model's relation name),
+  ``knowledge_level`` (``prediction``: :data:`graphmert.extract.triples.KNOWLEDGE_LEVEL`),
+  ``agent_type`` (``text_mining_agent``), ``primary_knowledge_source``
   (``export.knowledge_source``), ``publications`` (``PMID:…`` or document IRIs),
   ``has_confidence_score``, ``evidence_count``, ``supporting_text`` (distinct evidence sentences,
-  at most ``export.max_supporting_text``).
+  at most ``export.max_supporting_text``). Every column is a Biolink slot.
 
 JSON Lines keeps multi-valued fields (``category``, ``publications``, ``supporting_text``) as lists
-and numbers as numbers. TSV follows KGX: tab-separated, no quoting, ``|`` between the values of a
-multi-valued field; so inside a TSV value tabs and line breaks become spaces, and a ``|`` inside one
-supporting sentence is written as ``¦`` (U+00A6). The JSON Lines files keep the text unchanged (after
-:func:`~graphmert.export.vocab.clean_text`).
+and numbers as numbers. A qualifier that does not apply to an edge is left out of its JSON line and
+empty in its TSV row (KGX reads an empty TSV cell as absent). TSV follows KGX: tab-separated, no
+quoting, ``|`` between the values of a multi-valued field; so inside a TSV value tabs and line breaks
+become spaces, and a ``|`` inside one supporting sentence is written as ``¦`` (U+00A6). The JSON
+Lines files keep the text unchanged (after :func:`~graphmert.export.vocab.clean_text`).
 
 Edges are streamed; nodes (one per distinct entity, first name and category seen) are held in
 memory and written sorted by id at the end.
@@ -32,17 +35,17 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from graphmert.export.rdf import RunInfo, documents, supporting_texts
-from graphmert.export.vocab import Vocabulary, clean_text
-from graphmert.extract.triples import Triple, knowledge_level, triple_key
+from graphmert.export.vocab import QUALIFIERS, Vocabulary, clean_text
+from graphmert.extract.triples import KNOWLEDGE_LEVEL, Triple, triple_key
 from graphmert.io import atomic_path
 
 __all__ = ["NODE_COLUMNS", "EDGE_COLUMNS", "KGX_FILES", "kgx_edge", "kgx_nodes", "tsv_row", "json_line",
            "write_kgx", "write_kgx_nodes", "read_kgx_jsonl"]
 
 NODE_COLUMNS = ("id", "name", "category")
-EDGE_COLUMNS = ("id", "subject", "predicate", "object", "original_predicate", "knowledge_level",
-                "agent_type", "primary_knowledge_source", "publications", "has_confidence_score",
-                "evidence_count", "supporting_text")
+EDGE_COLUMNS = ("id", "subject", "predicate", "object", *QUALIFIERS, "original_predicate",
+                "knowledge_level", "agent_type", "primary_knowledge_source", "publications",
+                "has_confidence_score", "evidence_count", "supporting_text")
 KGX_FILES = {"nodes_tsv": "kg_nodes.tsv", "edges_tsv": "kg_edges.tsv",
              "nodes_jsonl": "kg_nodes.jsonl", "edges_jsonl": "kg_edges.jsonl"}
 
@@ -50,7 +53,8 @@ _TSV_SPACE = re.compile(r"[\t\n\r]+")
 
 
 def kgx_edge(t: Triple, vocab: Vocabulary, run: RunInfo) -> dict[str, Any]:
-    """One KGX edge record (JSON-ready: lists for multi-valued fields)."""
+    """One KGX edge record (JSON-ready: lists for multi-valued fields; qualifiers only where the
+    relation has them, right after ``object``)."""
     _, head = vocab.entity(t.head_id, t.head_name)
     _, tail = vocab.entity(t.tail_id, t.tail_name)
     run_key = vocab.run_key(t.run_id, t.checkpoint_id, run.config_hash)
@@ -61,8 +65,9 @@ def kgx_edge(t: Triple, vocab: Vocabulary, run: RunInfo) -> dict[str, Any]:
         "subject": head,
         "predicate": "biolink:" + str(vocab.predicate(t.relation)).rsplit("/", 1)[-1],
         "object": tail,
+        **dict(vocab.qualifiers(t.relation)),
         "original_predicate": clean_text(t.relation),
-        "knowledge_level": knowledge_level(t),
+        "knowledge_level": KNOWLEDGE_LEVEL,
         "agent_type": "text_mining_agent",
         "primary_knowledge_source": vocab.cfg.knowledge_source,
         "publications": [vocab.document(d)[1] for d in documents(t)],
@@ -91,7 +96,8 @@ def _tsv_value(v: Any) -> str:
 
 
 def tsv_row(record: dict[str, Any], columns: tuple[str, ...]) -> str:
-    return "\t".join(_tsv_value(record[c]) for c in columns) + "\n"
+    """One TSV line of ``record`` in ``columns`` order; a column the record lacks is empty."""
+    return "\t".join(_tsv_value(record.get(c, "")) for c in columns) + "\n"
 
 
 def json_line(record: dict[str, Any]) -> str:

@@ -11,8 +11,13 @@ Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.
        biolink:evidence_count "n"^^xsd:integer ;
        biolink:supporting_text "sentence" ;              one per distinct sentence (capped)
        biolink:publications <document IRI> ;             one per supporting document
-       biolink:knowledge_level "knowledge_assertion" ;   "prediction" when the text never names the tail
+       biolink:knowledge_level "prediction" ;            every GraphMERT edge (KNOWLEDGE_LEVEL)
        biolink:agent_type "text_mining_agent" ;
+       biolink:primary_knowledge_source "infores:…" ;    export.knowledge_source
+       biolink:qualified_predicate biolink:causes ;      export.predicate_qualifiers of r, if any:
+       biolink:object_aspect_qualifier "…" ;             e.g. upregulates → causes increased
+       biolink:object_direction_qualifier "…" ;          activity_or_abundance
+       gm:tailSource "mention" ;                         how the tail was found (stated or predicted)
        prov:wasGeneratedBy R .                           (and R/update-N when an update added evidence)
     R  a prov:Activity ; gm:checkpoint "…" ; gm:configHash "…" ; gm:softwareVersion "…" ;
        prov:startedAtTime "…"^^xsd:dateTime .            (when known)
@@ -46,8 +51,9 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
 
 from graphmert import __version__
-from graphmert.export.vocab import BIOLINK, GRAPHMERT, Vocabulary, clean_text, encode_local, is_safe_iri
-from graphmert.extract.triples import Triple, knowledge_level, triple_key
+from graphmert.export.vocab import (BIOLINK, GRAPHMERT, QUALIFIERS, Vocabulary, clean_text, encode_local,
+                                    is_safe_iri)
+from graphmert.extract.triples import KNOWLEDGE_LEVEL, Triple, triple_key
 from graphmert.io import atomic_path
 
 __all__ = ["Lit", "RunInfo", "Statement", "triple_statements", "supporting_texts", "documents",
@@ -65,7 +71,10 @@ _ASSOCIATION, _SUBJECT, _PREDICATE, _OBJECT = (str(BIOLINK.Association), str(BIO
 _CONFIDENCE, _EVIDENCE_COUNT, _TEXT, _PUBLICATIONS = (
     str(BIOLINK.has_confidence_score), str(BIOLINK.evidence_count), str(BIOLINK.supporting_text),
     str(BIOLINK.publications))
-_KNOWLEDGE_LEVEL, _AGENT_TYPE = str(BIOLINK.knowledge_level), str(BIOLINK.agent_type)
+_KNOWLEDGE_LEVEL, _AGENT_TYPE, _KNOWLEDGE_SOURCE = (
+    str(BIOLINK.knowledge_level), str(BIOLINK.agent_type), str(BIOLINK.primary_knowledge_source))
+_QUALIFIER_IRIS = {slot: str(getattr(BIOLINK, slot)) for slot in QUALIFIERS}
+_TAIL_SOURCE = str(GRAPHMERT.tailSource)
 _RELATION, _CHECKPOINT, _CONFIG_HASH, _VERSION = (str(GRAPHMERT.relation), str(GRAPHMERT.checkpoint),
                                                   str(GRAPHMERT.configHash),
                                                   str(GRAPHMERT.softwareVersion))
@@ -145,11 +154,8 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
         (assoc, _CONFIDENCE, _double(t.confidence)),
         (assoc, _EVIDENCE_COUNT, Lit(str(int(t.evidence_count)), _XSD_INT)),
     ]
-    out += [(assoc, _TEXT, Lit(s)) for s in supporting_texts(t, vocab.cfg.max_supporting_text)]
-    out += [(assoc, _PUBLICATIONS, vocab.document(d)[0]) for d in documents(t)]
-    out += [(assoc, _KNOWLEDGE_LEVEL, Lit(knowledge_level(t))),
-            (assoc, _AGENT_TYPE, Lit("text_mining_agent")),
-            (assoc, _GENERATED_BY, activity)]
+    out += association_statements(t, assoc, vocab)
+    out.append((assoc, _GENERATED_BY, activity))
     out += update_statements(t, assoc, activity, seen)
     for iri, eid, name, cat in ((head, t.head_id, t.head_name, t.head_category),
                                 (tail, t.tail_id, t.tail_name, t.tail_category)):
@@ -176,6 +182,24 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
         if run.started_at:
             out.append((activity, _STARTED, Lit(clean_text(run.started_at), _XSD_DT)))
     return run_key, out
+
+
+def association_statements(t: Triple, assoc: str, vocab: Vocabulary) -> list[Statement]:
+    """The evidence and Translator provenance of an association: supporting text, publications,
+    knowledge level, agent type, primary knowledge source, the relation's qualifiers (Biolink slot
+    IRIs; ``qualified_predicate``'s value an IRI, the enum values literals) and ``gm:tailSource``."""
+    out: list[Statement] = [(assoc, _TEXT, Lit(s))
+                            for s in supporting_texts(t, vocab.cfg.max_supporting_text)]
+    out += [(assoc, _PUBLICATIONS, vocab.document(d)[0]) for d in documents(t)]
+    out += [(assoc, _KNOWLEDGE_LEVEL, Lit(KNOWLEDGE_LEVEL)),
+            (assoc, _AGENT_TYPE, Lit("text_mining_agent")),
+            (assoc, _KNOWLEDGE_SOURCE, Lit(vocab.cfg.knowledge_source))]
+    for slot, value in vocab.qualifiers(t.relation):
+        obj = str(BIOLINK._NS) + value.partition(":")[2] if slot == "qualified_predicate" else Lit(value)
+        out.append((assoc, _QUALIFIER_IRIS[slot], obj))
+    if t.tail_source:
+        out.append((assoc, _TAIL_SOURCE, Lit(clean_text(t.tail_source))))
+    return out
 
 
 def update_statements(t: Triple, assoc: str, activity: str,

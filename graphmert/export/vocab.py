@@ -25,6 +25,11 @@ Biolink terms live in :class:`BIOLINK`, a closed rdflib ``DefinedNamespace``: an
 so a typo in ``export.predicate_map`` is an error naming the key, not a silently invented IRI.
 GraphMERT's own terms are in :class:`GRAPHMERT` (a fixed namespace, so queries do not depend on
 ``export.namespace``).
+
+``export.predicate_qualifiers`` (relation → qualifier slot → value) is checked against
+:data:`QUALIFIERS`, a closed table of Biolink qualifier slots and their allowed values, and
+``export.knowledge_source`` must be an ``infores:`` CURIE (:data:`INFORES`); either mistake is a
+:class:`~graphmert.config.ConfigError` naming the key.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from rdflib.namespace import DefinedNamespace, Namespace
 from graphmert.config import ConfigError, ExportConfig
 from graphmert.vocab import BUILTIN_PREFIXES, MINTED_PREFIX, prefix_converter
 
-__all__ = ["BIOLINK", "GRAPHMERT", "CATEGORIES", "PREDICATES", "FORMATS", "Vocabulary",
+__all__ = ["BIOLINK", "GRAPHMERT", "CATEGORIES", "PREDICATES", "QUALIFIERS", "INFORES", "FORMATS",
+           "Vocabulary",
            "check_formats", "clean_text", "encode_local", "is_safe_iri", "is_pmid", "name_key"]
 
 
@@ -85,6 +91,11 @@ class BIOLINK(DefinedNamespace):
     evidence_count: URIRef
     knowledge_level: URIRef
     agent_type: URIRef
+    primary_knowledge_source: URIRef
+    # association qualifier slots (QUALIFIERS)
+    qualified_predicate: URIRef
+    object_aspect_qualifier: URIRef
+    object_direction_qualifier: URIRef
     # predicates
     related_to: URIRef
     associated_with: URIRef
@@ -100,7 +111,7 @@ class BIOLINK(DefinedNamespace):
     contributes_to: URIRef
     affects: URIRef
     regulates: URIRef
-    interacts_with: URIRef
+    pharmacologically_interacts_with: URIRef
     physically_interacts_with: URIRef
     directly_physically_interacts_with: URIRef
     has_phenotype: URIRef
@@ -115,11 +126,29 @@ class BIOLINK(DefinedNamespace):
 
 
 _ASSOCIATION_SLOTS = ("subject", "predicate", "object", "has_confidence_score", "supporting_text",
-                      "publications", "evidence_count", "knowledge_level", "agent_type")
+                      "publications", "evidence_count", "knowledge_level", "agent_type",
+                      "primary_knowledge_source", "qualified_predicate", "object_aspect_qualifier",
+                      "object_direction_qualifier")
 CATEGORIES: tuple[str, ...] = tuple(n for n in BIOLINK.__annotations__ if n[0].isupper()
                                     and n != "Association")
 PREDICATES: tuple[str, ...] = tuple(n for n in BIOLINK.__annotations__ if n[0].islower()
                                     and n not in _ASSOCIATION_SLOTS)
+
+
+# The qualifier slots ``export.predicate_qualifiers`` may set, in KGX column order, with their allowed
+# values: a closed subset of the pinned Biolink model's enums (``qualified_predicate``: a predicate of
+# BIOLINK; ``object_aspect_qualifier``: GeneOrGeneProductOrChemicalEntityAspectEnum;
+# ``object_direction_qualifier``: DirectionQualifierEnum). tests/export/test_kgx_biolink.py checks
+# every value against the model.
+QUALIFIERS: dict[str, tuple[str, ...]] = {
+    "qualified_predicate": tuple("biolink:" + p for p in PREDICATES),
+    "object_aspect_qualifier": ("activity_or_abundance", "activity", "abundance", "expression",
+                                "synthesis", "degradation", "localization", "transport",
+                                "secretion", "uptake"),
+    "object_direction_qualifier": ("increased", "decreased", "upregulated", "downregulated"),
+}
+# an Information Resource Registry id (https://biolink.github.io/information-resource-registry/)
+INFORES = re.compile(r"^infores:[a-z0-9][a-z0-9._-]*$")
 
 
 class GRAPHMERT(DefinedNamespace):
@@ -129,12 +158,13 @@ class GRAPHMERT(DefinedNamespace):
     _fail = True
 
     relation: URIRef          # association → the model's relation name (literal)
+    tailSource: URIRef        # association → how the tail was found (literal: mention, lexicon, …)
     checkpoint: URIRef        # run → model checkpoint id (literal)
     configHash: URIRef        # run → config hash of the extraction (literal)
     softwareVersion: URIRef   # run → graphmert.__version__ (literal)
 
 
-FORMATS = ("ttl", "nt", "jsonld", "kgx", "trig", "nq")
+FORMATS = ("ttl", "nt", "jsonld", "kgx", "trig", "nq", "store")   # store: graphmert.export.store
 
 # C0/C1 controls except tab, newline, carriage return; lone surrogates; the two non-characters.
 _UNSAFE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -198,6 +228,23 @@ def _biolink_term(key: str, curie: str, allowed: tuple[str, ...], kind: str) -> 
     return getattr(BIOLINK, name)
 
 
+def _check_qualifiers(table: dict[str, dict[str, str]]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """``export.predicate_qualifiers`` checked against :data:`QUALIFIERS`: relation → ((slot, value),
+    …) in :data:`QUALIFIERS` order. ``qualified_predicate`` must name a predicate of :class:`BIOLINK`."""
+    out = {}
+    for rel, quals in table.items():
+        for slot, value in quals.items():
+            key = f"export.predicate_qualifiers.{rel}.{slot}"
+            if slot not in QUALIFIERS:
+                raise ConfigError(f"{key}: not an allowed Biolink qualifier; use one of {list(QUALIFIERS)}")
+            if slot == "qualified_predicate":
+                _biolink_term(key, value, PREDICATES, "predicate")
+            elif value not in QUALIFIERS[slot]:
+                raise ConfigError(f"{key}: {value!r} is not allowed; choose from {list(QUALIFIERS[slot])}")
+        out[rel] = tuple((slot, quals[slot]) for slot in QUALIFIERS if slot in quals)
+    return out
+
+
 def _check_base(key: str, base: str) -> str:
     if not is_safe_iri(base):
         raise ConfigError(f"{key}: {base!r} is not an absolute IRI without spaces, quotes or <>")
@@ -230,6 +277,10 @@ class Vocabulary:
                                                PREDICATES, "predicate")
         self.category_map = {raw: _biolink_term(f"export.category_map.{raw}", c, CATEGORIES, "category")
                              for raw, c in cfg.category_map.items()}
+        self.qualifier_map = _check_qualifiers(cfg.predicate_qualifiers)
+        if not INFORES.match(cfg.knowledge_source):
+            raise ConfigError(f"export.knowledge_source: {cfg.knowledge_source!r} is not an infores: "
+                              "CURIE (lower-case letters, digits, '.', '_', '-'), e.g. 'infores:graphmert'")
         self.unmapped_relations: Counter[str] = Counter()
         self.unknown_categories: Counter[str] = Counter()
         self.used_prefixes: set[str] = set()
@@ -243,6 +294,11 @@ class Vocabulary:
             self.unmapped_relations[relation] += 1
             return self.default_predicate
         return p
+
+    def qualifiers(self, relation: str) -> tuple[tuple[str, str], ...]:
+        """The (Biolink qualifier slot, value) pairs of a relation's edges (``qualified_predicate`` as
+        a ``biolink:`` CURIE); empty for relations without ``export.predicate_qualifiers``."""
+        return self.qualifier_map.get(relation, ())
 
     def category(self, raw: str) -> URIRef:
         """A triple's category string → a Biolink class (``""`` / unknown → NamedThing)."""

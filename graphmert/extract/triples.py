@@ -41,9 +41,8 @@ import pyarrow.parquet as pq
 from graphmert.io import atomic_path
 
 __all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "drop_documents", "write_triples",
-           "read_triples",
-           "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES",
-           "is_stated", "knowledge_level"]
+           "read_triples", "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES",
+           "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL"]
 
 TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
 #: tails that the text does not state: KG names or tokens spelled from the model's top-k leaf tokens
@@ -103,11 +102,17 @@ def is_stated(tail_source: str) -> bool:
     return tail_source not in PREDICTED_TAIL_SOURCES
 
 
-def knowledge_level(t: "Triple") -> str:
-    """The Biolink ``knowledge_level`` of a triple: ``knowledge_assertion`` when its tail is stated in
-    the source text (the authors assert it, a text-mining agent extracted it), ``prediction`` when
-    the tail was spelled from the model's leaf tokens and the text never names it."""
-    return "knowledge_assertion" if is_stated(t.tail_source) else "prediction"
+#: The Biolink ``knowledge_level`` of every GraphMERT edge. Biolink's KnowledgeLevelEnum defines
+#: ``prediction`` as "a statement of a possible fact based on probabilistic forms of reasoning", and
+#: ``knowledge_assertion`` as a fact "put forth by an agent as true, based on assessment of direct
+#: evidence". GraphMERT never assesses whether the authors assert a relation: it ranks tails for a
+#: (head, relation) by a trained model's likelihood, with relations from the seed KG, so even a tail
+#: the sentence names (:func:`is_stated`) is the model's reading of the text, and a tail spelled from
+#: leaf tokens is a prediction outright. ``statistical_association`` (variables correlated in a
+#: dataset) fits neither. The stated / predicted distinction is kept where it cannot be mistaken for
+#: a knowledge level: ``tail_source`` itself (RDF ``gm:tailSource``) and the lower confidence band of
+#: predicted tails (``extract.predicted_tail_scale``); docs/EXPORT.md gives the full rule.
+KNOWLEDGE_LEVEL = "prediction"
 
 
 def _entity_key(entity_id: str, name: str) -> str:

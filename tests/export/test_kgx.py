@@ -39,9 +39,10 @@ def test_tsv_loads_back_with_the_seed_kg_reader(tmp_path):
     assert len(minted) == 2 and all(kg.nodes[n].category == "biolink:NamedThing" for n in minted)
     e = next(e for e in kg.edges if e.subject == "NCBIGene:6934")
     assert (e.predicate, e.object) == ("biolink:associated_with", "MESH:D003924")
-    assert e.provenance["knowledge_level"] == "knowledge_assertion"     # a mention tail: stated
     lexicon = next(e for e in kg.edges if e.subject == "MESH:D008687" and e.predicate == "biolink:treats")
-    assert lexicon.provenance["knowledge_level"] == "prediction"          # spelled from leaf tokens
+    # every edge is a model's prediction, whether the text names the tail (e) or not (lexicon)
+    assert e.provenance["knowledge_level"] == lexicon.provenance["knowledge_level"] == "prediction"
+    assert "object_direction_qualifier" not in e.provenance         # an empty TSV cell: no qualifier
     assert e.provenance["agent_type"] == "text_mining_agent"
     assert e.provenance["primary_knowledge_source"] == "infores:graphmert"
     assert e.provenance["publications"].split("|") == [
@@ -65,14 +66,22 @@ def test_jsonl_round_trip(tmp_path):
     assert {e["original_predicate"] for e in edges} == {t.relation for t in triples}
     up = next(e for e in edges if e["original_predicate"] == "upregulates")
     assert up["predicate"] == "biolink:affects" and up["subject"] == "MESH:D008687"
+    assert (up["qualified_predicate"], up["object_aspect_qualifier"], up["object_direction_qualifier"]) \
+        == ("biolink:causes", "activity_or_abundance", "increased")
     assert up["object"] == "NCBIGene:5562" and up["has_confidence_score"] == 0.6
     assert up["publications"] == ["PMID:34567890"] and up["supporting_text"] == [
         "Metformin activates AMPK in hepatocytes."]
-    assert all(set(e) == set(EDGE_COLUMNS) for e in edges)
+    # JSON lines carry the qualifiers only where they apply; every other column always
+    quals = {"qualified_predicate", "object_aspect_qualifier", "object_direction_qualifier"}
+    assert all(set(EDGE_COLUMNS) - quals <= set(e) <= set(EDGE_COLUMNS) for e in edges)
+    assert [e["original_predicate"] for e in edges if quals <= set(e)] == ["upregulates"]
     assert all(isinstance(n["category"], list) for n in nodes)
     # the TSV and JSON Lines describe the same edges
     tsv = {r[0]: r for r in _tsv_rows(tmp_path / KGX_FILES["edges_tsv"])[1:]}
     assert set(tsv) == {e["id"] for e in edges}
+    for e in edges:
+        row = dict(zip(EDGE_COLUMNS, tsv[e["id"]]))
+        assert all(row[q] == e.get(q, "") for q in quals), e["id"]
     # edge ids are the RDF association IRIs
     assert all(e["id"].startswith("graphmert:association/") for e in edges)
 

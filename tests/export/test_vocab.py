@@ -23,6 +23,8 @@ def test_biolink_namespace_is_closed():
         GRAPHMERT.unknown_term
     assert "Association" not in CATEGORIES and "NamedThing" in CATEGORIES
     assert "treats" in PREDICATES and "subject" not in PREDICATES and "Gene" not in PREDICATES
+    assert not {"primary_knowledge_source", "qualified_predicate", "object_direction_qualifier"} \
+        & set(PREDICATES)
 
 
 def test_default_config_is_valid_and_maps_every_known_relation():
@@ -53,10 +55,38 @@ def test_default_config_is_valid_and_maps_every_known_relation():
     ({"namespace": "https://example.org/kg"}, "export.namespace: .* must end with '/' or '#'"),
     ({"namespace": "relative/"}, "export.namespace"),
     ({"pmid_base": "https://pubmed ncbi/"}, "export.pmid_base"),
+    ({"predicate_qualifiers": {"upregulates": {"object_direction_qualifier": "up"}}},
+     "export.predicate_qualifiers.upregulates.object_direction_qualifier: 'up' is not allowed"),
+    ({"predicate_qualifiers": {"upregulates": {"object_aspect_qualifier": "increased"}}},
+     "export.predicate_qualifiers.upregulates.object_aspect_qualifier: 'increased' is not allowed"),
+    ({"predicate_qualifiers": {"x": {"subject_mood_qualifier": "up"}}},
+     "export.predicate_qualifiers.x.subject_mood_qualifier: not an allowed Biolink qualifier"),
+    ({"predicate_qualifiers": {"x": {"qualified_predicate": "biolink:Gene"}}},
+     "export.predicate_qualifiers.x.qualified_predicate: 'biolink:Gene' is not a known Biolink predicate"),
+    ({"knowledge_source": "graphmert"}, "export.knowledge_source: 'graphmert' is not an infores: CURIE"),
+    ({"knowledge_source": "infores:Graph MERT"}, "export.knowledge_source"),
+    ({"knowledge_source": "https://w3id.org/infores/x"}, "export.knowledge_source"),
 ])
 def test_bad_config_names_the_key(override, message):
     with pytest.raises(ConfigError, match=message):
         Vocabulary(ExportConfig(**override))
+
+
+def test_qualifiers_come_in_slot_order_and_load_from_overrides():
+    v = Vocabulary(ExportConfig())
+    assert v.qualifiers("downregulates") == (("qualified_predicate", "biolink:causes"),
+                                             ("object_aspect_qualifier", "activity_or_abundance"),
+                                             ("object_direction_qualifier", "decreased"))
+    assert v.qualifiers("treats") == ()
+    cfg = load_config(None, ["export.predicate_qualifiers={binds: {object_direction_qualifier: "
+                             "increased, object_aspect_qualifier: activity}}",
+                             "export.knowledge_source=infores:my-kg"])
+    v = Vocabulary(cfg.export)
+    assert v.qualifiers("binds") == (("object_aspect_qualifier", "activity"),
+                                     ("object_direction_qualifier", "increased"))
+    assert v.qualifiers("upregulates") == () and cfg.export.knowledge_source == "infores:my-kg"
+    with pytest.raises(ConfigError, match=r"export.predicate_qualifiers.binds: expected a mapping"):
+        load_config(None, ["export.predicate_qualifiers={binds: increased}"])
 
 
 def test_formats_are_checked():

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmert.extract.triples import Evidence, Triple, drop_documents, knowledge_level, merge_triples
+from graphmert.extract.triples import Evidence, Triple, drop_documents, is_stated, merge_triples
 
 DOCS = ["d1", "d2", "d3", "d4"]
 ENTITIES = [("X:1", "alpha"), ("X:2", "beta"), ("", "gamma chain")]
@@ -60,13 +60,13 @@ def test_dropping_documents_equals_never_merging_their_evidence(raw, gone):
 
 
 def test_a_tail_source_follows_the_evidence_left():
-    """A tail named in the text by one document only is a prediction again once that document's
-    evidence is dropped (the knowledge level follows)."""
+    """A tail named in the text by one document only is predicted (not stated) again once that
+    document's evidence is dropped."""
     named = _event("d1", 0, 0, 1, "mention", 0.3)
     spelled = _event("d2", 0, 0, 1, "lexicon", 0.6)
     (both,) = merge_triples([spelled, named])
-    assert both.tail_source == "mention" and knowledge_level(both) == "knowledge_assertion"
+    assert both.tail_source == "mention" and is_stated(both.tail_source)
     (left,) = drop_documents([both], {"d1"})
-    assert left.tail_source == "lexicon" and knowledge_level(left) == "prediction"
+    assert left.tail_source == "lexicon" and not is_stated(left.tail_source)
     assert left.confidence == 0.6 and left.documents == ["d2"] and left.evidence_count == 1
     assert drop_documents([both], {"d1", "d2"}) == []
