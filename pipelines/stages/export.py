@@ -5,12 +5,20 @@
 
     ttl → kg.ttl      nt → kg.nt      jsonld → kg.jsonld      trig → kg.trig      nq → kg.nq
     kgx → kg_nodes.tsv, kg_edges.tsv, kg_nodes.jsonl, kg_edges.jsonl
+    store → store/    (an Oxigraph SPARQL database, :mod:`graphmert.export.store`)
 
 N-Triples / N-Quads / KGX are written in parts, one Dask task per triple shard
 (:mod:`graphmert.export.parts`), and joined in shard order in the driver; Turtle / JSON-LD / TriG are
 built in memory in the driver and skipped (listed under ``skipped_formats``, with a warning) when
 there are more than ``export.max_graph_triples`` triples. The run activity records the extract
 stage's config hash.
+
+``store`` is bulk-loaded from the joined ``kg.nq`` when ``nq`` is written (it keeps each run's named
+graph), else from ``kg.nt``; with neither, the parts' N-Triples are joined into a temporary file
+inside the stage folder, loaded, and deleted. The manifest records ``store``: ``triples`` (distinct
+statements), ``load_seconds`` and ``source``. Readers open the store read-only, so its files — and
+the stage's output hash — never change after the stage. :func:`load_store` (``graphmert load``)
+rebuilds it in a finished run from the exported RDF.
 
 ``report`` (upstream ``extract``) writes ``RUN/report/report.html``: a self-contained page (plots
 inline) that any browser opens from disk; training curves are included when
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -28,14 +37,18 @@ from graphmert.config import ExportConfig
 from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, Vocabulary,
                               check_formats, write_rdf, write_report)
 from graphmert.export.parts import join_parts, write_part
+from graphmert.export.store import STORE_DIR, build_store
 from graphmert.extract.triples import read_triples
-from pipelines.stage import Stage, StageContext, StageError
+from graphmert.io import atomic_write_json, read_json
+from pipelines.stage import Stage, StageContext, StageError, UpstreamMissing, output_hash
 
 log = logging.getLogger("graphmert.pipeline")
 
 FORMAT_FILES: dict[str, list[str]] = {"ttl": ["kg.ttl"], "nt": ["kg.nt"], "jsonld": ["kg.jsonld"],
                                       "trig": ["kg.trig"], "nq": ["kg.nq"],
-                                      "kgx": list(KGX_FILES.values())}
+                                      "kgx": list(KGX_FILES.values()), "store": [STORE_DIR]}
+#: exported RDF a store is loaded from, in order of preference (N-Quads keep the run's named graph)
+STORE_SOURCES = ("kg.nq", "kg.nt", "kg.trig", "kg.ttl")
 REPORT_FILE = "report.html"
 
 
@@ -64,8 +77,9 @@ def _export(ctx: StageContext) -> dict:
     formats = check_formats(cfg.formats)
     shards = triple_shards(ctx)
     run = RunInfo(config_hash=str(ctx.upstream["extract"].get("config_hash", "")))
+    part_formats = formats + (["nt"] if "store" in formats and not {"nt", "nq"} & set(formats) else [])
     parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
-                           shared=(formats, cfg, run), suffix=".part")
+                           shared=(part_formats, cfg, run), suffix=".part")
     n = sum(p.counts["triples"] for p in parts)
     joined = join_parts([(p.path, p.counts) for p in parts], ctx.out, formats)
     unmapped: Counter = Counter()
@@ -85,6 +99,9 @@ def _export(ctx: StageContext) -> dict:
             skipped.append(fmt)
             continue
         statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, Vocabulary(cfg), run)
+    if "store" in formats:
+        body["store"] = _stage_store(ctx, [(p.path, p.counts) for p in parts], formats)
+        statements["store"] = body["store"]["triples"]
     if unmapped:
         log.warning("export: relations without a Biolink predicate in export.predicate_map, exported "
                     "as %s: %s", cfg.default_predicate, dict(unmapped))
@@ -92,6 +109,61 @@ def _export(ctx: StageContext) -> dict:
     return {**body, "statements": {fmt: statements[fmt] for fmt in formats if fmt in statements},
             "skipped_formats": skipped, "unmapped_relations": dict(sorted(unmapped.items())),
             "unknown_categories": dict(sorted(unknown.items())), "files": files}
+
+
+def _store_record(info: dict, source: str) -> dict:
+    return {"triples": info["triples"], "load_seconds": info["seconds"], "source": source}
+
+
+def _stage_store(ctx: StageContext, parts: list, formats: list[str]) -> dict:
+    """Build ``store/`` in the stage folder from the joined N-Quads / N-Triples, or from the parts'
+    N-Triples joined into a temporary file (removed) when neither format is written."""
+    for fmt in ("nq", "nt"):
+        if fmt in formats:
+            return _store_record(build_store([ctx.out / f"kg.{fmt}"], ctx.out / STORE_DIR), f"kg.{fmt}")
+    with tempfile.TemporaryDirectory(dir=ctx.out, prefix=".store-source-") as tmp:
+        join_parts(parts, tmp, ["nt"])
+        info = build_store([Path(tmp) / "kg.nt"], ctx.out / STORE_DIR)
+    return _store_record(info, "kg.nt (temporary)")
+
+
+def store_source(run_dir: Path) -> Path:
+    """The exported RDF file a store of ``run_dir`` is loaded from (:data:`STORE_SOURCES`);
+    :class:`UpstreamMissing` when the run has no export."""
+    folder = run_dir / "export"
+    source = next((folder / n for n in STORE_SOURCES if (folder / n).is_file()), None)
+    if source is None:
+        raise UpstreamMissing(f"{folder}: no exported RDF to load into a SPARQL store (none of "
+                              f"{', '.join(STORE_SOURCES)}); run `graphmert export --run-dir "
+                              f"{run_dir}` first")
+    return source
+
+
+def load_store(run_dir: Path) -> dict:
+    """``graphmert load``: (re)build ``RUN/export/store`` from the run's exported RDF (the first of
+    :data:`STORE_SOURCES` present), holding the run directory's lock. When the export manifest
+    matched its folder before, it is updated (``store``, ``files``, ``output_hash``) so the export
+    stage stays up to date; returns the store record (with ``path``)."""
+    from pipelines.store import RunStore
+
+    folder = run_dir / "export"
+    source = store_source(run_dir)
+    lock = RunStore(run_dir).lock()
+    try:
+        mp = folder / "manifest.json"
+        manifest = read_json(mp) if mp.is_file() else None
+        in_step = manifest is not None and manifest.get("output_hash") == output_hash(folder)
+        record = _store_record(build_store([source], folder / STORE_DIR), source.name)
+        if in_step:
+            manifest["store"] = record
+            manifest.setdefault("statements", {})["store"] = record["triples"]
+            if STORE_DIR not in manifest.setdefault("files", []):
+                manifest["files"].append(STORE_DIR)
+            manifest["output_hash"] = output_hash(folder)
+            atomic_write_json(mp, manifest)
+    finally:
+        lock.close()
+    return {**record, "path": str(folder / STORE_DIR)}
 
 
 def _read_metrics(path: Path) -> list[dict]:

@@ -66,7 +66,7 @@ def test_large_graphs_skip_in_memory_formats(tmp_path):
     m = run_stage(EXPORT, cfg, run_dir, quiet=True)
     assert m["skipped_formats"] == ["ttl", "jsonld"]
     assert sorted(p.name for p in (run_dir / "export").iterdir()) == sorted(
-        ["kg.nt", *KGX_FILES.values(), "manifest.json"])
+        ["kg.nt", *KGX_FILES.values(), "store", "manifest.json"])
 
 
 def test_hostile_triples_stay_inside_the_run_directory(tmp_path):
