@@ -233,7 +233,7 @@ for _name in CATALOG:
 def export(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
            run_dir: str = RUN_DIR, quiet: bool = QUIET, skip_bad: bool = SKIP_BAD,
            formats: list[str] = typer.Option([], "--format", "-f", help="ttl, nt, jsonld, kgx, trig, "
-                                             "nq (repeatable); replaces export.formats."),
+                                             "nq, store (repeatable); replaces export.formats."),
            force: bool = typer.Option(False, "--force", help="Rerun even if up to date."),
            scheduler: Optional[str] = SCHEDULER) -> None:
     overrides = list(overrides or [])
@@ -293,6 +293,15 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     session = _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler,
                           folder_last=False)
     typer.echo(session.store.display() if quiet else f"run directory: {session.store.display()}")
+    if not quiet and "export" in selected:
+        typer.echo(_next_steps(session.store.display()))
+
+
+def _next_steps(run_dir: str) -> str:
+    """How to query and browse a run's exported KG (what `make demo` ends with)."""
+    exe = sys.argv[0] if Path(sys.argv[0]).name == "graphmert" else "graphmert"
+    return (f"query it:  {exe} query --run-dir {run_dir} examples/genes-t2d.rq   (any SPARQL file, or -)\n"
+            f"browse it: {exe} serve --run-dir {run_dir}   (then open the address it prints)")
 
 
 @app.command()
@@ -350,6 +359,79 @@ def _update_line(r: dict) -> str:
         what = f"added {r['added']} document(s), {r['already_in_kg']} already in the KG"
     tail = f": the KG has {r['triples_after']} triples" if r["changed"] else ": nothing changed"
     return f"{r['activity'] if r['changed'] else 'update'}: {what}{tail}"
+
+
+# -- load / query: the run's SPARQL store (graphmert/export/store.py, docs/EXPORT.md) ----------------
+
+LOCAL_RUN_DIR = typer.Option(..., "--run-dir", "-r", file_okay=False,
+                             help="Run directory (a local path) whose export to load or query.")
+
+
+def _local_run(run_dir: Path, command: str) -> Path:
+    if is_url(str(run_dir)):
+        raise ConfigError(f"{command}: {run_dir}: the SPARQL store works on a local run directory; "
+                          "copy the run here first")
+    return run_dir
+
+
+@app.command()
+def load(run_dir: Path = LOCAL_RUN_DIR, quiet: bool = QUIET) -> None:
+    """Build (or rebuild) the run's SPARQL store, RUN/export/store, from its exported RDF.
+
+    Loads RUN/export/kg.nq, else kg.nt (else kg.trig, kg.ttl) into an embedded Oxigraph database,
+    atomically. The export stage does the same when export.formats has 'store' (the default).
+    """
+    with _errors("load"):
+        from pipelines.stages.export import load_store
+
+        rec = load_store(_local_run(run_dir, "load"))
+    if quiet:
+        typer.echo(rec["path"])
+        return
+    typer.echo(f"store: {rec['triples']} triples from {rec['source']} in {rec['load_seconds']:.2f}s "
+               f"→ {rec['path']}")
+
+
+@app.command()
+def query(source: str = typer.Argument(..., metavar="QUERY", help="A SPARQL query file (.rq), or - "
+                                       "to read the query from stdin.", show_default=False),
+          run_dir: Path = LOCAL_RUN_DIR,
+          fmt: str = typer.Option("table", "--format", "-f", help="Output: table (aligned columns and "
+                                  "a row count), csv (SPARQL 1.1 CSV), tsv (plain values) or json "
+                                  "(SPARQL 1.1 Query Results JSON).")) -> None:
+    """Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) on the run's store; print the results.
+
+    The store (RUN/export/store) is opened read-only; SPARQL Update is refused. When the run has
+    exported RDF but no store yet, the store is built first (a note goes to stderr). docs/EXPORT.md,
+    "SPARQL store".
+    """
+    with _errors("query"):
+        from graphmert.export import store as kgstore
+        from pipelines.stages.export import load_store, store_source
+
+        if fmt not in kgstore.RESULT_FORMATS:
+            raise ConfigError(f"--format: {fmt!r} is not a result format; choose from "
+                              f"{list(kgstore.RESULT_FORMATS)}")
+        text = _query_text(source)
+        path = _local_run(run_dir, "query") / "export" / kgstore.STORE_DIR
+        if not kgstore.is_store(path):
+            source = store_source(run_dir)
+            typer.echo(f"no SPARQL store at {path} yet: loading {source.name} into it (as `graphmert "
+                       "load` does)", err=True)
+            load_store(run_dir)
+        result = kgstore.run_query(kgstore.open_store(path), text)
+        typer.echo(kgstore.format_result(result, fmt), nl=False)
+
+
+def _query_text(source: str) -> str:
+    """The SPARQL text of QUERY: a file, or stdin for ``-``."""
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise ConfigError(f"QUERY {source}: cannot read the SPARQL file ({why})") from None
 
 
 def _parameters(cfg, run_dir: Optional[Path]) -> dict:
@@ -449,6 +531,35 @@ def _print_keys(as_json: bool) -> None:
             section = key.split(".")[0]
             typer.echo(f"{'' if section == rows[0][0].split('.')[0] else chr(10)}# {section}")
         typer.echo(f"{key}={_override_text(default)}  ({tp}){'  ' + help_ if help_ else ''}")
+
+
+# -- serve: the local explorer (pipelines/serve.py, docs/EXPLORER.md) ------------------------------
+
+
+@app.command()
+def serve(run_dir: Path = typer.Option(..., "--run-dir", "-r", file_okay=False,
+                                       help="Run directory whose knowledge graph to browse (it needs "
+                                            "extract/triples.jsonl; SPARQL also needs export/store)."),
+          port: int = typer.Option(8765, "--port", "-p",
+                                   help="Port to listen on; 0 picks any free port."),
+          host: str = typer.Option("127.0.0.1", "--host",
+                                   help="Loopback address to listen on (127.0.0.1, ::1 or localhost); "
+                                        "other addresses are refused: the explorer has no login.")
+          ) -> None:
+    """Browse a run's knowledge graph in a web browser: a read-only local server.
+
+    Search entities by name or CURIE, see each entity's triples with their evidence sentences (head
+    and tail highlighted), follow links to neighbours, filter by relation and confidence, download
+    the view as TSV, and run SPARQL on the run's store. Prints the URL to open; Ctrl-C stops it.
+    Nothing is written and no file outside the explorer's own page is served. docs/EXPLORER.md.
+    """
+    with _errors():
+        from pipelines.serve import make_server, serve_until_interrupted
+
+        server = make_server(run_dir, host, port)
+    typer.echo(f"GraphMERT explorer for {run_dir}: open {server.url}  (Ctrl-C stops it)")
+    serve_until_interrupted(server)
+    typer.echo("explorer stopped")
 
 
 def _version(value: bool) -> None:

@@ -46,3 +46,36 @@ def test_every_demo_export_parses_back(demo_run):
     assert n_ttl == n_nt == n_jsonld > triples
     edges = (run_dir / "export" / "kg_edges.tsv").read_text().splitlines()
     assert len(edges) - 1 == triples
+
+
+def test_examples_query_is_the_readme_query():
+    from export.helpers import sparql_from_docs
+
+    text = (ROOT / "examples" / "genes-t2d.rq").read_text(encoding="utf-8")
+    assert text.split("PREFIX", 1)[1] == sparql_from_docs().split("PREFIX", 1)[1]
+
+
+def test_run_ends_with_how_to_query_and_browse_and_that_query_works(demo_run, tmp_path):
+    """What `make demo` ends with: a `graphmert query` line that runs as printed, and a `serve` line."""
+    import shlex
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(demo_run[0], run_dir)
+    r = CliRunner().invoke(app, ["run", "--config", str(ROOT / "configs/demo.yaml"), "--run-dir",
+                                 str(run_dir), "--from", "export"])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    query = next(x for x in lines if x.startswith("query it:"))
+    assert next(x for x in lines if x.startswith("browse it:")).split()[3:6] == \
+        ["serve", "--run-dir", str(run_dir)]
+    args = shlex.split(query.split(":", 1)[1].split("(")[0])
+    assert args[:4] == ["graphmert", "query", "--run-dir", str(run_dir)]
+    q = CliRunner().invoke(app, args[1:])
+    assert q.exit_code == 0, q.output
+    assert "TCF7L2" in q.output or "rows)" in q.output
+    assert int(q.output.strip().splitlines()[-1].strip("()").split()[0]) > 0
