@@ -48,7 +48,7 @@ from graphmert.config import Config, save_config, section_hash
 from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, read_json
 from pipelines import fingerprint
-from pipelines.scheduler import Session
+from pipelines.scheduler import Executor, Session
 from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
@@ -56,6 +56,9 @@ __all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "Shard", "r
            "output_hash", "setup_logging", "log_file", "manifest_path", "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
+#: items of a lazy ``map_shards`` input read, planned and run at a time: memory holds one window
+#: (ingest: 256 batches of ``corpus.shard_size`` documents), and the cluster drains at its end
+MAP_WINDOW = 256
 
 log = logging.getLogger("graphmert.pipeline")
 
@@ -85,6 +88,16 @@ class Shard:
     def record(self) -> dict:
         return {"file": self.file, "id": self.id, "sha256": self.sha256, "counts": self.counts,
                 "seconds": self.seconds, "reused": self.reused}
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """One shard of a :meth:`StageContext.map_shards` call as planned before anything runs."""
+
+    index: int
+    file: str                  # file name: {name}-{index:05d}-{id}{suffix}
+    id: str                    # hash of (stage, map name, config hash + code fingerprint, inputs)
+    item: Any                  # what the shard function is given
 
 
 def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str,
@@ -160,72 +173,124 @@ class StageContext:
 
         ``fn`` must be a module-level function (Dask ships it by reference): it writes one file at
         ``path`` (any writer; the runner renames it) and returns JSON-serialisable counts. ``items``
-        may be a lazy iterable (consumed once, a bounded number of tasks in flight); each item is
-        pickled to the worker. ``shared`` is sent once to every worker (e.g. a fitted scorer).
-        ``key(index, item)`` describes the item's inputs (JSON-serialisable); by default the
-        stage's input hash and the index, which is exact whenever the items are a deterministic
+        may be a lazy iterable (ingest's document batches): it is then read and run
+        :data:`MAP_WINDOW` items at a time, so the driver holds one window of items, not the corpus;
+        a list is one window. Each item is pickled to the worker. ``shared`` is sent once to every worker (e.g. a fitted
+        scorer). ``key(index, item)`` describes the item's inputs (JSON-serialisable); by default
+        the stage's input hash and the index, which is exact whenever the items are a deterministic
         function of the stage's inputs and config.
+
+        In order, per window: plan its shards (:meth:`_plan`), find those finished before
+        (:meth:`_reuse`), submit the missing ones and collect them as they complete
+        (:meth:`_run_missing`); then record the map (:meth:`_record_map`).
         """
         if self.session is None:
             raise StageError(f"{self.stage}: map_shards needs a scheduler session (run_stage gives one)")
         if name in self.tasks:
             raise StageError(f"{self.stage}: two shard maps named {name!r}; shard files would collide")
-        work = self.work_dir
-        work.mkdir(parents=True, exist_ok=True)
-        prev = {e["file"]: e for e in (self.previous or {}).get("shard_info", [])}
-        prev_dir = self.stage_dir(self.stage)
-        shards: dict[int, Shard] = {}
-        ids: dict[int, tuple[str, str]] = {}
-        total = len(items) if isinstance(items, Sized) else None
-        bar = self.progress(total=total, desc=f"{self.stage}: {name}", unit="shard")
-
-        def pending() -> Iterator[tuple]:
-            for i, item in enumerate(items):
-                inputs = key(i, item) if key is not None else [self.input_hash, i]
-                sid = _hash_json({"stage": self.stage, "map": name, "config": self.config_hash,
-                                  "inputs": inputs})
-                file = f"{name}-{i:05d}-{sid}{suffix}"
-                ids[i] = (file, sid)
-                found = (self._finished(work, file, sid, i)
-                         or (self._fetched(file, sid, i) if f"{file}.json" in at_url else None)
-                         or self._previous(prev_dir, prev, file, sid, i))
-                if found is not None:
-                    shards[i] = found
-                    bar.update(1)
-                    continue
-                yield i, f"{self.stage}-{name}-{i:05d}", (fn, item, str(work), file, sid, shard_store)
-
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        sized = isinstance(items, Sized)
+        bar = self.progress(total=len(items) if sized else None, desc=f"{self.stage}: {name}",
+                            unit="shard")
         t0 = time.perf_counter()
-        shard_store = self.store.shard_store() if self.store is not None else None
-        at_url = self.store.names(f"{WORK_ROOT}/{self.stage}") if self.store is not None else set()
-        tasks = pending()
-        head = list(itertools.islice(tasks, 2))
-        ex = self.session.executor(len(head))
-        ran = 0
+        out: list[Shard] = []
+        ran, ex = 0, self.session.inline
         try:
-            for i, rec in ex.run(_run_shard, itertools.chain(head, tasks), shared):
-                file, sid = ids[i]
-                if shard_store is not None and self._finished(work, file, sid, i) is None:
-                    if self._fetched(file, sid, i) is None:      # the task uploaded it, then it vanished
-                        raise StageError(f"{self.stage}: shard {file} is not at "
-                                         f"{self.store.display(WORK_ROOT, self.stage, file)}")
-                shards[i] = Shard(i, file, sid, work / file, rec["sha256"], rec["counts"],
-                                  rec["seconds"], False)
-                ran += 1
-                bar.update(1)
+            for start, window in _windows(items, max(len(items), 1) if sized else MAP_WINDOW):
+                plan = self._plan(window, start, name, key, suffix)
+                finished = self._reuse(plan, bar)
+                missing = [p for p in plan if p.index not in finished]
+                if missing:
+                    ex = self.session.executor(len(missing))
+                computed = self._run_missing(ex, fn, name, missing, shared, bar)
+                shards = {**finished, **computed}
+                if len(shards) != len(plan):
+                    raise StageError(f"{self.stage}: {name}: {len(plan) - len(shards)} shard(s) missing")
+                out += [shards[p.index] for p in plan]
+                ran += len(computed)
         finally:
             bar.close()
-        out = [shards[i] for i in sorted(shards)]
-        if len(out) != len(ids):
-            raise StageError(f"{self.stage}: {name}: {len(ids) - len(out)} shard(s) missing")
+        self._record_map(name, out, ran, ex, time.perf_counter() - t0)
+        return out
+
+    def _plan(self, items: Iterable[Any], start: int, name: str,
+              key: Callable[[int, Any], Any] | None, suffix: str) -> list[_Planned]:
+        """The shards of ``items`` (the first has index ``start``), in item order. A shard's id
+        hashes (stage, map name, config hash with the code fingerprint, the item's inputs:
+        ``key(index, item)``, by default the stage's input hash and the index); its file is
+        ``{name}-{index:05d}-{id}{suffix}``."""
+        plan = []
+        for i, item in enumerate(items, start):
+            inputs = key(i, item) if key is not None else [self.input_hash, i]
+            sid = _hash_json({"stage": self.stage, "map": name, "config": self.config_hash,
+                              "inputs": inputs})
+            plan.append(_Planned(i, f"{name}-{i:05d}-{sid}{suffix}", sid, item))
+        return plan
+
+    def _reuse(self, plan: list[_Planned], bar) -> dict[int, Shard]:
+        """The planned shards finished before (:meth:`_finished_before`), by index; each one found
+        advances the progress bar."""
+        previous = {e["file"]: e for e in (self.previous or {}).get("shard_info", [])}
+        at_url = self.store.names(f"{WORK_ROOT}/{self.stage}") if self.store is not None else set()
+        found: dict[int, Shard] = {}
+        for p in plan:
+            shard = self._finished_before(p, at_url, previous)
+            if shard is not None:
+                found[p.index] = shard
+                bar.update(1)
+        return found
+
+    def _finished_before(self, p: _Planned, at_url: set[str], previous: dict) -> Shard | None:
+        """Shard ``p`` as an earlier run finished it, else None. The places tried, in turn:
+
+        1. ``RUN/work/<stage>/`` of the working copy (a killed or failed run of this stage);
+        2. ``URL/work/<stage>/``, when the shard's sidecar is listed there (``at_url``): a worker's
+           upload, or a run from another working copy; the shard is copied into the working copy;
+        3. this stage's last complete output (``previous``: file name → its ``shard_info`` entry).
+        """
+        shard = self._finished(self.work_dir, p.file, p.id, p.index)
+        if shard is None and f"{p.file}.json" in at_url:
+            shard = self._fetched(p.file, p.id, p.index)
+        if shard is None:
+            shard = self._previous(self.stage_dir(self.stage), previous, p.file, p.id, p.index)
+        return shard
+
+    def _run_missing(self, ex: Executor, fn: Callable, name: str, missing: list[_Planned],
+                     shared: Any, bar) -> dict[int, Shard]:
+        """Submit one task (:func:`_run_shard`) per missing shard to ``ex`` (it retries them and
+        keeps a bounded number in flight) and collect each shard as its task completes, by index;
+        each one advances the progress bar."""
+        store = self.store.shard_store() if self.store is not None else None
+        work = str(self.work_dir)
+        tasks = [(p.index, f"{self.stage}-{name}-{p.index:05d}",
+                  (fn, p.item, work, p.file, p.id, store)) for p in missing]
+        planned = {p.index: p for p in missing}
+        done: dict[int, Shard] = {}
+        for i, rec in ex.run(_run_shard, tasks, shared):
+            done[i] = self._computed(planned[i], rec, uploaded=store is not None)
+            bar.update(1)
+        return done
+
+    def _computed(self, p: _Planned, rec: dict, uploaded: bool) -> Shard:
+        """The shard a task just finished (``rec``: its sidecar). With a run directory at a URL
+        (``uploaded``), a shard that a worker on another host wrote is fetched into the working
+        copy; one that is at neither place is an error."""
+        if uploaded and self._finished(self.work_dir, p.file, p.id, p.index) is None:
+            if self._fetched(p.file, p.id, p.index) is None:   # the task uploaded it, then it vanished
+                raise StageError(f"{self.stage}: shard {p.file} is not at "
+                                 f"{self.store.display(WORK_ROOT, self.stage, p.file)}")
+        return Shard(p.index, p.file, p.id, self.work_dir / p.file, rec["sha256"], rec["counts"],
+                     rec["seconds"], False)
+
+    def _record_map(self, name: str, out: list[Shard], ran: int, ex: Executor, wall: float) -> None:
+        """The map's line in the manifest's ``tasks`` (shards run and reused, wall and task seconds)
+        and in the log."""
         reused = len(out) - ran
-        wall = time.perf_counter() - t0
         self.tasks[name] = {"shards": len(out), "ran": ran, "reused": reused,
                             "seconds": round(wall, 3),
                             "task_seconds": round(sum(s.seconds for s in out if not s.reused), 3)}
         log.info("%s: %s: %d shard(s): %d run%s, %d reused from an earlier run, %.1fs", self.stage,
                  name, len(out), ran, f" ({ex.description})" if ran else "", reused, wall)
-        return out
 
     def _finished(self, work: Path, file: str, sid: str, i: int) -> Shard | None:
         """A shard finished in ``work`` (sidecar present, content as recorded), else None."""
@@ -345,6 +410,15 @@ def _config_part(cfg: Config, dotted: str) -> Any:
     for part in dotted.split("."):
         obj = getattr(obj, part)
     return {dotted: dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj}
+
+
+def _windows(items: Iterable[Any], size: int) -> Iterator[tuple[int, list[Any]]]:
+    """``(index of the first item, the next `size` items)`` until ``items`` is exhausted."""
+    it = iter(items)
+    start = 0
+    while window := list(itertools.islice(it, size)):
+        yield start, window
+        start += len(window)
 
 
 def _hash_json(obj: Any) -> str:

@@ -220,6 +220,43 @@ def test_finished_shards_are_reused_and_broken_ones_redone(tmp_path):
     assert not set(m2["shards"]) & set(m["shards"])
 
 
+READ: list[int] = []                  # items a lazy input has yielded so far
+READ_WHEN_RUN: dict[int, int] = {}    # item → how many items had been read when its shard ran
+
+
+def _lazy(n: int):
+    for i in range(n):
+        READ.append(i)
+        yield i
+
+
+def _note_reads(item: int, shared: int, path: Path) -> dict:
+    READ_WHEN_RUN[item] = len(READ)
+    path.write_text(f"{item}\n")
+    return {}
+
+
+def test_a_lazy_input_is_read_one_window_at_a_time(tmp_path, monkeypatch):
+    """A generator's items (ingest's document batches) are read pipelines.stage.MAP_WINDOW at a time:
+    a shard runs before the generator is read past its window, and indices continue across windows."""
+    import pipelines.stage as stage_mod
+
+    monkeypatch.setattr(stage_mod, "MAP_WINDOW", 2)
+    READ.clear()
+    READ_WHEN_RUN.clear()
+
+    def run(ctx: StageContext) -> dict:
+        shards = ctx.map_shards(_note_reads, _lazy(5), name="n", suffix=".txt")
+        return {"shards": [ctx.publish(s) for s in shards]}
+
+    session = Session(PipelineConfig(scheduler="synchronous"), tmp_path / "run")
+    m = run_stage(Stage("lazy", sections=("graph.num_roots",), upstream=(), run=run),
+                  load_config(None, []), tmp_path / "run", quiet=True, session=session)
+    assert READ_WHEN_RUN == {0: 2, 1: 2, 2: 4, 3: 4, 4: 5}
+    assert [e["file"][:7] for e in m["shard_info"]] == [f"n-{i:05d}" for i in range(5)]
+    assert m["tasks"]["n"]["ran"] == 5
+
+
 # --------------------------------------------------------------------------------------------------
 # The graphs stage is build_graphs, shard by shard
 # --------------------------------------------------------------------------------------------------
