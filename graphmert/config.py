@@ -12,8 +12,9 @@ outside its allowed range/choices raises :class:`ConfigError` naming the dotted 
 Range and choice constraints are declared next to the default with :func:`opt`.
 
 Names of swappable parts that live in registries (backbones, kernels, readers, scorers) are validated
-where the registry is consulted (:mod:`graphmert.registry`), so this module imports nothing from the
-rest of the library but :mod:`graphmert.errors`.
+where the registry is consulted (:mod:`graphmert.registry`), so this module imports from the rest of
+the library only :mod:`graphmert.errors` and, inside :func:`save_config`, :mod:`graphmert.io`; neither
+imports anything from the library.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ each short form ("T2DM") to its long form ("type 2 diabetes mellitus").
 
 from __future__ import annotations
 
+import itertools
 import warnings
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from graphmert.corpus.document import Abbreviation, Document
 
@@ -50,12 +51,22 @@ class TextAnalyzer:
             if self.abbreviations:
                 import scispacy.abbreviation  # noqa: F401  (registers "abbreviation_detector")
 
-                # the detector builds a matcher it never fills: spaCy warns W036 on every document
-                warnings.filterwarnings("ignore", message=r".*\[W036\]")
-
                 nlp.add_pipe("abbreviation_detector")
             self._nlp = nlp
         return self._nlp
+
+    def _parsed(self, nlp, docs: Iterable[Document]) -> Iterator[tuple[Any, Document]]:
+        """``(spaCy doc, document)`` pairs in order, parsed ``batch_size`` documents at a time.
+
+        The abbreviation detector runs a matcher it never fills, so spaCy warns W036 ("no patterns
+        defined") as it parses; that warning is ignored while a batch is parsed, and only then: no
+        filter is left in the process's warning filters."""
+        it = iter(docs)
+        while batch := list(itertools.islice(it, self.batch_size)):
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r".*\[W036\]")
+                parsed = list(nlp.pipe([d.text for d in batch], batch_size=self.batch_size))
+            yield from zip(parsed, batch)
 
     def annotate(self, docs: Iterable[Document]) -> Iterator[Document]:
         """Yield the documents with sentence spans and abbreviations filled in (in order)."""
@@ -63,8 +74,7 @@ class TextAnalyzer:
             yield from docs
             return
         nlp = self._pipeline()
-        pairs = ((d.text, d) for d in docs)
-        for sdoc, doc in nlp.pipe(pairs, as_tuples=True, batch_size=self.batch_size):
+        for sdoc, doc in self._parsed(nlp, docs):
             if self.sentences:
                 doc.sentences = [(s.start_char, s.end_char) for s in sdoc.sents]
             if self.abbreviations:

@@ -15,19 +15,42 @@ from __future__ import annotations
 
 import csv
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from graphmert.kg.graph import Edge, KGError, Node, SeedKG
 from graphmert.kg.records import BadRecords, keep_known_edges, open_text
 
-__all__ = ["read_table", "read_node_table", "read_edge_table", "read_kgx_tsv",
+__all__ = ["read_table", "read_node_table", "read_edge_table", "read_kgx_tsv", "unlimited_csv_fields",
            "NODE_COLUMNS", "EDGE_COLUMNS"]
 
 NODE_COLUMNS = ("id", "name")
 EDGE_COLUMNS = ("subject", "predicate", "object")
 
-csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+_ANY_FIELD_SIZE = min(sys.maxsize, 2**31 - 1)
+_lift_lock = threading.Lock()
+_lift = {"users": 0, "saved": 0}      # readers inside unlimited_csv_fields, the limit to restore
+
+
+@contextmanager
+def unlimited_csv_fields() -> Iterator[None]:
+    """Lift the :mod:`csv` module's field-size limit (process-wide, 128 KiB by default; a KG row may
+    carry a longer synonym or provenance list) while the block runs, and restore it after. Nested,
+    interleaved (two table generators) and concurrent (threads) uses share one lift, which the last
+    one to leave undoes."""
+    with _lift_lock:
+        if _lift["users"] == 0:
+            _lift["saved"] = csv.field_size_limit(_ANY_FIELD_SIZE)
+        _lift["users"] += 1
+    try:
+        yield
+    finally:
+        with _lift_lock:
+            _lift["users"] -= 1
+            if _lift["users"] == 0:
+                csv.field_size_limit(_lift["saved"])
 
 
 def read_table(path: str | Path, required: tuple[str, ...],
@@ -35,9 +58,10 @@ def read_table(path: str | Path, required: tuple[str, ...],
     """Yield ``(line number, {column: value})`` for each data row of a TSV file with a header.
 
     A header without one of ``required`` raises :class:`KGError`; a row with the wrong number of
-    fields is a bad record. Blank lines are skipped.
+    fields is a bad record. Blank lines are skipped. A field may be of any length
+    (:func:`unlimited_csv_fields`, while the table is read).
     """
-    with open_text(path) as f:
+    with open_text(path) as f, unlimited_csv_fields():
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             header = [h.strip() for h in next(reader)]

@@ -62,6 +62,7 @@ from graphmert.errors import GraphmertError
 from graphmert.io import atomic_path
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import mention_category
+from graphmert.kg.tsv import unlimited_csv_fields
 
 __all__ = [
     "LinkerError",
@@ -220,8 +221,9 @@ def _open_table(path: Path):
 
 
 def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
-    """``(source id, target ids)`` rows of one table; propagated mappings are skipped."""
-    with _open_table(path) as f:
+    """``(source id, target ids)`` rows of one table (fields of any length); propagated mappings
+    are skipped."""
+    with _open_table(path) as f, unlimited_csv_fields():
         rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             header = [h.strip() for h in next(rows)]
