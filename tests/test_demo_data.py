@@ -272,7 +272,7 @@ def test_generator_reproduces_the_committed_files_deterministically():
 
 def test_held_out_facts_are_stated_in_text_but_absent_from_the_kg():
     gen = generator()
-    held_out = gen.resolve_facts(gen.HELD_OUT, gen.load_nodes(), "HELD_OUT")
+    held_out = gen.resolve_facts(gen.HELD_OUT, gen.load_nodes())
     assert len(held_out) >= 10
     kg = {(e["subject"], e["predicate"], e["object"]) for e in edges()}
     for s, p, o in held_out:
