@@ -36,6 +36,8 @@ A rerun of the extract stage itself (after a change to its config or code) extra
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import logging
 import shutil
 import time
@@ -48,7 +50,7 @@ from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
 from graphmert.extract.triples import (Triple, drop_documents, merge_triples, read_triples, write_triples,
                                        write_triples_jsonl)
-from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, read_json
+from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, file_sha256, read_json
 from pipelines.scheduler import Session
 from pipelines.stage import StageContext, UpstreamMissing, manifest_path, output_hash, run_stage
 from pipelines.stages import CATALOG
@@ -146,9 +148,13 @@ def _extract_delta(session: Session, cfg: Config, run_dir: Path, out: Path, skip
             raise UpdateError(f"{run_dir}: stage '{name}' has no output ({mp}); run `graphmert run` first")
         upstream[name] = read_json(mp)
     extract = read_json(manifest_path(run_dir, EXTRACT))
-    # shard ids: the extract stage's config and inputs (the trained model among them) + the documents
+    # shard ids hash the extract stage's config and inputs (the trained model among them) and what
+    # this update reads: the added files and the documents skipped, so a resumed update reuses only
+    # its own finished parts
+    added = {"files": {str(p): file_sha256(p) for p in cfg.extract.paths}, "skip": sorted(skip)}
     ctx = StageContext(cfg=cfg, run_dir=run_dir, out=out, quiet=quiet, upstream=upstream, stage="update",
                        config_hash=f"{extract['config_hash']}:{extract['input_hash']}",
+                       input_hash=hashlib.sha256(json.dumps(added).encode()).hexdigest()[:16],
                        session=session, store=session.store)
     return run_extraction(ctx, skip=skip)
 
