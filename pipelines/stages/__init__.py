@@ -66,7 +66,8 @@ CATALOG: dict[str, StageEntry] = {e.name: e for e in (
     StageEntry("export", "export", "EXPORT",
                "Write the extracted triples as RDF (Turtle, N-Triples, JSON-LD; TriG / N-Quads with a "
                "named graph per run) with Biolink + PROV-O provenance, and as KGX node/edge tables "
-               "(TSV + JSON Lines), per export.formats. N-Triples, N-Quads and KGX are written as one "
+               "(TSV + JSON Lines), and load them into an Oxigraph SPARQL store (export/store, for "
+               "`graphmert query`), per export.formats. N-Triples, N-Quads and KGX are written as one "
                "Dask task per triple shard."),
     StageEntry("report", "export", "REPORT",
                "Write RUN/report/report.html: relation distribution, confidence histogram, triples "
