@@ -48,13 +48,12 @@ from typing import Iterable
 from graphmert.config import Config, ConfigError, load_config
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
-from graphmert.extract.triples import (Triple, drop_documents, merge_triples, read_triples, write_triples,
-                                       write_triples_jsonl)
+from graphmert.extract.triples import Triple, drop_documents, merge_triples, read_triples, write_triples
 from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, file_sha256, read_json
 from pipelines.scheduler import Session
 from pipelines.stage import StageContext, UpstreamMissing, manifest_path, output_hash, run_stage
 from pipelines.stages import CATALOG
-from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE, run_extraction
+from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE, run_extraction, write_kg
 
 __all__ = ["UpdateError", "add_documents", "remove_documents"]
 
@@ -128,7 +127,7 @@ def add_documents(session: Session, paths: list[Path], fmt: str = "auto", quiet:
     with atomic_dir(work / record["activity"]) as delta:
         body = _extract_delta(session, delta_cfg, run_dir, delta, frozenset(present), quiet)
         record.update(added=body["documents"], triples_found=body["triples"], chunks=body["chunks"])
-        _rewrite(run_dir, manifest, record, delta=(delta, body))
+        _rewrite(run_dir, cfg.extract.shard_size, manifest, record, delta=(delta, body))
     _drop_tree(work)          # RUN/work/update, and RUN/work when nothing else is in it
     _downstream(session, cfg, quiet)
     return {**record, "changed": True}
@@ -182,7 +181,7 @@ def remove_documents(session: Session, doc_ids: list[str], quiet: bool = False) 
     if not gone:
         log.info("update: none of %s is in the KG; nothing to remove", doc_ids)
         return {**record, "changed": False}
-    _rewrite(run_dir, manifest, record, removed=frozenset(gone))
+    _rewrite(run_dir, cfg.extract.shard_size, manifest, record, removed=frozenset(gone))
     _downstream(session, cfg, quiet)
     return {**record, "changed": True}
 
@@ -191,12 +190,12 @@ def remove_documents(session: Session, doc_ids: list[str], quiet: bool = False) 
 # Rewriting RUN/extract
 # --------------------------------------------------------------------------------------------------
 
-def _rewrite(run_dir: Path, manifest: dict, record: dict, delta: tuple[Path, dict] | None = None,
+def _rewrite(run_dir: Path, shard_size: int, manifest: dict, record: dict,
+             delta: tuple[Path, dict] | None = None,
              removed: frozenset[str] = frozenset()) -> None:
     """Write RUN/extract anew (atomically): every triple file merged with the delta's or without the
     removed documents' evidence, the document lists, and the manifest."""
     folder = run_dir / EXTRACT
-    shard_size = run_config(run_dir).extract.shard_size
     delta_files = _triple_files(*delta) if delta else {}
     with atomic_dir(folder) as new:
         counts = {}
@@ -221,12 +220,7 @@ def _write_triple_files(triples: list[Triple], folder: Path, name: str, shard_si
     if name != "triples":
         write_triples(triples, folder / f"{name}.parquet")
         return {"triples": triples, "files": [f"{name}.parquet"]}
-    shards = []
-    for i in range(0, max(len(triples), 1), shard_size):
-        shards.append(f"triples-{len(shards):05d}.parquet")
-        write_triples(triples[i:i + shard_size], folder / shards[-1])
-    write_triples_jsonl(triples, folder / "triples.jsonl")
-    return {"triples": triples, "files": shards}
+    return {"triples": triples, "files": write_kg(triples, folder, shard_size)}
 
 
 def _write_documents(old: Path, new: Path, delta: Path | None, removed: frozenset[str]) -> None:

@@ -9,7 +9,7 @@ what the explorer page asks, without HTTP (the server is :mod:`pipelines.serve`)
 * :meth:`~ExplorerIndex.edges` — an entity's triples in both directions, each with its relation,
   Biolink predicate, confidence, evidence count, supporting documents, the neighbour entity (the
   other end, so the page can link to it) and its evidence sentences with the head and tail spans as
-  offsets within the sentence (:func:`sentence_spans`), filtered by relation and minimum confidence;
+  offsets within the sentence (:func:`~graphmert.extract.triples.sentence_spans`), filtered by relation and minimum confidence;
 * :func:`write_view_tsv` — a view as a TSV table (:data:`VIEW_COLUMNS`), written with the same cell
   rules as the KGX export's TSV files (:func:`graphmert.export.kgx.tsv_row`).
 
@@ -30,10 +30,10 @@ from graphmert.errors import GraphmertError
 from graphmert.export.kgx import tsv_row
 from graphmert.export.rdf import documents
 from graphmert.export.vocab import Vocabulary, clean_text
-from graphmert.extract.triples import Evidence, Triple, is_stated, triple_key
+from graphmert.extract.triples import Triple, is_stated, sentence_spans, triple_key
 
 __all__ = ["Entity", "EvidenceView", "Edge", "ExplorerIndex", "ExplorerError", "VIEW_COLUMNS",
-           "sentence_spans", "write_view_tsv", "view_rows"]
+           "write_view_tsv", "view_rows"]
 
 #: columns of a downloaded view (:func:`write_view_tsv`)
 VIEW_COLUMNS = ("subject", "subject_name", "predicate", "relation", "object", "object_name",
@@ -138,23 +138,6 @@ def _display(text: str) -> str:
     return " ".join(clean_text(text).split())
 
 
-def sentence_spans(e: Evidence) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
-    """The head and tail spans of ``e`` as offsets within ``e.sentence``: evidence spans are
-    document offsets and ``e.sentence_start`` is the sentence's document offset. A span that is
-    absent (−1), empty, outside the sentence, or (the tail) overlapping the head is None — the
-    same spans :func:`graphmert.export.report.highlight_evidence` marks."""
-    n = len(e.sentence)
-    head = tail = None
-    if e.head_start >= 0 and e.head_end >= 0:
-        a, b = e.head_start - e.sentence_start, e.head_end - e.sentence_start
-        head = (a, b) if 0 <= a < b <= n else None
-    if e.tail_start >= 0 and e.tail_end >= 0:
-        a, b = e.tail_start - e.sentence_start, e.tail_end - e.sentence_start
-        if 0 <= a < b <= n and (head is None or b <= head[0] or a >= head[1]):
-            tail = (a, b)
-    return head, tail
-
-
 def _confidence(value: float) -> float:
     c = float(value)
     return c if math.isfinite(c) else 0.0
@@ -173,8 +156,7 @@ class ExplorerIndex:
         self._vocab = vocab
         self._by_curie = {e.curie.lower(): e.key for e in entities.values()}
         self._relations = Counter(t.relation for t in triples)
-        self._predicates = {r: "biolink:" + str(vocab.predicate(r)).rsplit("/", 1)[-1]
-                            for r in self._relations}
+        self._predicates = {r: vocab.predicate_curie(r) for r in self._relations}
 
     @classmethod
     def from_triples(cls, triples: Iterable[Triple], cfg: ExportConfig | None = None) -> "ExplorerIndex":

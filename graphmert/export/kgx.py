@@ -63,7 +63,7 @@ def kgx_edge(t: Triple, vocab: Vocabulary, run: RunInfo) -> dict[str, Any]:
     return {
         "id": "graphmert:" + assoc[len(vocab.namespace):],
         "subject": head,
-        "predicate": "biolink:" + str(vocab.predicate(t.relation)).rsplit("/", 1)[-1],
+        "predicate": vocab.predicate_curie(t.relation),
         "object": tail,
         **dict(vocab.qualifiers(t.relation)),
         "original_predicate": clean_text(t.relation),

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 from graphmert import __version__
 from graphmert.config import ExportConfig
 from graphmert.export.vocab import Vocabulary, clean_text
-from graphmert.extract.triples import Evidence, Triple, is_stated, triple_key
+from graphmert.extract.triples import Evidence, Triple, is_stated, sentence_spans, triple_key
 from graphmert.io import atomic_write_text
 
 __all__ = ["ReportStats", "render_report", "write_report", "highlight_evidence", "CONFIDENCE_BINS"]
@@ -222,15 +222,10 @@ def _esc(text: Any) -> str:
 def highlight_evidence(e: Evidence) -> str:
     """The evidence sentence as HTML with the head (and the tail, when it is a mention in the same
     sentence) wrapped in ``<mark class="head">`` / ``<mark class="tail">``. Spans that fall outside
-    the sentence or overlap are left unmarked."""
+    the sentence or overlap are left unmarked (:func:`~graphmert.extract.triples.sentence_spans`)."""
     s = e.sentence
-    spans = []
-    for cls, a, b in (("head", e.head_start, e.head_end), ("tail", e.tail_start, e.tail_end)):
-        if a < 0 or b < 0:
-            continue
-        a, b = a - e.sentence_start, b - e.sentence_start
-        if 0 <= a < b <= len(s) and all(b <= x or a >= y for _, x, y in spans):
-            spans.append((cls, a, b))
+    head, tail = sentence_spans(e)
+    spans = [(cls, *span) for cls, span in (("head", head), ("tail", tail)) if span is not None]
     out, pos = [], 0
     for cls, a, b in sorted(spans, key=lambda x: x[1]):
         out.append(_esc(s[pos:a]))
@@ -278,7 +273,7 @@ def render_report(stats: ReportStats, vocab: Vocabulary, cfg: ExportConfig,
                ["evidence events", str(stats.evidence)], ["mean confidence", f"{mean:.3f}"],
                ["run ids", _ids(stats.runs)], ["checkpoints", _ids(stats.checkpoints)],
                ["software version", _esc(__version__)]]
-    rel_rows = [[_esc(r), _esc("biolink:" + str(vocab.predicate(r)).rsplit("/", 1)[-1]), str(n),
+    rel_rows = [[_esc(r), _esc(vocab.predicate_curie(r)), str(n),
                  f"{stats.relation_confidence[r] / n:.3f}"] for r, n in stats.relations.most_common()]
     top = [(f"{stats.entity_names.get(k) or k} ({k})" if not k.startswith("name:")
             else stats.entity_names.get(k) or k[5:], n)

@@ -326,6 +326,10 @@ class Vocabulary:
         self.category(raw)
         return raw in self.unknown_categories
 
+    def predicate_curie(self, relation: str) -> str:
+        """``biolink:<term>``: the CURIE of :meth:`predicate` (KGX, the report, the explorer)."""
+        return "biolink:" + str(self.predicate(relation))[len(str(BIOLINK._NS)):]
+
     def category_curie(self, raw: str) -> str:
         return "biolink:" + str(self.category(raw))[len(str(BIOLINK._NS)):]
 

@@ -42,7 +42,7 @@ from graphmert.io import atomic_path
 
 __all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "drop_documents", "write_triples",
            "read_triples", "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES",
-           "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL"]
+           "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
 
 TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
 #: tails that the text does not state: KG names or tokens spelled from the model's top-k leaf tokens
@@ -94,6 +94,23 @@ class Triple:
                          for e in d.get("evidence") or []]
         d["documents"] = list(d.get("documents") or [])
         return cls(**d)
+
+
+def sentence_spans(e: Evidence) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The head and tail spans of ``e`` as offsets within ``e.sentence``: evidence spans are
+    document offsets and ``e.sentence_start`` is the sentence's document offset. A span that is
+    absent (−1), empty, outside the sentence, or (the tail) overlapping the head is None. The HTML
+    report and the explorer both mark these spans."""
+    n = len(e.sentence)
+    head = tail = None
+    if e.head_start >= 0 and e.head_end >= 0:
+        a, b = e.head_start - e.sentence_start, e.head_end - e.sentence_start
+        head = (a, b) if 0 <= a < b <= n else None
+    if e.tail_start >= 0 and e.tail_end >= 0:
+        a, b = e.tail_start - e.sentence_start, e.tail_end - e.sentence_start
+        if 0 <= a < b <= n and (head is None or b <= head[0] or a >= head[1]):
+            tail = (a, b)
+    return head, tail
 
 
 def is_stated(tail_source: str) -> bool:

@@ -31,7 +31,7 @@ from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.extract.extractor import Extractor
 from graphmert.extract.pairs import CONTROLS, PairExtractor
-from graphmert.extract.triples import (merge_triples, read_triples, write_triples,
+from graphmert.extract.triples import (Triple, merge_triples, read_triples, write_triples,
                                        write_triples_jsonl)
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import load_relation_map
@@ -249,12 +249,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         raw.extend(read_triples(shard.path))
 
     merged = merge_triples(raw)
-    shards = []
-    for i in range(0, max(len(merged), 1), cfg.extract.shard_size):
-        path = ctx.out / f"triples-{len(shards):05d}.parquet"
-        write_triples(merged[i:i + cfg.extract.shard_size], path)
-        shards.append(path.name)
-    write_triples_jsonl(merged, ctx.out / "triples.jsonl")
+    shards = write_kg(merged, ctx.out, cfg.extract.shard_size)
     atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d.id}\n" for d in docs))
     if counts["recognized_documents"]:      # what the recognizer found, for evaluate's entity scores
         write_documents(docs, ctx.out / RECOGNIZED_FILE)
@@ -293,6 +288,17 @@ def _similarity(ctx: StageContext, chunks: list) -> tuple[Any, dict[str, int]]:
     scorer = SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit([c.text or " " for c in chunks],
                                                                   reference=reference)
     return scorer, {c.id: i for i, c in enumerate(chunks)}
+
+
+def write_kg(triples: list[Triple], folder: Path, shard_size: int) -> list[str]:
+    """The KG's files in an extract folder: ``triples-NNNNN.parquet`` shards of ``shard_size``
+    merged triples (one, empty, when there are none) and ``triples.jsonl``; returns the shard names."""
+    shards = []
+    for i in range(0, max(len(triples), 1), shard_size):
+        shards.append(f"triples-{len(shards):05d}.parquet")
+        write_triples(triples[i:i + shard_size], folder / shards[-1])
+    write_triples_jsonl(triples, folder / "triples.jsonl")
+    return shards
 
 
 def _extract_stage(ctx: StageContext) -> dict:

@@ -12,12 +12,11 @@ from dataclasses import replace
 import pytest
 
 from graphmert.config import ExportConfig
-from graphmert.export.explorer import (VIEW_COLUMNS, ExplorerError, ExplorerIndex, sentence_spans,
-                                       write_view_tsv)
+from graphmert.export.explorer import VIEW_COLUMNS, ExplorerError, ExplorerIndex, write_view_tsv
 from graphmert.export.kgx import kgx_edge, kgx_nodes
 from graphmert.export.report import highlight_evidence
 from graphmert.export.vocab import Vocabulary
-from graphmert.extract.triples import Evidence
+from graphmert.extract.triples import Evidence, sentence_spans
 
 from .helpers import RUN, ev, make_triples
 
@@ -194,7 +193,8 @@ def test_config_changes_the_predicates_and_curies():
 
 
 def test_spans_are_the_ones_the_report_marks():
-    """The explorer and the HTML report (report.highlight_evidence) highlight the same text."""
+    """The HTML report (report.highlight_evidence) marks exactly the spans sentence_spans gives (the
+    explorer's), through its HTML escaping."""
     events = [e for t in make_triples() for e in t.evidence]
     events += [replace(events[0], tail_start=events[0].head_start, tail_end=events[0].head_end + 2),
                replace(events[0], head_start=-1, head_end=-1)]
