@@ -363,6 +363,12 @@ class Stage:
         outputs, everything downstream."""
         return fingerprint.module_fingerprint(self.run.__module__)
 
+    def settings_hash(self, cfg: Config) -> str:
+        """Hash of the config sections the stage reads, without its code: what a published graph
+        cites as the settings that made it (``gm:configHash``), so refactoring the code leaves the
+        published bytes alone. The manifest's ``config_hash`` adds :attr:`code_fingerprint` to it."""
+        return section_hash(*(_config_part(cfg, s) for s in self.sections))
+
 
 def manifest_path(run_dir: Path, stage: str) -> Path:
     return Path(run_dir) / stage / "manifest.json"
@@ -485,7 +491,7 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     store.pull(stage.name)
     code = stage.code_fingerprint
     hashes = {"input_hash": _input_hash(stage, cfg, upstream),
-              "config_hash": section_hash(*(_config_part(cfg, s) for s in stage.sections), code),
+              "config_hash": section_hash(stage.settings_hash(cfg), code),
               "code_fingerprint": code}
     final = run_dir / stage.name
     mp = manifest_path(run_dir, stage.name)

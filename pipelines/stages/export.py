@@ -10,8 +10,9 @@
 N-Triples / N-Quads / KGX are written in parts, one Dask task per triple shard
 (:mod:`graphmert.export.parts`), and joined in shard order in the driver; Turtle / JSON-LD / TriG are
 built in memory in the driver and skipped (listed under ``skipped_formats``, with a warning) when
-there are more than ``export.max_graph_triples`` triples. The run activity records the extract
-stage's config hash.
+there are more than ``export.max_graph_triples`` triples. The run activity records the hash of
+the extract stage's settings (its config sections, not its code: a refactor leaves the graph's bytes
+alone).
 
 ``store`` is bulk-loaded from the joined ``kg.nq`` when ``nq`` is written (it keeps each run's named
 graph), else from ``kg.nt``; with neither, the parts' N-Triples are joined into a temporary file
@@ -76,7 +77,9 @@ def _export(ctx: StageContext) -> dict:
     cfg = ctx.cfg.export
     formats = check_formats(cfg.formats)
     shards = triple_shards(ctx)
-    run = RunInfo(config_hash=str(ctx.upstream["extract"].get("config_hash", "")))
+    from pipelines.stages import STAGES     # the stage table includes this module: import on use
+
+    run = RunInfo(config_hash=STAGES["extract"].settings_hash(ctx.cfg))
     part_formats = formats + (["nt"] if "store" in formats and not {"nt", "nq"} & set(formats) else [])
     parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
                            shared=(part_formats, cfg, run), suffix=".part")

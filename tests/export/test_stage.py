@@ -13,6 +13,7 @@ from graphmert.export.kgx import KGX_FILES
 from graphmert.extract.triples import write_triples
 from graphmert.io import atomic_write_json
 from pipelines.stage import StageError, run_stage
+from pipelines.stages import STAGES
 from pipelines.stages.export import EXPORT, FORMAT_FILES, REPORT
 
 from .helpers import hostile_triples, make_triples
@@ -39,6 +40,7 @@ def test_export_writes_every_format_and_reruns_nothing(tmp_path):
     cfg = load_config(None, [f"export.formats=[{','.join(ALL)}]"])
     m = run_stage(EXPORT, cfg, run_dir, quiet=True)
     files = [f for fmt in ALL for f in FORMAT_FILES[fmt]]
+    settings = STAGES["extract"].settings_hash(cfg)      # the extract settings, not the manifest's hash
     assert m["files"] == files and m["triples"] == len(triples) and m["skipped_formats"] == []
     assert sorted(p.name for p in (run_dir / "export").iterdir()) == sorted(files + ["manifest.json"])
     assert m["kgx_edges"] == len(triples) and m["kgx_nodes"] == 8
@@ -47,7 +49,7 @@ def test_export_writes_every_format_and_reruns_nothing(tmp_path):
         g = rdflib.Graph().parse(run_dir / "export" / f"kg.{fmt}", format=parser)
         assert len(g) == m["statements"]["ttl"] == m["statements"]["jsonld"]
         run = rdflib.URIRef("https://w3id.org/graphmert/run/run-1")
-        assert str(g.value(run, rdflib.URIRef("https://w3id.org/graphmert/vocab/configHash"))) == "cafe0123"
+        assert str(g.value(run, rdflib.URIRef("https://w3id.org/graphmert/vocab/configHash"))) == settings
     for fmt, parser in (("trig", "trig"), ("nq", "nquads")):
         ds = rdflib.Dataset()
         ds.parse(run_dir / "export" / f"kg.{fmt}", format=parser)
@@ -57,6 +59,24 @@ def test_export_writes_every_format_and_reruns_nothing(tmp_path):
     assert m["statements"]["nq"] == m["statements"]["nt"] > m["statements"]["trig"] == m["statements"]["ttl"]
     again = run_stage(EXPORT, cfg, run_dir, quiet=True)
     assert again["status"] == "skipped"
+
+
+def test_the_graph_cites_the_extract_settings_not_the_code(tmp_path, monkeypatch):
+    """gm:configHash follows the extract stage's config and ignores its code, so a refactor that
+    keeps the triples keeps the published graph byte for byte."""
+    extract = STAGES["extract"]
+    cfg = load_config(None, [])
+    base = extract.settings_hash(cfg)
+    assert extract.settings_hash(load_config(None, ["extract.tails_per_query=7"])) != base
+    assert extract.settings_hash(load_config(None, ["train.epochs=9"])) == base   # not an extract setting
+    _fake_extract(tmp_path / "a", make_triples())
+    run_stage(EXPORT, load_config(None, ["export.formats=[nt]"]), tmp_path / "a", quiet=True)
+    monkeypatch.setattr(type(extract), "code_fingerprint", property(lambda self: "other code"))
+    assert extract.settings_hash(cfg) == base
+    _fake_extract(tmp_path / "b", make_triples())
+    run_stage(EXPORT, load_config(None, ["export.formats=[nt]"]), tmp_path / "b", quiet=True)
+    a, b = ((tmp_path / d / "export" / "kg.nt").read_bytes() for d in "ab")
+    assert a == b and base.encode() in a
 
 
 def test_large_graphs_skip_in_memory_formats(tmp_path):
