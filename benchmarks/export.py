@@ -85,10 +85,10 @@ def worker(mode: str, n: int, shard_size: int, out: Path) -> dict:
     from graphmert.config import ExportConfig
     from graphmert.export.kgx import write_kgx
     from graphmert.export.rdf import RunInfo, build_graph, write_ntriples
-    from graphmert.export.vocab import Vocabulary
+    from graphmert.export.terms import ExportTerms
     import rdflib  # noqa: F401  (imported before the baseline, like the other modes' libraries)
 
-    vocab, run = Vocabulary(ExportConfig()), RunInfo(config_hash="bench")
+    terms, run = ExportTerms(ExportConfig()), RunInfo(config_hash="bench")
     baseline = _peak_mb()
     t = time.perf_counter()
     lines, size, extra = 0, 0, {}
@@ -96,13 +96,13 @@ def worker(mode: str, n: int, shard_size: int, out: Path) -> dict:
         triples = [x for s in synthetic_shards(n, shard_size) for x in s]
         extra["held"] = len(triples)
     elif mode == "stream nt":
-        lines = write_ntriples(synthetic_shards(n, shard_size), out / "kg.nt", vocab, run)
+        lines = write_ntriples(synthetic_shards(n, shard_size), out / "kg.nt", terms, run)
     elif mode == "graph nt":
-        g = build_graph((x for s in synthetic_shards(n, shard_size) for x in s), vocab, run)
+        g = build_graph((x for s in synthetic_shards(n, shard_size) for x in s), terms, run)
         lines = len(g)
         g.serialize(destination=str(out / "kg.nt"), format="nt", encoding="utf-8")
     elif mode == "stream kgx":
-        counts = write_kgx(synthetic_shards(n, shard_size), out, vocab, run)
+        counts = write_kgx(synthetic_shards(n, shard_size), out, terms, run)
         lines = counts["nodes"] + counts["edges"]
     elif mode.startswith("stage"):
         m = _export_stage(out, n, shard_size, synchronous=mode == "stage sync")

@@ -47,7 +47,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.chunking import chunk_documents  # noqa: E402
+from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer, train_tokenizer  # noqa: E402

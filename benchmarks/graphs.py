@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import print_table, require_shared, write_json  # noqa: E402
 
 from graphmert.config import build  # noqa: E402
-from graphmert.corpus.chunking import chunk_documents  # noqa: E402
+from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer, train_tokenizer  # noqa: E402
 from graphmert.graph import build_graphs, collate_graphs  # noqa: E402

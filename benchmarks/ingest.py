@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import print_table, require_shared, write_json  # noqa: E402
 
 from graphmert.config import CorpusConfig, GraphConfig, TokenizerConfig  # noqa: E402
-from graphmert.corpus.chunking import chunk_documents  # noqa: E402
+from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.document import write_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402

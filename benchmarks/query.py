@@ -99,11 +99,11 @@ def make_ntriples(n: int, path: Path) -> int:
 
     from graphmert.config import ExportConfig
     from graphmert.export.rdf import RunInfo, write_ntriples
-    from graphmert.export.vocab import Vocabulary
+    from graphmert.export.terms import ExportTerms
 
     merged, full = max(10, n // 6), path.with_suffix(".full.nt")
     while True:
-        write_ntriples(synthetic_shards(merged, 10_000), full, Vocabulary(ExportConfig()),
+        write_ntriples(synthetic_shards(merged, 10_000), full, ExportTerms(ExportConfig()),
                        RunInfo(config_hash="bench"))
         seen: set[bytes] = set()
         with open(full, "rb") as src, open(path, "wb") as out:

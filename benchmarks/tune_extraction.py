@@ -35,7 +35,7 @@ from _common import print_table, write_json  # noqa: E402
 import torch  # noqa: E402
 
 from graphmert.config import ExtractConfig, load_config  # noqa: E402
-from graphmert.corpus.chunking import chunk_documents  # noqa: E402
+from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer  # noqa: E402

@@ -41,7 +41,7 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from scipy.sparse import csr_matrix, hstack  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.chunking import chunk_documents  # noqa: E402
+from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.eval import load_gold  # noqa: E402

@@ -449,7 +449,7 @@ class ExportConfig:
         help="relation → {Biolink qualifier slot: value} written on its association and KGX edge, "
              "whatever predicate it maps to (the Biolink 4 qualifier pattern keeps a direction: "
              "'affects' + 'causes' increased activity_or_abundance); slots and values from "
-             "graphmert/export/vocab.py QUALIFIERS; a YAML value replaces the whole table")
+             "graphmert/export/terms.py QUALIFIERS; a YAML value replaces the whole table")
     default_predicate: str = opt("biolink:related_to", help="Biolink predicate of relations "
                                  "missing from export.predicate_map (counted in the manifest)")
     category_map: dict[str, str] = opt(factory=dict, help="category as found in triples → Biolink "
@@ -457,7 +457,7 @@ class ExportConfig:
                                        "(Gene, Chemical, ...) need no entry; unknown → NamedThing")
     prefix_map: dict[str, str] = opt(
         factory=dict,
-        help="CURIE prefix → IRI base, overriding the built-in map (graphmert/vocab.py, the one "
+        help="CURIE prefix → IRI base, overriding the built-in map (graphmert/prefixes.py, the one "
              "the seed-KG RDF reader uses too) per prefix; empty: the built-in map as it is")
     pmid_base: str = opt("http://www.ncbi.nlm.nih.gov/pubmed/",
                          help="IRI base of PubMed ids (all-digit document ids)")

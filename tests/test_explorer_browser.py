@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from graphmert.config import ExportConfig
-from graphmert.export.vocab import Vocabulary
+from graphmert.export.terms import ExportTerms
 from graphmert.extract.triples import Triple, read_triples_jsonl
 from pipelines.serve import make_server
 
@@ -57,8 +57,8 @@ def _expected(run_dir: Path) -> tuple[dict[str, str], Triple]:
     whose every evidence sentence names both ends."""
     triples = [t for t in read_triples_jsonl(run_dir / "extract" / "triples.jsonl")
                if T2D in (t.head_id, t.tail_id)]
-    vocab = Vocabulary(ExportConfig())                   # the demo exports with the defaults
-    neighbours = {vocab.entity(*((t.tail_id, t.tail_name) if t.head_id == T2D
+    terms = ExportTerms(ExportConfig())                   # the demo exports with the defaults
+    neighbours = {terms.entity(*((t.tail_id, t.tail_name) if t.head_id == T2D
                                  else (t.head_id, t.head_name)))[1]:
                   t.tail_name if t.head_id == T2D else t.head_name for t in triples}
     marked = [t for t in triples if _spans_ok(t) and t.head_id and t.tail_id and t.head_id != t.tail_id]

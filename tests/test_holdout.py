@@ -13,7 +13,7 @@ import pytest
 
 from graphmert.config import CorpusConfig, GraphConfig, TokenizerConfig, build, load_config
 from graphmert.corpus.chunk import write_chunks
-from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document, Mention
 from graphmert.corpus.tokenizer import special_ids, train_tokenizer
 from graphmert.graph.distant import DistantSupervision

@@ -41,11 +41,11 @@ def _build_store(run_dir: Path) -> bool:
         return False
     from graphmert.config import ExportConfig
     from graphmert.export.rdf import RunInfo, write_ntriples
-    from graphmert.export.vocab import Vocabulary
+    from graphmert.export.terms import ExportTerms
 
     nt = run_dir / "export" / "kg.nt"
     nt.parent.mkdir(parents=True, exist_ok=True)
-    write_ntriples([make_triples()], nt, Vocabulary(ExportConfig()), RunInfo(config_hash="c0"))
+    write_ntriples([make_triples()], nt, ExportTerms(ExportConfig()), RunInfo(config_hash="c0"))
     store.build_store(nt, run_dir / "export" / store.STORE_DIR)
     return True
 

@@ -15,7 +15,7 @@ import rdflib
 from typer.testing import CliRunner
 
 from graphmert.config import ExportConfig
-from graphmert.export.vocab import Vocabulary
+from graphmert.export.terms import ExportTerms
 from graphmert.extract.triples import read_triples_jsonl
 from pipelines.cli import app
 
@@ -135,8 +135,8 @@ def test_removing_the_20_gives_the_kg_of_the_40_back(split, tmp_path):
     assert m["documents"] == 40 and [u["activity"] for u in m["updates"]] == ["update-1", "update-2"]
     edges = [json.loads(x) for x in (run / "export" / "kg_edges.jsonl").read_text().splitlines()]
     assert len(edges) == m["triples"]
-    vocab = Vocabulary(ExportConfig())
-    removed = {vocab.document(i)[1] for i in split.last_ids}
+    terms = ExportTerms(ExportConfig())
+    removed = {terms.document(i)[1] for i in split.last_ids}
     kept = {p for e in edges for p in e["publications"]}
     assert kept and not kept & removed
 

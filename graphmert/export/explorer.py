@@ -14,7 +14,7 @@ what the explorer page asks, without HTTP (the server is :mod:`pipelines.serve`)
   rules as the KGX export's TSV files (:func:`graphmert.export.kgx.tsv_row`).
 
 Entities are keyed as :func:`graphmert.extract.triples.triple_key` keys them (the id, else
-``name:<normalised name>``) and named by the export :class:`~graphmert.export.vocab.Vocabulary`, so
+``name:<normalised name>``) and named by the export :class:`~graphmert.export.terms.ExportTerms`, so
 the explorer shows the CURIEs and predicates the RDF and KGX files hold.
 """
 
@@ -29,7 +29,7 @@ from graphmert.config import ExportConfig
 from graphmert.errors import GraphmertError
 from graphmert.export.kgx import tsv_row
 from graphmert.export.rdf import documents
-from graphmert.export.vocab import Vocabulary, clean_text
+from graphmert.export.terms import ExportTerms, clean_text
 from graphmert.extract.triples import Triple, is_stated, sentence_spans, triple_key
 
 __all__ = ["Entity", "EvidenceView", "Edge", "ExplorerIndex", "ExplorerError", "VIEW_COLUMNS",
@@ -149,20 +149,20 @@ class ExplorerIndex:
     serve concurrent requests."""
 
     def __init__(self, triples: list[Triple], entities: dict[str, Entity],
-                 incident: dict[str, list[int]], vocab: Vocabulary) -> None:
+                 incident: dict[str, list[int]], terms: ExportTerms) -> None:
         self.triples = triples
         self.entities = entities
         self._incident = incident
-        self._vocab = vocab
+        self._vocab = terms
         self._by_curie = {e.curie.lower(): e.key for e in entities.values()}
         self._relations = Counter(t.relation for t in triples)
-        self._predicates = {r: vocab.predicate_curie(r) for r in self._relations}
+        self._predicates = {r: terms.predicate_curie(r) for r in self._relations}
 
     @classmethod
     def from_triples(cls, triples: Iterable[Triple], cfg: ExportConfig | None = None) -> "ExplorerIndex":
         """Index merged triples (as :func:`graphmert.extract.triples.merge_triples` writes them).
         ``cfg``: the run's export config, so CURIEs and predicates match its export."""
-        vocab = Vocabulary(cfg or ExportConfig())
+        terms = ExportTerms(cfg or ExportConfig())
         kept: list[Triple] = list(triples)
         names: dict[str, tuple[str, str, str]] = {}
         incident: dict[str, list[int]] = {}
@@ -174,10 +174,10 @@ class ExplorerIndex:
                 incident.setdefault(k, []).append(i)
         entities = {}
         for key, (eid, name, cat) in names.items():
-            iri, curie = vocab.entity(eid, name)
+            iri, curie = terms.entity(eid, name)
             entities[key] = Entity(key=key, curie=curie, iri=iri, name=_display(name) or curie,
-                                   category=vocab.category_curie(cat), degree=len(incident[key]))
-        return cls(kept, entities, incident, vocab)
+                                   category=terms.category_curie(cat), degree=len(incident[key]))
+        return cls(kept, entities, incident, terms)
 
     # -- entities --------------------------------------------------------------------------------
 

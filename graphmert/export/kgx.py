@@ -5,7 +5,7 @@ Files (names fixed here, never taken from data): ``kg_nodes.tsv``, ``kg_edges.ts
 
 * nodes: ``id`` (CURIE), ``name``, ``category`` (Biolink CURIE);
 * edges: ``id`` (``graphmert:association/…``, the RDF association), ``subject``, ``predicate`` (Biolink
-  CURIE), ``object``, the qualifier slots of :data:`~graphmert.export.vocab.QUALIFIERS`
+  CURIE), ``object``, the qualifier slots of :data:`~graphmert.export.terms.QUALIFIERS`
   (``qualified_predicate``, ``object_aspect_qualifier``, ``object_direction_qualifier``: from
   ``export.predicate_qualifiers``, e.g. ``upregulates`` → ``biolink:causes`` /
   ``activity_or_abundance`` / ``increased``), ``original_predicate`` (the model's relation name),
@@ -20,7 +20,7 @@ and numbers as numbers. A qualifier that does not apply to an edge is left out o
 empty in its TSV row (KGX reads an empty TSV cell as absent). TSV follows KGX: tab-separated, no
 quoting, ``|`` between the values of a multi-valued field; so inside a TSV value tabs and line breaks
 become spaces, and a ``|`` inside one supporting sentence is written as ``¦`` (U+00A6). The JSON
-Lines files keep the text unchanged (after :func:`~graphmert.export.vocab.clean_text`).
+Lines files keep the text unchanged (after :func:`~graphmert.export.terms.clean_text`).
 
 Edges are streamed; nodes (one per distinct entity, first name and category seen) are held in
 memory and written sorted by id at the end.
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from graphmert.export.rdf import RunInfo, documents, supporting_texts
-from graphmert.export.vocab import QUALIFIERS, Vocabulary, clean_text
+from graphmert.export.terms import QUALIFIERS, ExportTerms, clean_text
 from graphmert.extract.triples import KNOWLEDGE_LEVEL, Triple, triple_key
 from graphmert.io import atomic_path
 
@@ -52,38 +52,38 @@ KGX_FILES = {"nodes_tsv": "kg_nodes.tsv", "edges_tsv": "kg_edges.tsv",
 _TSV_SPACE = re.compile(r"[\t\n\r]+")
 
 
-def kgx_edge(t: Triple, vocab: Vocabulary, run: RunInfo) -> dict[str, Any]:
+def kgx_edge(t: Triple, terms: ExportTerms, run: RunInfo) -> dict[str, Any]:
     """One KGX edge record (JSON-ready: lists for multi-valued fields; qualifiers only where the
     relation has them, right after ``object``)."""
-    _, head = vocab.entity(t.head_id, t.head_name)
-    _, tail = vocab.entity(t.tail_id, t.tail_name)
-    run_key = vocab.run_key(t.run_id, t.checkpoint_id, run.config_hash)
+    _, head = terms.entity(t.head_id, t.head_name)
+    _, tail = terms.entity(t.tail_id, t.tail_name)
+    run_key = terms.run_key(t.run_id, t.checkpoint_id, run.config_hash)
     hk, _, tk = triple_key(t)
-    assoc = vocab.association(run_key, hk, t.relation, tk)
+    assoc = terms.association(run_key, hk, t.relation, tk)
     return {
-        "id": "graphmert:" + assoc[len(vocab.namespace):],
+        "id": "graphmert:" + assoc[len(terms.namespace):],
         "subject": head,
-        "predicate": vocab.predicate_curie(t.relation),
+        "predicate": terms.predicate_curie(t.relation),
         "object": tail,
-        **dict(vocab.qualifiers(t.relation)),
+        **dict(terms.qualifiers(t.relation)),
         "original_predicate": clean_text(t.relation),
         "knowledge_level": KNOWLEDGE_LEVEL,
         "agent_type": "text_mining_agent",
-        "primary_knowledge_source": vocab.cfg.knowledge_source,
-        "publications": [vocab.document(d)[1] for d in documents(t)],
+        "primary_knowledge_source": terms.cfg.knowledge_source,
+        "publications": [terms.document(d)[1] for d in documents(t)],
         "has_confidence_score": float(t.confidence),
         "evidence_count": int(t.evidence_count),
-        "supporting_text": supporting_texts(t, vocab.cfg.max_supporting_text),
+        "supporting_text": supporting_texts(t, terms.cfg.max_supporting_text),
     }
 
 
-def kgx_nodes(t: Triple, vocab: Vocabulary) -> list[dict[str, Any]]:
+def kgx_nodes(t: Triple, terms: ExportTerms) -> list[dict[str, Any]]:
     """The head and tail node records of a triple."""
     out = []
     for eid, name, cat in ((t.head_id, t.head_name, t.head_category),
                            (t.tail_id, t.tail_name, t.tail_category)):
-        _, curie = vocab.entity(eid, name)
-        out.append({"id": curie, "name": clean_text(name).strip(), "category": [vocab.category_curie(cat)]})
+        _, curie = terms.entity(eid, name)
+        out.append({"id": curie, "name": clean_text(name).strip(), "category": [terms.category_curie(cat)]})
     return out
 
 
@@ -104,7 +104,7 @@ def json_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, allow_nan=True) + "\n"
 
 
-def write_kgx(shards: Iterable[Iterable[Triple]], folder: str | Path, vocab: Vocabulary, run: RunInfo,
+def write_kgx(shards: Iterable[Iterable[Triple]], folder: str | Path, terms: ExportTerms, run: RunInfo,
               tsv: bool = True, jsonl: bool = True) -> dict[str, int]:
     """Write the KGX files into ``folder`` atomically; returns ``{"nodes": n, "edges": m}``."""
     folder = Path(folder)
@@ -121,10 +121,10 @@ def write_kgx(shards: Iterable[Iterable[Triple]], folder: str | Path, vocab: Voc
                 outs.append((kind, f))
         for shard in shards:
             for t in shard:
-                rec = kgx_edge(t, vocab, run)
+                rec = kgx_edge(t, terms, run)
                 for kind, f in outs:
                     f.write(tsv_row(rec, EDGE_COLUMNS) if kind == "tsv" else json_line(rec))
-                for n in kgx_nodes(t, vocab):
+                for n in kgx_nodes(t, terms):
                     nodes.setdefault(n["id"], n)
                 edges += 1
     return {"nodes": write_kgx_nodes(nodes, folder, tsv, jsonl), "edges": edges}

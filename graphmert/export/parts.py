@@ -31,7 +31,7 @@ from graphmert.config import ExportConfig
 from graphmert.export.kgx import (EDGE_COLUMNS, KGX_FILES, json_line, kgx_edge, kgx_nodes, tsv_row,
                                   write_kgx_nodes)
 from graphmert.export.rdf import STREAM_FORMATS, NTriplesEncoder, RunInfo, ntriples_lines
-from graphmert.export.vocab import Vocabulary
+from graphmert.export.terms import ExportTerms
 from graphmert.extract.triples import Triple
 from graphmert.io import atomic_path
 
@@ -59,7 +59,7 @@ def write_part(triples: Iterable[Triple], path: str | Path, formats: Sequence[st
     "unknown_categories"}`` (JSON-ready)."""
     path = Path(path)
     names = _sections(formats)
-    vocab = Vocabulary(cfg)
+    terms = ExportTerms(cfg)
     encode = NTriplesEncoder()
     seen: dict[str, set[str]] = {s: set() for s in names if s.startswith("kg.n")}
     nodes: dict[str, dict[str, Any]] = {}
@@ -73,22 +73,22 @@ def write_part(triples: Iterable[Triple], path: str | Path, formats: Sequence[st
                  for i, s in enumerate(names)}
         for t in triples:
             n += 1
-            if t.relation not in vocab.predicates:
+            if t.relation not in terms.predicates:
                 unmapped[t.relation] += 1
             for cat in (t.head_category, t.tail_category):
-                if cat and vocab.is_unknown_category(cat):
+                if cat and terms.is_unknown_category(cat):
                     unknown[cat] += 1
             for s, done in seen.items():
-                out = list(ntriples_lines(t, vocab, run, STREAM_FORMATS[s[3:]], encode, done))
+                out = list(ntriples_lines(t, terms, run, STREAM_FORMATS[s[3:]], encode, done))
                 files[s].writelines(out)
                 lines[s] += len(out)
             if NODES in files:
-                rec = kgx_edge(t, vocab, run)
+                rec = kgx_edge(t, terms, run)
                 files[KGX_FILES["edges_tsv"]].write(tsv_row(rec, EDGE_COLUMNS))
                 files[KGX_FILES["edges_jsonl"]].write(json_line(rec))
                 lines[KGX_FILES["edges_tsv"]] += 1
                 lines[KGX_FILES["edges_jsonl"]] += 1
-                for node in kgx_nodes(t, vocab):
+                for node in kgx_nodes(t, terms):
                     nodes.setdefault(node["id"], node)
         if NODES in files:
             files[NODES].writelines(json_line(node) for node in nodes.values())

@@ -24,8 +24,8 @@ Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.
     h  a <Biolink category> ; rdfs:label "name" ; dcterms:identifier "CURIE" .   (same for t)
 
 ``P`` is ``export.predicate_map`` (Biolink). All IRIs come from
-:class:`~graphmert.export.vocab.Vocabulary`; literal text goes through
-:func:`~graphmert.export.vocab.clean_text`, so any input gives parseable output.
+:class:`~graphmert.export.terms.ExportTerms`; literal text goes through
+:func:`~graphmert.export.terms.clean_text`, so any input gives parseable output.
 
 Writers:
 
@@ -51,7 +51,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
 
 from graphmert import __version__
-from graphmert.export.vocab import (BIOLINK, GRAPHMERT, QUALIFIERS, Vocabulary, clean_text, encode_local,
+from graphmert.export.terms import (BIOLINK, GRAPHMERT, QUALIFIERS, ExportTerms, clean_text, encode_local,
                                     is_safe_iri)
 from graphmert.extract.triples import KNOWLEDGE_LEVEL, Triple, triple_key
 from graphmert.io import atomic_path
@@ -129,7 +129,7 @@ def documents(t: Triple) -> list[str]:
     return sorted({d for d in t.documents} | {e.doc_id for e in t.evidence})
 
 
-def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
+def triple_statements(t: Triple, terms: ExportTerms, run: RunInfo,
                       seen: set[str] | None = None) -> tuple[str, list[Statement]]:
     """The statements of one triple, and its run key (names its run activity and named graph).
 
@@ -137,13 +137,13 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
     description is not emitted again (the set is updated). A name, category or checkpoint that
     differs is emitted, so deduplication never drops a statement.
     """
-    run_key = vocab.run_key(t.run_id, t.checkpoint_id, run.config_hash)
-    head, _ = vocab.entity(t.head_id, t.head_name)
-    tail, _ = vocab.entity(t.tail_id, t.tail_name)
-    pred = str(vocab.predicate(t.relation))
+    run_key = terms.run_key(t.run_id, t.checkpoint_id, run.config_hash)
+    head, _ = terms.entity(t.head_id, t.head_name)
+    tail, _ = terms.entity(t.tail_id, t.tail_name)
+    pred = str(terms.predicate(t.relation))
     hk, _, tk = triple_key(t)
-    assoc = vocab.association(run_key, hk, t.relation, tk)
-    activity = vocab.run(run_key)
+    assoc = terms.association(run_key, hk, t.relation, tk)
+    activity = terms.run(run_key)
     out: list[Statement] = [
         (head, pred, tail),
         (assoc, _RDF_TYPE, _ASSOCIATION),
@@ -154,13 +154,13 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
         (assoc, _CONFIDENCE, _double(t.confidence)),
         (assoc, _EVIDENCE_COUNT, Lit(str(int(t.evidence_count)), _XSD_INT)),
     ]
-    out += association_statements(t, assoc, vocab)
+    out += association_statements(t, assoc, terms)
     out.append((assoc, _GENERATED_BY, activity))
     out += update_statements(t, assoc, activity, seen)
     for iri, eid, name, cat in ((head, t.head_id, t.head_name, t.head_category),
                                 (tail, t.tail_id, t.tail_name, t.tail_category)):
         label = clean_text(name).strip()
-        cat_iri = str(vocab.category(cat))
+        cat_iri = str(terms.category(cat))
         key = "\x1f".join((iri, cat_iri, label, eid))
         if seen is not None:
             if key in seen:
@@ -184,17 +184,17 @@ def triple_statements(t: Triple, vocab: Vocabulary, run: RunInfo,
     return run_key, out
 
 
-def association_statements(t: Triple, assoc: str, vocab: Vocabulary) -> list[Statement]:
+def association_statements(t: Triple, assoc: str, terms: ExportTerms) -> list[Statement]:
     """The evidence and Translator provenance of an association: supporting text, publications,
     knowledge level, agent type, primary knowledge source, the relation's qualifiers (Biolink slot
     IRIs; ``qualified_predicate``'s value an IRI, the enum values literals) and ``gm:tailSource``."""
     out: list[Statement] = [(assoc, _TEXT, Lit(s))
-                            for s in supporting_texts(t, vocab.cfg.max_supporting_text)]
-    out += [(assoc, _PUBLICATIONS, vocab.document(d)[0]) for d in documents(t)]
+                            for s in supporting_texts(t, terms.cfg.max_supporting_text)]
+    out += [(assoc, _PUBLICATIONS, terms.document(d)[0]) for d in documents(t)]
     out += [(assoc, _KNOWLEDGE_LEVEL, Lit(KNOWLEDGE_LEVEL)),
             (assoc, _AGENT_TYPE, Lit("text_mining_agent")),
-            (assoc, _KNOWLEDGE_SOURCE, Lit(vocab.cfg.knowledge_source))]
-    for slot, value in vocab.qualifiers(t.relation):
+            (assoc, _KNOWLEDGE_SOURCE, Lit(terms.cfg.knowledge_source))]
+    for slot, value in terms.qualifiers(t.relation):
         obj = str(BIOLINK._NS) + value.partition(":")[2] if slot == "qualified_predicate" else Lit(value)
         out.append((assoc, _QUALIFIER_IRIS[slot], obj))
     if t.tail_source:
@@ -245,7 +245,7 @@ class NTriplesEncoder:
     def iri(self, iri: str) -> str:
         enc = self.cache.get(iri)
         if enc is None:
-            if not is_safe_iri(iri):   # every IRI comes from Vocabulary; this is the last defence
+            if not is_safe_iri(iri):   # every IRI comes from ExportTerms; this is the last defence
                 raise ValueError(f"refusing to write an unsafe IRI: {iri!r}")
             if len(self.cache) >= self.cache_size:
                 self.cache.clear()
@@ -274,12 +274,12 @@ def nt_line(st: Statement, graph: str | None = None) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _bind(g, vocab: Vocabulary) -> None:
-    for prefix, base in vocab.bindings().items():
+def _bind(g, terms: ExportTerms) -> None:
+    for prefix, base in terms.bindings().items():
         g.bind(prefix, base, override=True, replace=True)
 
 
-def build_graph(triples: Iterable[Triple], vocab: Vocabulary, run: RunInfo, named_graphs: bool = False):
+def build_graph(triples: Iterable[Triple], terms: ExportTerms, run: RunInfo, named_graphs: bool = False):
     """An rdflib ``Graph`` of all statements (``Dataset`` with one named graph per run when
     ``named_graphs``). Triples are added in :func:`triple_key` order, so serialisations are stable."""
     from rdflib import Dataset, Graph
@@ -289,45 +289,45 @@ def build_graph(triples: Iterable[Triple], vocab: Vocabulary, run: RunInfo, name
     graphs: dict[str, object] = {}
     seen: set[str] = set()
     for t in ordered:
-        run_key, statements = triple_statements(t, vocab, run, seen)
+        run_key, statements = triple_statements(t, terms, run, seen)
         target = g
         if named_graphs:
             target = graphs.get(run_key)
             if target is None:
-                target = graphs[run_key] = g.graph(URIRef(vocab.graph(run_key)))
+                target = graphs[run_key] = g.graph(URIRef(terms.graph(run_key)))
         for st in statements:
             target.add(to_rdflib(st))
-    _bind(g, vocab)
+    _bind(g, terms)
     return g
 
 
-def jsonld_context(vocab: Vocabulary) -> dict[str, str]:
+def jsonld_context(terms: ExportTerms) -> dict[str, str]:
     """The JSON-LD ``@context`` written into ``kg.jsonld``: the prefixes of :meth:`bindings`."""
-    return dict(sorted(vocab.bindings().items()))
+    return dict(sorted(terms.bindings().items()))
 
 
-def write_rdf(triples: Iterable[Triple], path: str | Path, fmt: str, vocab: Vocabulary,
+def write_rdf(triples: Iterable[Triple], path: str | Path, fmt: str, terms: ExportTerms,
               run: RunInfo) -> int:
     """Write ``ttl``, ``jsonld`` or ``trig`` atomically; returns the number of statements."""
     if fmt not in RDF_FORMATS:
         raise ValueError(f"write_rdf: format {fmt!r} is not one of {sorted(RDF_FORMATS)}")
-    g = build_graph(triples, vocab, run, named_graphs=fmt == "trig")
-    kw = {"context": jsonld_context(vocab), "indent": 1, "sort_keys": True} if fmt == "jsonld" else {}
+    g = build_graph(triples, terms, run, named_graphs=fmt == "trig")
+    kw = {"context": jsonld_context(terms), "indent": 1, "sort_keys": True} if fmt == "jsonld" else {}
     with atomic_path(path) as tmp:
         g.serialize(destination=str(tmp), format=RDF_FORMATS[fmt], encoding="utf-8", **kw)
     return len(g)
 
 
-def ntriples_lines(t: Triple, vocab: Vocabulary, run: RunInfo, quads: bool, encode: NTriplesEncoder,
+def ntriples_lines(t: Triple, terms: ExportTerms, run: RunInfo, quads: bool, encode: NTriplesEncoder,
                    seen: set[str]) -> Iterator[str]:
     """The N-Triples (N-Quads with ``quads``) lines of one triple; ``seen`` as in
     :func:`triple_statements` (one set per shard)."""
-    run_key, statements = triple_statements(t, vocab, run, seen)
-    graph = vocab.graph(run_key) if quads else None
+    run_key, statements = triple_statements(t, terms, run, seen)
+    graph = terms.graph(run_key) if quads else None
     return (encode(st, graph) for st in statements)
 
 
-def write_ntriples(shards: Iterable[Iterable[Triple]], path: str | Path, vocab: Vocabulary,
+def write_ntriples(shards: Iterable[Iterable[Triple]], path: str | Path, terms: ExportTerms,
                    run: RunInfo, quads: bool = False) -> int:
     """Stream N-Triples (N-Quads with ``quads``: each run its own named graph) atomically, one shard
     of triples at a time; returns the number of lines written."""
@@ -338,7 +338,7 @@ def write_ntriples(shards: Iterable[Iterable[Triple]], path: str | Path, vocab: 
             seen: set[str] = set()
             lines: list[str] = []
             for t in shard:
-                lines.extend(ntriples_lines(t, vocab, run, quads, encode, seen))
+                lines.extend(ntriples_lines(t, terms, run, quads, encode, seen))
                 if len(lines) >= 8192:
                     f.writelines(lines)
                     n += len(lines)

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping
 
 from graphmert import __version__
 from graphmert.config import ExportConfig
-from graphmert.export.vocab import Vocabulary, clean_text
+from graphmert.export.terms import ExportTerms, clean_text
 from graphmert.extract.triples import Evidence, Triple, is_stated, sentence_spans, triple_key
 from graphmert.io import atomic_write_text
 
@@ -264,7 +264,7 @@ def _ids(counter: Counter) -> str:
     return ", ".join(_esc(k) for k in ids[:3]) + (" …" if len(ids) > 3 else "") or "—"
 
 
-def render_report(stats: ReportStats, vocab: Vocabulary, cfg: ExportConfig,
+def render_report(stats: ReportStats, terms: ExportTerms, cfg: ExportConfig,
                   metrics: list[Mapping[str, Any]] | None = None, title: str = "GraphMERT run report") -> str:
     """The HTML page for accumulated ``stats`` (and training ``metrics`` records, when given)."""
     mean = stats.confidence_sum / stats.triples if stats.triples else 0.0
@@ -273,7 +273,7 @@ def render_report(stats: ReportStats, vocab: Vocabulary, cfg: ExportConfig,
                ["evidence events", str(stats.evidence)], ["mean confidence", f"{mean:.3f}"],
                ["run ids", _ids(stats.runs)], ["checkpoints", _ids(stats.checkpoints)],
                ["software version", _esc(__version__)]]
-    rel_rows = [[_esc(r), _esc(vocab.predicate_curie(r)), str(n),
+    rel_rows = [[_esc(r), _esc(terms.predicate_curie(r)), str(n),
                  f"{stats.relation_confidence[r] / n:.3f}"] for r, n in stats.relations.most_common()]
     top = [(f"{stats.entity_names.get(k) or k} ({k})" if not k.startswith("name:")
             else stats.entity_names.get(k) or k[5:], n)
@@ -326,11 +326,11 @@ def write_report(triples: Iterable[Triple], path: str | Path, cfg: ExportConfig,
                  metrics: list[Mapping[str, Any]] | None = None,
                  title: str = "GraphMERT run report") -> dict[str, int]:
     """Accumulate ``triples``, render and write the page atomically; returns the counts shown."""
-    vocab = Vocabulary(cfg)
+    terms = ExportTerms(cfg)
     stats = ReportStats(samples=cfg.report_samples)
     for t in triples:
         stats.add(t)
-    atomic_write_text(path, render_report(stats, vocab, cfg, metrics, title))
+    atomic_write_text(path, render_report(stats, terms, cfg, metrics, title))
     return {"triples": stats.triples, "documents": len(stats.per_document),
             "entities": len(stats.entities), "relations": len(stats.relations),
             "samples": len(stats.sample_triples()), "plots": 4 + (1 if metrics else 0)}

@@ -13,7 +13,7 @@ live in different files):
   describes every triple by such an association node and its run: they are provenance, not edges —
   so ``'kg.nodes=[RUN/export/kg.ttl]'`` reads an exported graph back as a seed KG).
 
-IRIs are compacted to CURIEs with the one shared prefix map (:func:`graphmert.vocab.prefix_converter`):
+IRIs are compacted to CURIEs with the one shared prefix map (:func:`graphmert.prefixes.prefix_converter`):
 ``kg.prefix_map`` first, then the built-in map (the exporter's), then the prefixes the file itself
 binds; the longest matching IRI base wins, and the local part is percent-decoded (undoing the
 exporter's encoding). IRIs no prefix covers stay as full IRIs. Triples are sorted, so triple ids do
@@ -28,7 +28,7 @@ from typing import Iterable
 
 from graphmert.kg.graph import Edge, KGError, Node, SeedKG
 from graphmert.kg.records import BadRecords, keep_known_edges
-from graphmert.vocab import BUILTIN_PREFIXES, compact_iri, prefix_converter
+from graphmert.prefixes import BUILTIN_PREFIXES, compact_iri, prefix_converter
 
 __all__ = ["CurieCompactor", "read_rdf", "rdf_format"]
 
@@ -59,7 +59,7 @@ def rdf_format(path: str | Path) -> str | None:
 
 class CurieCompactor:
     """IRI → CURIE by the longest matching base. Precedence: config > built-in > file (see
-    :func:`graphmert.vocab.prefix_converter`); results are cached, as IRIs repeat across triples."""
+    :func:`graphmert.prefixes.prefix_converter`); results are cached, as IRIs repeat across triples."""
 
     def __init__(self, config: dict[str, str] | None = None, file: dict[str, str] | None = None) -> None:
         self._converter = prefix_converter(config, file)

@@ -32,7 +32,7 @@ from graphmert.model.candidates import CandidateHead, CandidateQuery
 from graphmert.model.copy import LeafCopy
 from graphmert.model.decay import build_decay
 from graphmert.model.embeddings import GraphEmbeddings
-from graphmert.model.heads import MLMHead, SpanBoundaryHead
+from graphmert.model.prediction_heads import MLMHead, SpanBoundaryHead
 from graphmert.model.hgat import HGAT
 
 __all__ = ["GraphMERT", "GraphMERTOutput", "build_model", "parameter_breakdown"]

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 
 from graphmert.config import Config, ConfigError, CorpusConfig, GraphConfig
 from graphmert.corpus.chunk import write_chunks
-from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus

@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 
 from graphmert.config import ExportConfig
-from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, Vocabulary,
+from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, ExportTerms,
                               check_formats, write_rdf, write_report)
 from graphmert.export.parts import join_parts, write_part
 from graphmert.export.store import STORE_DIR, build_store
@@ -101,7 +101,7 @@ def _export(ctx: StageContext) -> dict:
                         "use nt / nq / kgx", n, cfg.max_graph_triples, fmt)
             skipped.append(fmt)
             continue
-        statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, Vocabulary(cfg), run)
+        statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, ExportTerms(cfg), run)
     if "store" in formats:
         body["store"] = _stage_store(ctx, [(p.path, p.counts) for p in parts], formats)
         statements["store"] = body["store"]["triples"]

@@ -24,7 +24,7 @@ import torch
 
 from graphmert.config import Config, ConfigError, ExtractConfig, KGConfig, section_hash
 from graphmert.corpus.chunk import read_chunks
-from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus

@@ -15,7 +15,7 @@ from graphmert.config import ExportConfig
 from graphmert.export.explorer import VIEW_COLUMNS, ExplorerError, ExplorerIndex, write_view_tsv
 from graphmert.export.kgx import kgx_edge, kgx_nodes
 from graphmert.export.report import highlight_evidence
-from graphmert.export.vocab import Vocabulary
+from graphmert.export.terms import ExportTerms
 from graphmert.extract.triples import Evidence, sentence_spans
 
 from .helpers import RUN, ev, make_triples
@@ -27,8 +27,8 @@ def index() -> ExplorerIndex:
 
 
 def test_entities_have_the_export_curies_names_and_degrees(index):
-    vocab = Vocabulary(ExportConfig())
-    nodes = {n["id"]: n for t in make_triples() for n in kgx_nodes(t, vocab)}
+    terms = ExportTerms(ExportConfig())
+    nodes = {n["id"]: n for t in make_triples() for n in kgx_nodes(t, terms)}
     assert {e.curie for e in index.entities.values()} == set(nodes)
     t2d = index.entity("MESH:D003924")
     assert (t2d.name, t2d.category, t2d.degree) == ("type 2 diabetes", "biolink:Disease", 3)
@@ -163,9 +163,9 @@ def test_tsv_view_round_trips_and_matches_the_kgx_edges(index):
     n = write_view_tsv(index.edges("MESH:D003924"), buf)
     rows = list(csv.DictReader(io.StringIO(buf.getvalue()), delimiter="\t"))
     assert n == len(rows) == 3 and tuple(rows[0]) == VIEW_COLUMNS
-    vocab = Vocabulary(ExportConfig())
+    terms = ExportTerms(ExportConfig())
     kgx = {(k["subject"], k["predicate"], k["object"]): k
-           for k in (kgx_edge(t, vocab, RUN) for t in make_triples())}
+           for k in (kgx_edge(t, terms, RUN) for t in make_triples())}
     for r in rows:
         k = kgx[(r["subject"], r["predicate"], r["object"])]            # same CURIEs as the export
         assert float(r["confidence"]) == k["has_confidence_score"]

@@ -9,7 +9,7 @@ import pytest
 
 from graphmert.config import ExportConfig
 from graphmert.export.kgx import EDGE_COLUMNS, KGX_FILES, NODE_COLUMNS, read_kgx_jsonl, write_kgx
-from graphmert.export.vocab import Vocabulary
+from graphmert.export.terms import ExportTerms
 from graphmert.kg.tsv import read_kgx_tsv
 
 from .helpers import HOSTILE_TEXT, RUN, hostile_triples, make_triples
@@ -18,7 +18,7 @@ from .helpers import HOSTILE_TEXT, RUN, hostile_triples, make_triples
 def _export(folder, triples, shards=2, **cfg):
     k = max(1, -(-len(triples) // shards))
     return write_kgx([triples[i:i + k] for i in range(0, len(triples), k)], folder,
-                     Vocabulary(ExportConfig(**cfg)), RUN)
+                     ExportTerms(ExportConfig(**cfg)), RUN)
 
 
 def _tsv_rows(path):
@@ -87,7 +87,7 @@ def test_jsonl_round_trip(tmp_path):
 
 
 def test_formats_can_be_written_separately(tmp_path):
-    write_kgx([make_triples()], tmp_path, Vocabulary(ExportConfig()), RUN, tsv=False)
+    write_kgx([make_triples()], tmp_path, ExportTerms(ExportConfig()), RUN, tsv=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kg_edges.jsonl", "kg_nodes.jsonl"]
 
 

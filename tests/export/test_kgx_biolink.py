@@ -11,7 +11,7 @@ import pytest
 
 from graphmert.config import ExportConfig
 from graphmert.export.kgx import EDGE_COLUMNS, KGX_FILES, NODE_COLUMNS, kgx_edge, kgx_nodes, write_kgx
-from graphmert.export.vocab import CATEGORIES, PREDICATES, QUALIFIERS, Vocabulary
+from graphmert.export.terms import CATEGORIES, PREDICATES, QUALIFIERS, ExportTerms
 
 from .biolink_kgx import BIOLINK_VERSION, biolink, validate, validate_folder
 from .helpers import ROOT, RUN, make_triples
@@ -47,16 +47,16 @@ def test_every_term_the_exporter_may_write_is_valid_in_the_pinned_model():
 
 
 def test_a_small_export_is_valid(tmp_path):
-    write_kgx([make_triples()], tmp_path, Vocabulary(ExportConfig()), RUN)
+    write_kgx([make_triples()], tmp_path, ExportTerms(ExportConfig()), RUN)
     assert validate_folder(tmp_path, LOCAL) == []
     assert validate_folder(tmp_path, {}) != []            # graphmert: ids need the declared prefix
 
 
 def _valid_records():
-    vocab = Vocabulary(ExportConfig())
+    terms = ExportTerms(ExportConfig())
     triples = make_triples()
-    nodes = {n["id"]: n for t in triples for n in kgx_nodes(t, vocab)}
-    edges = [kgx_edge(t, vocab, RUN) for t in triples]
+    nodes = {n["id"]: n for t in triples for n in kgx_nodes(t, terms)}
+    edges = [kgx_edge(t, terms, RUN) for t in triples]
     return list(nodes.values()), edges
 
 
@@ -105,7 +105,7 @@ def test_a_node_category_outside_named_thing_is_reported(category):
 
 
 def test_broken_tsv_files_are_reported(tmp_path):
-    write_kgx([make_triples()], tmp_path, Vocabulary(ExportConfig()), RUN)
+    write_kgx([make_triples()], tmp_path, ExportTerms(ExportConfig()), RUN)
     path = tmp_path / KGX_FILES["edges_tsv"]
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[0] = lines[0].rstrip("\n") + "\tgraphmert_note\n"           # a column, empty in every row

@@ -7,7 +7,7 @@ import pytest
 from graphmert.export.kgx import KGX_FILES, write_kgx
 from graphmert.export.parts import join_parts, write_part
 from graphmert.export.rdf import write_ntriples
-from graphmert.export.vocab import Vocabulary
+from graphmert.export.terms import ExportTerms
 
 from .helpers import RUN, config, hostile_triples, make_triples
 
@@ -33,9 +33,9 @@ def test_joined_parts_equal_the_streaming_writers(tmp_path):
     ref, got = tmp_path / "ref", tmp_path / "got"
     ref.mkdir()
     got.mkdir()
-    write_ntriples(shards, ref / "kg.nt", Vocabulary(config()), RUN)
-    write_ntriples(shards, ref / "kg.nq", Vocabulary(config()), RUN, quads=True)
-    kgx = write_kgx(shards, ref, Vocabulary(config()), RUN)
+    write_ntriples(shards, ref / "kg.nt", ExportTerms(config()), RUN)
+    write_ntriples(shards, ref / "kg.nq", ExportTerms(config()), RUN, quads=True)
+    kgx = write_kgx(shards, ref, ExportTerms(config()), RUN)
     counts = join_parts(_parts(tmp_path, shards), got, FORMATS)
     names = ["kg.nt", "kg.nq", *KGX_FILES.values()]
     assert sorted(p.name for p in got.iterdir()) == sorted(names)

@@ -15,7 +15,7 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 
 from graphmert.config import ExportConfig
 from graphmert.export.rdf import build_graph, nt_line, triple_statements, write_ntriples, write_rdf
-from graphmert.export.vocab import BIOLINK, GRAPHMERT, Vocabulary, clean_text
+from graphmert.export.terms import BIOLINK, GRAPHMERT, ExportTerms, clean_text
 
 from .helpers import HOSTILE_TEXT, RUN, hostile_triples, make_triples, sparql_from_docs
 
@@ -27,12 +27,12 @@ PARSERS = {"ttl": "turtle", "jsonld": "json-ld", "nt": "nt"}
 
 
 def _write(fmt: str, triples, path: Path, cfg: ExportConfig | None = None, shards: int = 1) -> int:
-    vocab = Vocabulary(cfg or ExportConfig())
+    terms = ExportTerms(cfg or ExportConfig())
     if fmt in ("nt", "nq"):
         k = max(1, -(-len(triples) // shards))
-        return write_ntriples([triples[i:i + k] for i in range(0, len(triples), k)], path, vocab, RUN,
+        return write_ntriples([triples[i:i + k] for i in range(0, len(triples), k)], path, terms, RUN,
                               quads=fmt == "nq")
-    return write_rdf(triples, path, fmt, vocab, RUN)
+    return write_rdf(triples, path, fmt, terms, RUN)
 
 
 def _parse(path: Path, fmt: str) -> rdflib.Graph:
@@ -81,7 +81,7 @@ def test_round_trip_counts(tmp_path, fmt):
 
 def test_streamed_ntriples_equal_the_in_memory_graph(tmp_path):
     triples = make_triples()
-    ref = build_graph(triples, Vocabulary(ExportConfig()), RUN)
+    ref = build_graph(triples, ExportTerms(ExportConfig()), RUN)
     for shards in (1, 2, 6):
         path = tmp_path / f"kg-{shards}.nt"
         lines = _write("nt", triples, path, shards=shards)
@@ -96,7 +96,7 @@ def test_streamed_ntriples_equal_the_in_memory_graph(tmp_path):
 def test_an_entity_with_two_names_keeps_both_when_streamed(tmp_path):
     triples = make_triples()
     triples[1].tail_name = "T2D"                       # MESH:D003924 named differently
-    ref = build_graph(triples, Vocabulary(ExportConfig()), RUN)
+    ref = build_graph(triples, ExportTerms(ExportConfig()), RUN)
     _write("nt", triples, tmp_path / "kg.nt", shards=2)
     g = _parse(tmp_path / "kg.nt", "nt")
     assert set(g) == set(ref)
@@ -132,8 +132,8 @@ def test_named_graph_per_run(tmp_path):
         g1 = ds.graph(URIRef("https://w3id.org/graphmert/graph/run-1"))
         assert len(set(g1.subjects(RDF.type, BIOLINK.Association))) == len(triples)
     # the same triple in two runs: two associations, one direct statement
-    vocab = Vocabulary(ExportConfig())
-    (_, a), (_, b) = (triple_statements(t, vocab, RUN) for t in (triples[0], other[0]))
+    terms = ExportTerms(ExportConfig())
+    (_, a), (_, b) = (triple_statements(t, terms, RUN) for t in (triples[0], other[0]))
     assert a[1][0] != b[1][0] and a[0] == b[0]
 
 
@@ -199,9 +199,9 @@ def test_nt_writer_refuses_unsafe_iris():
 def test_supporting_text_is_capped_and_distinct(tmp_path):
     t = make_triples()[0]
     t.evidence = t.evidence + t.evidence + [t.evidence[0]]
-    stmts = triple_statements(t, Vocabulary(ExportConfig(max_supporting_text=5)), RUN)[1]
+    stmts = triple_statements(t, ExportTerms(ExportConfig(max_supporting_text=5)), RUN)[1]
     assert sum(p == str(BIOLINK.supporting_text) for _, p, _ in stmts) == 2
-    stmts = triple_statements(t, Vocabulary(ExportConfig(max_supporting_text=1)), RUN)[1]
+    stmts = triple_statements(t, ExportTerms(ExportConfig(max_supporting_text=1)), RUN)[1]
     assert sum(p == str(BIOLINK.supporting_text) for _, p, _ in stmts) == 1
 
 
@@ -229,10 +229,10 @@ def test_readme_sparql_query_returns_the_t2d_genes(tmp_path):
 def test_literal_types():
     t = make_triples()[0]
     t.confidence = float("nan")
-    stmts = triple_statements(t, Vocabulary(ExportConfig()), RUN)[1]
+    stmts = triple_statements(t, ExportTerms(ExportConfig()), RUN)[1]
     conf = [o for _, p, o in stmts if p == str(BIOLINK.has_confidence_score)][0]
     assert conf.value == "NaN" and conf.datatype == str(URIRef(XSD + "double"))
     t.confidence = 1e-5
-    stmts = triple_statements(t, Vocabulary(ExportConfig()), RUN)[1]
+    stmts = triple_statements(t, ExportTerms(ExportConfig()), RUN)[1]
     conf = [o for _, p, o in stmts if p == str(BIOLINK.has_confidence_score)][0]
     assert Literal(conf.value, datatype=URIRef(XSD + "double")).toPython() == 1e-5

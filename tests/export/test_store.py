@@ -19,7 +19,7 @@ from graphmert.export import store as kgstore
 from graphmert.export.rdf import write_ntriples, write_rdf
 from graphmert.export.store import (QueryError, QueryResult, StoreError, build_store, format_result,
                                     open_store, run_query)
-from graphmert.export.vocab import Vocabulary, check_formats
+from graphmert.export.terms import ExportTerms, check_formats
 from graphmert.extract.triples import write_triples
 from graphmert.io import atomic_write_json
 from pipelines.cli import app
@@ -37,12 +37,12 @@ def _nt(path: Path, shards: int = 2) -> Path:
     k = -(-len(triples) // shards)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_ntriples([triples[i:i + k] for i in range(0, len(triples), k)], path,
-                   Vocabulary(ExportConfig()), RUN)
+                   ExportTerms(ExportConfig()), RUN)
     return path
 
 
 def _ttl(path: Path) -> Path:
-    write_rdf(make_triples(), path, "ttl", Vocabulary(ExportConfig()), RUN)
+    write_rdf(make_triples(), path, "ttl", ExportTerms(ExportConfig()), RUN)
     return path
 
 
@@ -88,7 +88,7 @@ def test_store_holds_what_rdflib_parses(tmp_path):
 
 def test_nquads_are_queried_as_the_union_of_their_graphs(tmp_path):
     nq = tmp_path / "kg.nq"
-    write_ntriples([make_triples()], nq, Vocabulary(ExportConfig()), RUN, quads=True)
+    write_ntriples([make_triples()], nq, ExportTerms(ExportConfig()), RUN, quads=True)
     build_store([nq], tmp_path / "store")
     s = open_store(tmp_path / "store")
     assert {_key(*r) for r in run_query(s, sparql_from_docs()).rows} == _rdflib_rows(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from graphmert.config import CorpusConfig, GraphConfig, ModelConfig, TokenizerConfig, build_section
-from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document, Mention
 from graphmert.corpus.tokenizer import train_tokenizer
 from graphmert.kg.graph import Edge, Node, SeedKG

@@ -9,7 +9,7 @@ import pytest
 
 from graphmert.config import CorpusConfig, GraphConfig, TokenizerConfig
 from graphmert.corpus.chunk import read_chunks, write_chunks
-from graphmert.corpus.chunking import chunk_documents
+from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids, train_tokenizer
 from graphmert.graph.io import SCHEMA, graphs_equal, read_graphs, write_graphs

@@ -3,7 +3,7 @@
 Importing this package registers every backbone in :data:`BACKBONES`: ``roberta`` (the paper's),
 ``neobert`` (pre-norm RMSNorm / SwiGLU / RoPE), ``recurrent`` (N layers × D iterations) and
 ``bridges`` (RoBERTa + routed cross-layer bridges). Stand-alone LM / classification heads over plain
-token sequences live in :mod:`graphmert.model.backbones.heads`.
+token sequences live in :mod:`graphmert.model.backbones.sequence`.
 """
 
 from graphmert.model.backbones.base import BACKBONES, Backbone, build_backbone

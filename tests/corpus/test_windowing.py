@@ -6,7 +6,7 @@ import pytest
 
 from graphmert.config import CorpusConfig, GraphConfig, TokenizerConfig
 from graphmert.corpus.chunk import read_chunks, write_chunks
-from graphmert.corpus.chunking import chunk_documents, window_starts
+from graphmert.corpus.windowing import chunk_documents, window_starts
 from graphmert.corpus.document import Document, Mention
 from graphmert.corpus.tokenizer import special_ids, train_tokenizer
 

@@ -1,10 +1,10 @@
-"""Export vocabulary: Biolink + PROV-O terms, CURIE expansion, minted IRIs, safe text.
+"""Export terms: Biolink + PROV-O terms, CURIE expansion, minted IRIs, safe text.
 
-Every IRI the exporter writes comes from one :class:`Vocabulary` (built from ``export.*`` config):
+Every IRI the exporter writes comes from one :class:`ExportTerms` (built from ``export.*`` config):
 
 ======================  ============================================================================
 entity with a CURIE     ``prefix base + percent-encoded local part`` — the base from
-                        :data:`graphmert.vocab.BUILTIN_PREFIXES`, unless ``export.prefix_map``
+                        :data:`graphmert.prefixes.BUILTIN_PREFIXES`, unless ``export.prefix_map``
                         overrides that prefix (``MESH:D003924`` →
                         ``http://id.nlm.nih.gov/mesh/D003924``, ``NCBIGene:3630`` →
                         ``http://identifiers.org/ncbigene/3630``)
@@ -44,10 +44,10 @@ from rdflib import URIRef
 from rdflib.namespace import DefinedNamespace, Namespace
 
 from graphmert.config import ConfigError, ExportConfig
-from graphmert.vocab import BUILTIN_PREFIXES, MINTED_PREFIX, prefix_converter
+from graphmert.prefixes import BUILTIN_PREFIXES, MINTED_PREFIX, prefix_converter
 
 __all__ = ["BIOLINK", "GRAPHMERT", "CATEGORIES", "PREDICATES", "QUALIFIERS", "INFORES", "FORMATS",
-           "Vocabulary",
+           "ExportTerms",
            "check_formats", "clean_text", "encode_local", "is_safe_iri", "is_pmid", "name_key"]
 
 
@@ -251,7 +251,7 @@ def _check_base(key: str, base: str) -> str:
     return base
 
 
-class Vocabulary:
+class ExportTerms:
     """IRIs, predicates and categories for one export (see the module docstring).
 
     Also counts what fell back to a default: ``unmapped_relations`` (relation → triples exported with

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from graphmert.config import ConfigError, ModelConfig
-from graphmert.model.backbones.heads import (BackboneForMaskedLM, BackboneForSequenceClassification,
+from graphmert.model.backbones.sequence import (BackboneForMaskedLM, BackboneForSequenceClassification,
                                              LMHead, SequenceClassificationHead, sequence_attention_spec)
 from graphmert.model.decay import build_decay
 

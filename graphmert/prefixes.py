@@ -1,7 +1,7 @@
-"""Shared RDF vocabulary: the one CURIE prefix map, and the converter built from it.
+"""CURIE prefixes: the one prefix map, and the converter built from it.
 
 :data:`BUILTIN_PREFIXES` is the single source of truth for CURIE ↔ IRI. It is used in both directions:
-the exporter (:mod:`graphmert.export.vocab`) expands entity CURIEs to IRIs with it, and the seed-KG RDF
+the exporter (:mod:`graphmert.export.terms`) expands entity CURIEs to IRIs with it, and the seed-KG RDF
 reader (:mod:`graphmert.kg.rdf`) compacts IRIs back to CURIEs with it, so an exported graph read back
 as a seed KG gives the same CURIEs. The bases follow the Biolink Model's JSON-LD context (the
 vocabulary the export speaks): ``NCBIGene`` is ``http://identifiers.org/ncbigene/``, ``MESH``

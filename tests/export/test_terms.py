@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from graphmert.config import ConfigError, ExportConfig, load_config
-from graphmert.export.vocab import (BIOLINK, CATEGORIES, GRAPHMERT, PREDICATES, Vocabulary,
+from graphmert.export.terms import (BIOLINK, CATEGORIES, GRAPHMERT, PREDICATES, ExportTerms,
                                     check_formats, clean_text, encode_local, is_pmid, is_safe_iri)
 from graphmert.kg.rdf import CurieCompactor
-from graphmert.vocab import BUILTIN_PREFIXES
+from graphmert.prefixes import BUILTIN_PREFIXES
 
 from .helpers import hostile_triples
 
@@ -28,7 +28,7 @@ def test_biolink_namespace_is_closed():
 
 
 def test_default_config_is_valid_and_maps_every_known_relation():
-    v = Vocabulary(ExportConfig())
+    v = ExportTerms(ExportConfig())
     demo = ["associated_with", "treats", "binds", "upregulates", "downregulates", "presents", "isa",
             "causes"]
     shared = ["associates", "includes", "palliates", "resembles"]
@@ -69,11 +69,11 @@ def test_default_config_is_valid_and_maps_every_known_relation():
 ])
 def test_bad_config_names_the_key(override, message):
     with pytest.raises(ConfigError, match=message):
-        Vocabulary(ExportConfig(**override))
+        ExportTerms(ExportConfig(**override))
 
 
 def test_qualifiers_come_in_slot_order_and_load_from_overrides():
-    v = Vocabulary(ExportConfig())
+    v = ExportTerms(ExportConfig())
     assert v.qualifiers("downregulates") == (("qualified_predicate", "biolink:causes"),
                                              ("object_aspect_qualifier", "activity_or_abundance"),
                                              ("object_direction_qualifier", "decreased"))
@@ -81,7 +81,7 @@ def test_qualifiers_come_in_slot_order_and_load_from_overrides():
     cfg = load_config(None, ["export.predicate_qualifiers={binds: {object_direction_qualifier: "
                              "increased, object_aspect_qualifier: activity}}",
                              "export.knowledge_source=infores:my-kg"])
-    v = Vocabulary(cfg.export)
+    v = ExportTerms(cfg.export)
     assert v.qualifiers("binds") == (("object_aspect_qualifier", "activity"),
                                      ("object_direction_qualifier", "increased"))
     assert v.qualifiers("upregulates") == () and cfg.export.knowledge_source == "infores:my-kg"
@@ -99,17 +99,17 @@ def test_export_section_loads_from_overrides():
     cfg = load_config(None, ["export.formats=[nt,kgx]",
                              "export.predicate_map={treats: biolink:ameliorates_condition}"])
     assert cfg.export.formats == ["nt", "kgx"]
-    assert Vocabulary(cfg.export).predicate("treats") == BIOLINK.ameliorates_condition
+    assert ExportTerms(cfg.export).predicate("treats") == BIOLINK.ameliorates_condition
 
 
 def test_curie_expansion():
-    v = Vocabulary(ExportConfig())
+    v = ExportTerms(ExportConfig())
     assert v.entity("MESH:D003924", "t2d") == ("http://id.nlm.nih.gov/mesh/D003924", "MESH:D003924")
     assert v.entity("NCBIGene:3630", "INS") == ("http://identifiers.org/ncbigene/3630", "NCBIGene:3630")
     assert v.entity("NCBITaxon:9606", "human")[0] == "http://purl.obolibrary.org/obo/NCBITaxon_9606"
     assert v.used_prefixes == {"MESH", "NCBIGene", "NCBITaxon"}
     # config prefixes override the built-in map and add new ones
-    v2 = Vocabulary(ExportConfig(prefix_map={"MESH": "https://meshb.example/",
+    v2 = ExportTerms(ExportConfig(prefix_map={"MESH": "https://meshb.example/",
                                              "tmVar": "https://tmvar.example/"}))
     assert v2.entity("MESH:D1", "x")[0] == "https://meshb.example/D1"
     # the local part "c|SUB|G|1234|A" is composite-looking: minted, not expanded
@@ -119,7 +119,7 @@ def test_curie_expansion():
 
 
 def test_minted_iris():
-    v = Vocabulary(ExportConfig())
+    v = ExportTerms(ExportConfig())
     ns = "https://w3id.org/graphmert/"
     # unknown prefix, composite, spaces, path traversal: percent-encoded under NS entity/
     assert v.entity("tmVar:c|SUB|G|1234|A", "v") == (ns + "entity/tmVar%3Ac%7CSUB%7CG%7C1234%7CA",
@@ -140,7 +140,7 @@ def test_minted_iris():
 
 
 def test_document_iris():
-    v = Vocabulary(ExportConfig())
+    v = ExportTerms(ExportConfig())
     assert v.document("12345678") == ("http://www.ncbi.nlm.nih.gov/pubmed/12345678", "PMID:12345678")
     assert v.document("PMID: 42")[1] == "PMID:42"
     assert v.document("demo:001")[0] == "https://w3id.org/graphmert/document/demo%3A001"
@@ -149,7 +149,7 @@ def test_document_iris():
 
 
 def test_every_iri_from_hostile_input_is_safe():
-    v = Vocabulary(ExportConfig())
+    v = ExportTerms(ExportConfig())
     for t in hostile_triples():
         for eid, name in ((t.head_id, t.head_name), (t.tail_id, t.tail_name)):
             iri, curie = v.entity(eid, name)
