@@ -366,8 +366,15 @@ class Stage:
     def settings_hash(self, cfg: Config) -> str:
         """Hash of the config sections the stage reads, without its code: what a published graph
         cites as the settings that made it (``gm:configHash``), so refactoring the code leaves the
-        published bytes alone. The manifest's ``config_hash`` adds :attr:`code_fingerprint` to it."""
-        return section_hash(*(_config_part(cfg, s) for s in self.sections))
+        published bytes alone."""
+        return section_hash(*self._settings(cfg))
+
+    def config_hash(self, cfg: Config) -> str:
+        """The manifest's ``config_hash``: the stage's settings and :attr:`code_fingerprint`."""
+        return section_hash(*self._settings(cfg), self.code_fingerprint)
+
+    def _settings(self, cfg: Config) -> list[Any]:
+        return [_config_part(cfg, s) for s in self.sections]
 
 
 def manifest_path(run_dir: Path, stage: str) -> Path:
@@ -479,20 +486,10 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     run_dir = store.local
     run_dir.mkdir(parents=True, exist_ok=True)
     save_config(cfg, run_dir / "config.yaml")
-    upstream = {}
-    for name in stage.upstream:
-        store.pull(name)
-        mp = manifest_path(run_dir, name)
-        if not mp.exists():
-            raise UpstreamMissing(f"stage '{stage.name}' needs the output of stage '{name}', but "
-                                  f"{store.display(name, 'manifest.json')} does not exist; run "
-                                  f"`graphmert {name}` (or `graphmert run`) first")
-        upstream[name] = read_json(mp)
+    upstream = _read_upstream(stage, store)
     store.pull(stage.name)
-    code = stage.code_fingerprint
-    hashes = {"input_hash": _input_hash(stage, cfg, upstream),
-              "config_hash": section_hash(stage.settings_hash(cfg), code),
-              "code_fingerprint": code}
+    hashes = {"input_hash": _input_hash(stage, cfg, upstream), "config_hash": stage.config_hash(cfg),
+              "code_fingerprint": stage.code_fingerprint}
     final = run_dir / stage.name
     mp = manifest_path(run_dir, stage.name)
     old = read_json(mp) if mp.exists() else None
@@ -525,6 +522,20 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     _publish(store, stage.name)
     store.remove(f"{WORK_ROOT}/{stage.name}")
     return manifest
+
+
+def _read_upstream(stage: Stage, store: RunStore) -> dict[str, dict]:
+    """The manifests of the stages ``stage`` reads, pulled from the run directory's store."""
+    upstream = {}
+    for name in stage.upstream:
+        store.pull(name)
+        mp = manifest_path(store.local, name)
+        if not mp.exists():
+            raise UpstreamMissing(f"stage '{stage.name}' needs the output of stage '{name}', but "
+                                  f"{store.display(name, 'manifest.json')} does not exist; run "
+                                  f"`graphmert {name}` (or `graphmert run`) first")
+        upstream[name] = read_json(mp)
+    return upstream
 
 
 def _stale(old: dict | None, hashes: dict[str, str], folder: Path) -> str | None:
