@@ -2,6 +2,11 @@
 
 A killed process therefore never leaves a partial file under its final name, and a reader sees either
 the old file or the new one. Used for every shard, manifest and report the library writes.
+
+Also the two file conventions the library's formats share: Parquet shards of one fixed schema
+(:func:`write_parquet` / :func:`read_parquet`: documents, chunks, graphs, triples) and JSON files whose
+header names their format and version (:func:`read_versioned_json` / :func:`check_format`:
+checkpoint configs, trainer states, entity linkers).
 """
 
 from __future__ import annotations
@@ -14,12 +19,16 @@ import secrets
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 
 __all__ = ["atomic_path", "atomic_dir", "atomic_write_text", "atomic_write_json", "file_sha256", "read_json",
-           "write_shards"]
+           "write_shards", "as_paths", "write_parquet", "read_parquet", "read_versioned_json",
+           "check_format"]
 
 
 @contextlib.contextmanager
@@ -125,3 +134,94 @@ def write_shards(items: Iterable[T], folder: str | Path, prefix: str, shard_size
     if buf or not paths:
         flush()
     return paths
+
+
+# --------------------------------------------------------------------------------------------------
+# Parquet shards of one schema
+# --------------------------------------------------------------------------------------------------
+
+
+def as_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    """One path or several, as a list (the readers take either)."""
+    if isinstance(paths, (str, Path)):
+        return [Path(paths)]
+    return [Path(p) for p in paths]
+
+
+def write_parquet(rows: list[dict], schema: "pa.Schema", path: str | Path,
+                  compression: str = "zstd") -> int:
+    """Write ``rows`` (dicts keyed by the schema's column names) as one Parquet file, atomically.
+
+    The table is built against ``schema`` so every shard of a format has the same column types, even
+    an empty one. Returns the number of rows written.
+    """
+    import pyarrow as pa                    # here, not at the top: most users of this module need none
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist(rows, schema=schema)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression=compression)
+    return table.num_rows
+
+
+def read_parquet(paths: str | Path | Iterable[str | Path], schema: "pa.Schema", *, what: str,
+                 optional: Iterable[str] = (), batch_size: int = 512) -> Iterator[dict]:
+    """The rows of one or more Parquet files, in order, as dicts of the schema's columns.
+
+    Streams ``batch_size`` rows at a time, so a shard never has to fit in memory as Python objects.
+    A file lacking a column of ``schema`` is rejected with a ``ValueError`` naming the file and the
+    columns (``"<file>: not a <what> shard; missing columns [...]"``), unless each missing column is
+    in ``optional`` (columns added after files were written): those read as ``None``. Columns the
+    file has beyond the schema are not read.
+    """
+    import pyarrow.parquet as pq
+
+    optional = set(optional)
+    for p in as_paths(paths):
+        f = pq.ParquetFile(p)
+        present = set(f.schema_arrow.names)
+        missing = [n for n in schema.names if n not in present]
+        if set(missing) - optional:
+            raise ValueError(f"{p}: not a {what} shard; missing columns {missing}")
+        columns = [n for n in schema.names if n in present]
+        absent = dict.fromkeys(missing)
+        for batch in f.iter_batches(batch_size=batch_size, columns=columns):
+            for row in batch.to_pylist():
+                row.update(absent)
+                yield row
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON files with a format header
+# --------------------------------------------------------------------------------------------------
+
+
+def read_versioned_json(path: str | Path, *, format: str, version: int, what: str,
+                        error: type[Exception]) -> dict:
+    """Read a JSON file whose ``format``/``format_version`` header must be ``format``/``version``.
+
+    Invalid JSON and a wrong header raise ``error`` naming the file (:func:`check_format`); a missing
+    file raises ``FileNotFoundError`` for the caller to word.
+    """
+    try:
+        data = read_json(path)
+    except json.JSONDecodeError as e:
+        raise error(f"{path}: invalid JSON: {e}") from None
+    return check_format(data, path, format=format, version=version, what=what, error=error)
+
+
+def check_format(data: Any, path: str | Path, *, format: str, version: int, what: str,
+                 error: type[Exception], version_key: str = "format_version", advice: str = "") -> dict:
+    """Return ``data`` if it is a mapping whose header says ``format`` at ``version``; else raise
+    ``error`` naming the file: ``"<file>: not <what> (format 'F' expected)"`` or ``"<file>:
+    <version_key> V is not supported (this library reads N)<advice>"``.
+
+    A file of another format, or of a version this code cannot read, is refused before any of its
+    content is interpreted, so the message says what the file is rather than which key is missing.
+    """
+    if not isinstance(data, dict) or data.get("format") != format:
+        raise error(f"{path}: not {what} (format {format!r} expected)")
+    if data.get(version_key) != version:
+        raise error(f"{path}: {version_key} {data.get(version_key)!r} is not supported "
+                    f"(this library reads {version}){advice}")
+    return data

@@ -1,5 +1,6 @@
 """Atomic files and folders: a reader sees the old content or the new, never a mix; failures leave
-nothing behind; outputs get the usual permissions (not mkstemp's 0600 / mkdtemp's 0700)."""
+nothing behind; outputs get the usual permissions (not mkstemp's 0600 / mkdtemp's 0700). Also the
+shared Parquet shard pair and the versioned-JSON header check that every format reader relies on."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import stat
 
 import pytest
 
-from graphmert.io import atomic_dir, atomic_write_text
+from graphmert.io import (atomic_dir, atomic_write_json, atomic_write_text, check_format, read_parquet,
+                          read_versioned_json, write_parquet)
 
 
 def _mode(p) -> int:
@@ -67,3 +69,35 @@ def test_usual_modes_without_touching_the_umask(tmp_path, monkeypatch):
         assert _mode(f) == 0o644 and _mode(tmp_path / "d") == 0o755
     finally:
         os.umask(old)
+
+
+def test_parquet_rows_round_trip_and_old_files_read_their_optional_columns_as_none(tmp_path):
+    import pyarrow as pa
+
+    old = pa.schema([("id", pa.string()), ("n", pa.int32())])
+    new = pa.schema([("id", pa.string()), ("n", pa.int32()), ("tags", pa.list_(pa.string()))])
+    assert write_parquet([{"id": "a", "n": 1, "tags": ["x"]}], new, tmp_path / "new.parquet") == 1
+    write_parquet([{"id": "b", "n": 2}], old, tmp_path / "old.parquet")
+    rows = list(read_parquet([tmp_path / "new.parquet", tmp_path / "old.parquet"], new, what="test",
+                             optional={"tags"}))
+    assert rows == [{"id": "a", "n": 1, "tags": ["x"]}, {"id": "b", "n": 2, "tags": None}]
+    assert list(read_parquet(tmp_path / "new.parquet", old, what="test")) == [{"id": "a", "n": 1}]
+    with pytest.raises(ValueError, match=r"old.parquet: not a test shard; missing columns \['tags'\]"):
+        list(read_parquet(tmp_path / "old.parquet", new, what="test"))
+
+
+def test_versioned_json_names_the_file_and_what_it_expected(tmp_path):
+    path = atomic_write_json(tmp_path / "state.json", {"format": "f", "format_version": 2})
+    assert read_versioned_json(path, format="f", version=2, what="a state", error=ValueError)["format"] == "f"
+    with pytest.raises(ValueError, match=r"state.json: not a thing \(format 'g' expected\)"):
+        read_versioned_json(path, format="g", version=2, what="a thing", error=ValueError)
+    with pytest.raises(ValueError, match=r"state.json: format_version 2 is not supported "
+                                         r"\(this library reads 3\)"):
+        read_versioned_json(path, format="f", version=3, what="a state", error=ValueError)
+    with pytest.raises(RuntimeError, match=r"x.json: version None is not supported \(this library reads 1\); "
+                                           "redo"):
+        check_format({"format": "f"}, "x.json", format="f", version=1, what="x", error=RuntimeError,
+                     version_key="version", advice="; redo")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ValueError, match="bad.json: invalid JSON"):
+        read_versioned_json(tmp_path / "bad.json", format="f", version=2, what="a state", error=ValueError)

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from graphmert.io import atomic_path
+from graphmert.io import read_parquet, write_parquet
 
 __all__ = ["ChunkMention", "Chunk", "write_chunks", "read_chunks"]
 
@@ -84,23 +83,13 @@ def write_chunks(chunks: Iterable[Chunk], path: str | Path) -> int:
         row = asdict(c)
         row["offsets"] = [list(o) for o in c.offsets]
         rows.append(row)
-    table = pa.Table.from_pylist(rows, schema=SCHEMA)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
-    return len(rows)
+    return write_parquet(rows, SCHEMA, path)
 
 
 def read_chunks(paths: str | Path | Iterable[str | Path]) -> Iterator[Chunk]:
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    for p in paths:
-        f = pq.ParquetFile(p)
-        missing = [n for n in SCHEMA.names if n not in f.schema_arrow.names]
-        if missing:
-            raise ValueError(f"{p}: not a chunk shard; missing columns {missing}")
-        for batch in f.iter_batches(batch_size=512):
-            for row in batch.to_pylist():
-                row["offsets"] = [(int(a), int(b)) for a, b in row["offsets"]]
-                row["mentions"] = [ChunkMention(**m) for m in row["mentions"]]
-                yield Chunk(**row)
+    """Chunks of one shard or several, in order; a file that is not a chunk shard is refused."""
+    for row in read_parquet(paths, SCHEMA, what="chunk"):
+        row["offsets"] = [(int(a), int(b)) for a, b in row["offsets"]]
+        row["mentions"] = [ChunkMention(**m) for m in row["mentions"]]
+        yield Chunk(**row)
 

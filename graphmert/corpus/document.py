@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from graphmert.io import atomic_path
+from graphmert.io import read_parquet, write_parquet
 
 __all__ = [
     "Mention",
@@ -208,18 +207,10 @@ def _from_row(row: dict) -> Document:
 
 def write_documents(docs: Iterable[Document], path: str | Path) -> int:
     """Write one Parquet shard atomically (temp name, then rename). Returns the number written."""
-    rows = [_to_row(d) for d in docs]
-    table = pa.Table.from_pylist(rows, schema=SCHEMA)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
-    return len(rows)
+    return write_parquet([_to_row(d) for d in docs], SCHEMA, path)
 
 
 def read_documents(paths: str | Path | Iterable[str | Path]) -> Iterator[Document]:
-    """Documents from one shard or several, in order."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    for p in paths:
-        for batch in pq.ParquetFile(p).iter_batches(batch_size=256):
-            for row in batch.to_pylist():
-                yield _from_row(row)
+    """Documents from one shard or several, in order (256 at a time: their texts can be long)."""
+    for row in read_parquet(paths, SCHEMA, what="document", batch_size=256):
+        yield _from_row(row)

@@ -36,9 +36,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from graphmert.io import atomic_path
+from graphmert.io import atomic_path, read_parquet, write_parquet
 
 __all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "drop_documents", "write_triples",
            "read_triples", "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES",
@@ -209,20 +208,15 @@ SCHEMA = pa.schema([
 
 
 def write_triples(triples: Sequence[Triple], path: str | Path) -> int:
-    """One Parquet shard, written atomically. Returns the number of triples."""
-    table = pa.Table.from_pylist([t.to_dict() for t in triples], schema=SCHEMA)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
-    return len(triples)
+    """One Parquet shard, written atomically (Snappy-compressed, as triple shards always were).
+    Returns the number of triples."""
+    return write_parquet([t.to_dict() for t in triples], SCHEMA, path, compression="snappy")
 
 
 def read_triples(paths: str | Path | Iterable[str | Path]) -> Iterator[Triple]:
-    """Triples of one or more Parquet shards, in order."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    for p in paths:
-        for row in pq.read_table(p, schema=SCHEMA).to_pylist():
-            yield Triple.from_dict(row)
+    """Triples of one or more Parquet shards, in order; a file that is not a triple shard is refused."""
+    for row in read_parquet(paths, SCHEMA, what="triple"):
+        yield Triple.from_dict(row)
 
 
 def write_triples_jsonl(triples: Iterable[Triple], path: str | Path) -> int:

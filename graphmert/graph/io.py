@@ -38,10 +38,9 @@ from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from graphmert.graph.layout import EntityTable, Injection, LeafyChainGraph
-from graphmert.io import atomic_path, write_shards
+from graphmert.io import as_paths, read_parquet, write_parquet, write_shards
 
 __all__ = ["SCHEMA", "write_graphs", "read_graphs", "write_graph_shards", "graphs_equal"]
 
@@ -129,10 +128,7 @@ def _graph(row: dict) -> LeafyChainGraph:
 
 def write_graphs(graphs: Iterable[LeafyChainGraph], path: str | Path) -> int:
     """Write one Parquet shard atomically. Returns the number of graphs written."""
-    table = pa.Table.from_pylist([_row(g) for g in graphs], schema=SCHEMA)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
-    return table.num_rows
+    return write_parquet([_row(g) for g in graphs], SCHEMA, path)
 
 
 def write_graph_shards(graphs: Iterable[LeafyChainGraph], folder: str | Path, shard_size: int,
@@ -142,21 +138,15 @@ def write_graph_shards(graphs: Iterable[LeafyChainGraph], folder: str | Path, sh
 
 
 def read_graphs(paths: str | Path | Iterable[str | Path]) -> Iterator[LeafyChainGraph]:
-    """Graphs of one or more shards, in order."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    for p in paths:
-        f = pq.ParquetFile(p)
-        missing = [n for n in SCHEMA.names if n not in f.schema_arrow.names]
-        if set(missing) - _OPTIONAL:
-            raise ValueError(f"{p}: not a graph shard; missing columns {missing}")
-        for batch in f.iter_batches(batch_size=512):
-            for row in batch.to_pylist():
-                if "documents" in missing and row["chunk_id"].startswith("concat#"):
-                    raise ValueError(f"{p}: graph {row['chunk_id']} is a concatenated chunk from a shard "
-                                     "written before graphs listed all their documents; rebuild the "
-                                     "graphs (graphmert build-graphs --force)")
-                yield _graph(row)
+    """Graphs of one or more shards, in order. Columns added since the first shards were written
+    (``_OPTIONAL``) read as None in older shards."""
+    for p in as_paths(paths):
+        for row in read_parquet(p, SCHEMA, what="graph", optional=_OPTIONAL):
+            if row["documents"] is None and row["chunk_id"].startswith("concat#"):
+                raise ValueError(f"{p}: graph {row['chunk_id']} is a concatenated chunk from a shard "
+                                 "written before graphs listed all their documents; rebuild the "
+                                 "graphs (graphmert build-graphs --force)")
+            yield _graph(row)
 
 
 def graphs_equal(a: LeafyChainGraph, b: LeafyChainGraph) -> bool:

@@ -38,7 +38,7 @@ from graphmert.config import ConfigError
 from graphmert.registry import Registry
 
 __all__ = ["AttentionSpec", "ATTENTION_KERNELS", "AttentionKernel", "RotaryEmbedding", "SelfAttention",
-           "build_attention_spec", "eager_attention", "sdpa_attention"]
+           "build_attention_spec", "eager_attention", "project_qkv", "sdpa_attention"]
 
 # kernel(q, k, v [B, h, L, d], spec, dropout_p, scaling) -> [B, h, L, d]
 AttentionKernel = Callable[[Tensor, Tensor, Tensor, "AttentionSpec", float, float], Tensor]
@@ -208,6 +208,26 @@ class RotaryEmbedding(nn.Module):
 # --------------------------------------------------------------------------------------------------
 
 
+def project_qkv(qkv: nn.Module, x: Tensor, num_heads: int, rotary: Optional[RotaryEmbedding],
+                spec: AttentionSpec) -> tuple[Tensor, Tensor, Tensor]:
+    """Queries, keys and values per head from one fused projection, rotary applied to Q and K.
+
+        [Q | K | V] = qkv(x)                    x [B, L, H] → [B, L, 3H] → 3 × [B, h, L, d_h]
+        (Q, K) ← rotary(Q, K) at the root index  (when ``rotary`` is given)
+
+    ``qkv`` is any module mapping H to 3H (a plain ``nn.Linear`` in :class:`SelfAttention`, a
+    weight-normalised one in the normalised backbone); every backbone splits heads the same way, so
+    a checkpoint's fused weight means the same thing whichever layer reads it.
+    """
+    B, L, H = x.shape
+    heads = qkv(x).view(B, L, 3, num_heads, H // num_heads)                    # [B, L, 3, h, d]
+    q, k, v = heads.permute(2, 0, 3, 1, 4).unbind(0)                           # 3 × [B, h, L, d]
+    if rotary is not None:
+        cos, sin = rotary.cos_sin(spec)                                          # [B, 1, L, d]
+        q, k = rotary.rotate(q, cos, sin), rotary.rotate(k, cos, sin)
+    return q, k, v
+
+
 class SelfAttention(nn.Module):
     """Multi-head self-attention context vectors (no output projection).
 
@@ -238,11 +258,7 @@ class SelfAttention(nn.Module):
 
     def forward(self, x: Tensor, spec: AttentionSpec) -> Tensor:
         B, L, H = x.shape
-        qkv = self.qkv(x).view(B, L, 3, self.num_heads, self.head_dim)         # [B, L, 3, h, d]
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)                          # 3 × [B, h, L, d]
-        if self.rotary is not None:
-            cos, sin = self.rotary.cos_sin(spec)
-            q, k = self.rotary.rotate(q, cos, sin), self.rotary.rotate(k, cos, sin)
+        q, k, v = project_qkv(self.qkv, x, self.num_heads, self.rotary, spec)    # 3 × [B, h, L, d]
         p = self.dropout if self.training else 0.0
         ctx = self.kernel(q, k, v, spec, p, self.scaling)                       # [B, h, L, d]
         return ctx.transpose(1, 2).reshape(B, L, H)                             # [B, L, H]

@@ -23,7 +23,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from graphmert.config import ConfigError, ModelConfig
-from graphmert.io import atomic_dir, atomic_write_json, read_json
+from graphmert.io import atomic_dir, atomic_write_json, read_json, read_versioned_json
 from graphmert.model.graphmert import GraphMERT, build_model
 
 __all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "read_checkpoint_config"]
@@ -104,15 +104,8 @@ def read_checkpoint_config(directory: Union[str, Path]) -> tuple[ModelConfig, in
         what = ", ".join(missing) if directory.is_dir() else "directory"
         raise CheckpointError(f"{directory}: not a GraphMERT checkpoint (missing {what})")
     path = directory / "config.json"
-    try:
-        data = read_json(path)
-    except json.JSONDecodeError as e:
-        raise CheckpointError(f"{path}: invalid JSON: {e}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a GraphMERT checkpoint config (format {FORMAT!r} expected)")
-    if data.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path}: format_version {data.get('format_version')!r} is not supported "
-                              f"(this library reads {FORMAT_VERSION})")
+    data = read_versioned_json(path, format=FORMAT, version=FORMAT_VERSION,
+                               what="a GraphMERT checkpoint config", error=CheckpointError)
     for key in ("model", "vocab_size", "num_relations"):
         if key not in data:
             raise CheckpointError(f"{path}: missing key {key!r}")

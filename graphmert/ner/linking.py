@@ -59,7 +59,7 @@ import numpy as np
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Abbreviation, Document
 from graphmert.errors import GraphmertError
-from graphmert.io import atomic_path
+from graphmert.io import atomic_path, check_format
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import mention_category
 from graphmert.kg.tsv import unlimited_csv_fields
@@ -681,11 +681,8 @@ class EntityLinker:
                 data = json.loads(f.read().decode("utf-8"))
         except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise LinkerError(f"{path}: not a readable entity-linker file ({e})") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise LinkerError(f"{path}: not an entity-linker file (no format {FORMAT!r})")
-        if data.get("version") != FORMAT_VERSION:
-            raise LinkerError(f"{path}: entity-linker format version {data.get('version')!r}, this code "
-                              f"reads version {FORMAT_VERSION}; rebuild the linker")
+        check_format(data, path, format=FORMAT, version=FORMAT_VERSION, what="an entity-linker file",
+                     error=LinkerError, version_key="version", advice="; rebuild the linker")
         try:
             return cls(_tables_from_json(data), float(data["fuzzy_threshold"]))
         except (KeyError, TypeError, ValueError, AttributeError) as e:

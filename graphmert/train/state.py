@@ -16,7 +16,6 @@ masks come from (seed, epoch, sample index), so both follow from the step.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -26,7 +25,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from graphmert.config import ModelConfig
-from graphmert.io import atomic_dir, atomic_write_json, read_json
+from graphmert.io import atomic_dir, atomic_write_json, read_versioned_json
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 __all__ = ["STATE_FORMAT", "optimizer_state_tensors", "optimizer_state_from_tensors",
@@ -113,16 +112,10 @@ def load_training_state(directory: Union[str, Path], optimizer: Optional[torch.o
     directory = Path(directory)
     state_path = directory / "trainer_state.json"
     try:
-        state = read_json(state_path)
+        state = read_versioned_json(state_path, format=STATE_FORMAT, version=STATE_VERSION,
+                                    what="a training state", error=CheckpointError)
     except FileNotFoundError:
         raise CheckpointError(f"{directory}: not a training checkpoint (no trainer_state.json)") from None
-    except json.JSONDecodeError as e:
-        raise CheckpointError(f"{state_path}: invalid JSON: {e}") from None
-    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-        raise CheckpointError(f"{state_path}: not a training state (format {STATE_FORMAT!r} expected)")
-    if state.get("format_version") != STATE_VERSION:
-        raise CheckpointError(f"{state_path}: format_version {state.get('format_version')!r} is not "
-                              f"supported (this library reads {STATE_VERSION})")
     model, _ = load_checkpoint(directory / "model", expected_vocab=expected_vocab,
                                expected_relations=expected_relations,
                                expected_config=expected_config, device=device)

@@ -160,13 +160,13 @@ def test_parquet_round_trip(tmp_path):
 
 
 def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
-    import graphmert.graph.io as gio
+    import pyarrow.parquet as pq
 
     def half_write(table, path, **kw):
         Path(path).write_bytes(b"PAR1 partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(gio.pq, "write_table", half_write)
+    monkeypatch.setattr(pq, "write_table", half_write)
     with pytest.raises(OSError, match="disk full"):
         write_graphs(batch_of(0, 2), tmp_path / "g.parquet")
     assert list(tmp_path.iterdir()) == []

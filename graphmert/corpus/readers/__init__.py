@@ -37,6 +37,7 @@ from graphmert.corpus.readers.pubtator import PUBTATOR_HEADER
 __all__ = [
     "CorpusError",
     "CorpusReader",
+    "DocumentCounts",
     "FileStats",
     "Location",
     "READERS",
@@ -103,22 +104,34 @@ def detect_format(path: str | Path) -> str:
 
 
 @dataclass
-class FileStats:
+class DocumentCounts:
+    """Documents, mentions and relations read, and mentions whose text differs from their offsets:
+    the counts kept both for the whole pass (:class:`ReadStats`) and per file (:class:`FileStats`)."""
+
     documents: int = 0
     mentions: int = 0
     relations: int = 0
     offset_mismatches: int = 0
+
+    def count(self, doc: Document, offset_mismatches: int) -> None:
+        """Add one document read, with ``offset_mismatches`` of its mentions."""
+        self.documents += 1
+        self.mentions += len(doc.mentions)
+        self.relations += len(doc.relations)
+        self.offset_mismatches += offset_mismatches
+
+
+@dataclass
+class FileStats(DocumentCounts):
+    """What was read from one source file; ``skipped`` counts its bad records."""
+
     skipped: int = 0
 
 
 @dataclass
-class ReadStats:
+class ReadStats(DocumentCounts):
     """What a pass over the corpus read (complete once iteration has finished)."""
 
-    documents: int = 0
-    mentions: int = 0
-    relations: int = 0
-    offset_mismatches: int = 0
     skipped: list[SkippedRecord] = field(default_factory=list)
     files: dict[str, FileStats] = field(default_factory=dict)   # per source file
 
@@ -175,12 +188,8 @@ class CorpusReader:
                     continue
                 mismatches = self._check_mentions(rec, ctx)
                 seen[doc.id] = str(rec.where)
-                fs = stats.file(doc.source or str(path))
-                for s in (stats, fs):
-                    s.documents += 1
-                    s.mentions += len(doc.mentions)
-                    s.relations += len(doc.relations)
-                    s.offset_mismatches += len(mismatches)
+                stats.count(doc, len(mismatches))
+                stats.file(doc.source or str(path)).count(doc, len(mismatches))
                 for i in mismatches:
                     if logged < _MAX_MISMATCH_LOGS:
                         m = doc.mentions[i]

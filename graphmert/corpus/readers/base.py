@@ -24,9 +24,9 @@ import zlib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from graphmert.corpus.document import Document, normalize_id, split_ids
+from graphmert.corpus.document import Document, Mention, normalize_id, split_ids
 from graphmert.errors import GraphmertError
 from graphmert.registry import Registry
 
@@ -39,6 +39,8 @@ __all__ = [
     "Reader",
     "READERS",
     "IdMap",
+    "RecordProblem",
+    "read_mentions",
     "join_title_abstract",
     "open_binary",
     "open_text",
@@ -172,6 +174,39 @@ class IdMap:
     def resolve(self, raw: str) -> str | None:
         raw = raw.strip()
         return self._map.get(raw) or normalize_id(raw)
+
+
+class RecordProblem(Exception):
+    """A problem with one part of a record (a field, an entity, a relation). The parsers of a format
+    raise it; the reader reports it through ``ctx.bad`` at that part's location."""
+
+
+# parse(entity record) -> (mention, [(raw id field, its normalised ids), …]); raises RecordProblem
+MentionParser = Callable[[Any], "tuple[Mention, list[tuple[str, list[str]]]]"]
+
+
+def read_mentions(parts: Iterable[tuple[Location, Any]], parse: MentionParser,
+                  ctx: ReadContext) -> tuple[list[Mention], list[Location], IdMap]:
+    """A document's mentions from its entity records, each with its location, and the :class:`IdMap`
+    its relations resolve raw ids with.
+
+    ``parts`` pairs each record with the location errors about it name. A record ``parse`` rejects
+    (:class:`RecordProblem`) is reported there and left out; reading goes on, as for a bad record.
+    """
+    mentions: list[Mention] = []
+    mention_where: list[Location] = []
+    ids = IdMap()
+    for where, part in parts:
+        try:
+            mention, raws = parse(part)
+        except RecordProblem as e:
+            ctx.bad(where, str(e))
+            continue
+        mentions.append(mention)
+        mention_where.append(where)
+        for raw, normalized in raws:
+            ids.add(raw, mention.type, normalized)
+    return mentions, mention_where, ids
 
 
 # --------------------------------------------------------------------------------------------------

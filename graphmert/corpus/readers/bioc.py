@@ -23,17 +23,14 @@ from typing import Any, Iterator
 
 from graphmert.corpus.document import Document, Mention, Relation, normalize_ids
 from graphmert.corpus.readers.base import (
-    READERS, IdMap, Location, ReadContext, ReadRecord, iter_xml_children, local_name, open_text,
+    READERS, IdMap, Location, ReadContext, ReadRecord, RecordProblem, iter_xml_children, local_name,
+    open_text, read_mentions,
 )
 
 __all__ = ["read_bioc_xml", "read_bioc_json", "bioc_document"]
 
 _ID_KEYS = ("identifier", "Identifier", "MESH", "MeSH", "NCBI Gene", "ID")
 _TITLE_TYPES = {"title", "front"}
-
-
-class _Bad(Exception):
-    """A problem with one part of a BioC document (reported through the context by the caller)."""
 
 
 class _JsonSyntax(Exception):
@@ -46,17 +43,17 @@ class _JsonSyntax(Exception):
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool):
-        raise _Bad(f"{what} {value!r} is not an integer")
+        raise RecordProblem(f"{what} {value!r} is not an integer")
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise _Bad(f"{what} {value!r} is not an integer") from None
+        raise RecordProblem(f"{what} {value!r} is not an integer") from None
 
 
 def _infons(obj: dict) -> dict[str, Any]:
     infons = obj.get("infons") or {}
     if not isinstance(infons, dict):
-        raise _Bad(f"'infons' must be an object, got {type(infons).__name__}")
+        raise RecordProblem(f"'infons' must be an object, got {type(infons).__name__}")
     return infons
 
 
@@ -70,19 +67,19 @@ def bioc_document(obj: Any, path: Path, ctx: ReadContext, where: Location) -> Re
     """A BioC document (JSON shape) → :class:`ReadRecord`; ``None`` if it is bad and skipped."""
     try:
         if not isinstance(obj, dict):
-            raise _Bad(f"expected a BioC document object, got {type(obj).__name__}")
+            raise RecordProblem(f"expected a BioC document object, got {type(obj).__name__}")
         if obj.get("id") in (None, ""):
-            raise _Bad("document has no 'id'")
+            raise RecordProblem("document has no 'id'")
         doc_id = str(obj["id"])
         where = where.with_record(f"document {doc_id}" + (f" ({where.record})" if where.record else ""))
         passages = obj.get("passages")
         if not isinstance(passages, list) or not passages:
-            raise _Bad("document has no passages")
+            raise RecordProblem("document has no passages")
         try:
             return _build(obj, doc_id, passages, path, ctx, where)
         except (AttributeError, TypeError) as e:    # an object where a list is due, or vice versa
-            raise _Bad(f"malformed BioC document structure ({e})") from None
-    except _Bad as e:
+            raise RecordProblem(f"malformed BioC document structure ({e})") from None
+    except RecordProblem as e:
         ctx.bad(where, str(e))
         return None
 
@@ -96,7 +93,7 @@ def _build(obj: dict, doc_id: str, passages: list, path: Path, ctx: ReadContext,
     has_title_infon = any(_is_title(p) for p in passages if isinstance(p, dict))
     for k, p in enumerate(passages):
         if not isinstance(p, dict):
-            raise _Bad(f"passage {k + 1} is not an object")
+            raise RecordProblem(f"passage {k + 1} is not an object")
         offset = _int(p.get("offset", 0), f"passage {k + 1} offset")
         text = p.get("text") or ""
         if text:
@@ -115,36 +112,31 @@ def _build(obj: dict, doc_id: str, passages: list, path: Path, ctx: ReadContext,
     length = 0
     for offset, text in sorted(segments, key=lambda s: s[0]):
         if offset < length:
-            raise _Bad(f"passage at offset {offset} overlaps the text before it (already {length} "
-                       f"characters long)")
+            raise RecordProblem(f"passage at offset {offset} overlaps the text before it (already "
+                                f"{length} characters long)")
         pieces.append(" " * (offset - length))
         pieces.append(text)
         length = offset + len(text)
     full = "".join(pieces)
 
-    mentions: list[Mention] = []
-    mention_where: list[Location] = []
-    ids = IdMap()
     by_ann: dict[str, str] = {}                     # annotation id → raw entity id (relation nodes)
-    for a in annotations:
-        ann_where = where.with_record(f"{where.record}, annotation {a.get('id', '?')}")
-        try:
-            m, raw = _mention(a, full)
-        except _Bad as e:
-            ctx.bad(ann_where, str(e))
-            continue
-        mentions.append(m)
-        mention_where.append(ann_where)
-        ids.add(raw, m.type, m.ids)
+
+    def parse(a: dict) -> tuple[Mention, list[tuple[str, list[str]]]]:
+        m, raw = _mention(a, full)
         if a.get("id") is not None:
             by_ann[str(a["id"])] = raw
+        return m, [(raw, m.ids)]
+
+    mentions, mention_where, ids = read_mentions(
+        ((where.with_record(f"{where.record}, annotation {a.get('id', '?')}"), a) for a in annotations),
+        parse, ctx)
 
     out_rel: list[Relation] = []
     for r in relations:
         rel_where = where.with_record(f"{where.record}, relation {r.get('id', '?')}")
         try:
             out_rel.append(_relation(r, ids, by_ann))
-        except _Bad as e:
+        except RecordProblem as e:
             ctx.bad(rel_where, str(e))
 
     document = Document(id=doc_id, text=full, title=title, mentions=mentions, relations=out_rel,
@@ -156,7 +148,7 @@ def _mention(a: dict, text: str) -> tuple[Mention, str]:
     infons = _infons(a)
     locations = a.get("locations") or []
     if not locations:
-        raise _Bad("annotation has no location")
+        raise RecordProblem("annotation has no location")
     spans = [(_int(loc.get("offset"), "location offset"), _int(loc.get("length"), "location length"))
              for loc in locations]
     start = min(o for o, _ in spans)
@@ -173,18 +165,20 @@ def _relation(r: dict, ids: IdMap, by_ann: dict[str, str]) -> Relation:
     infons = {str(k).lower(): v for k, v in _infons(r).items()}
     rtype = str(infons.get("type") or infons.get("relation") or "")
     if not rtype:
-        raise _Bad("relation has no 'type' infon")
+        raise RecordProblem("relation has no 'type' infon")
     head = infons.get("entity1") or infons.get("chemical")
     tail = infons.get("entity2") or infons.get("disease")
     if head is None or tail is None:
         refs = [by_ann.get(str(n.get("refid"))) for n in r.get("nodes") or []]
         refs = [x for x in refs if x]
         if len(refs) < 2:
-            raise _Bad("relation names no entities (no entity1/entity2 infons or annotation nodes)")
+            raise RecordProblem("relation names no entities (no entity1/entity2 infons or annotation "
+                                "nodes)")
         head, tail = refs[0], refs[1]
     h, t = ids.resolve(str(head)), ids.resolve(str(tail))
     if h is None or t is None:
-        raise _Bad(f"relation {rtype!r} refers to an unlinked id ({head if h is None else tail!r})")
+        raise RecordProblem(f"relation {rtype!r} refers to an unlinked id "
+                            f"({head if h is None else tail!r})")
     novel = infons.get("novel")
     return Relation(type=rtype, head=h, tail=t, novel=None if novel is None else str(novel))
 

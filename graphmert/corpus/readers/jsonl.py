@@ -21,7 +21,8 @@ from typing import Any, Iterator
 
 from graphmert.corpus.document import Document, Mention, Relation, normalize_ids
 from graphmert.corpus.readers.base import (
-    READERS, IdMap, Location, ReadContext, ReadRecord, join_title_abstract, open_text,
+    READERS, Location, ReadContext, ReadRecord, RecordProblem, join_title_abstract, open_text,
+    read_mentions,
 )
 
 __all__ = ["read_jsonl"]
@@ -29,16 +30,12 @@ __all__ = ["read_jsonl"]
 _CONSUMED = {"doc_id", "id", "title", "abstract", "text", "entities", "relations"}
 
 
-class _Bad(Exception):
-    pass
-
-
 def _str_field(obj: dict, key: str) -> str:
     value = obj.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _Bad(f"field {key!r} must be a string, got {type(value).__name__}")
+        raise RecordProblem(f"field {key!r} must be a string, got {type(value).__name__}")
     return value
 
 
@@ -50,19 +47,19 @@ def _raw_ids(value: Any) -> list[str]:
         return [str(v) for v in value if v is not None]
     if isinstance(value, (str, int)) and not isinstance(value, bool):
         return [str(value)]
-    raise _Bad(f"entity id must be a string, a number or a list, got {type(value).__name__}")
+    raise RecordProblem(f"entity id must be a string, a number or a list, got {type(value).__name__}")
 
 
 def _entity(e: Any, text: str) -> tuple[Mention, list[tuple[str, list[str]]]]:
     """The mention, and (raw id, its normalised ids) for each raw id it names."""
     if not isinstance(e, dict):
-        raise _Bad(f"expected an object, got {type(e).__name__}")
+        raise RecordProblem(f"expected an object, got {type(e).__name__}")
     for key in ("start", "end"):
         if not isinstance(e.get(key), int) or isinstance(e.get(key), bool):
-            raise _Bad(f"{key!r} must be an integer, got {e.get(key)!r}")
+            raise RecordProblem(f"{key!r} must be an integer, got {e.get(key)!r}")
     etype = e.get("type") or ""
     if not isinstance(etype, str):
-        raise _Bad(f"'type' must be a string, got {etype!r}")
+        raise RecordProblem(f"'type' must be a string, got {etype!r}")
     raws = [(raw, normalize_ids(raw, etype)) for raw in _raw_ids(e.get("id"))]
     ids = raws[0][1] if len(raws) == 1 else list(dict.fromkeys(i for _, norm in raws for i in norm))
     mtext = e.get("text")
@@ -89,26 +86,14 @@ def _record(obj: Any, path: Path, n: int, ctx: ReadContext) -> ReadRecord | None
         entities = obj.get("entities") or []
         relations = obj.get("relations") or []
         if not isinstance(entities, list) or not isinstance(relations, list):
-            raise _Bad("'entities' and 'relations' must be lists")
-    except _Bad as e:
+            raise RecordProblem("'entities' and 'relations' must be lists")
+    except RecordProblem as e:
         ctx.bad(where, str(e))
         return None
 
-    mentions: list[Mention] = []
-    mention_where: list[Location] = []
-    ids = IdMap()
-    for k, e in enumerate(entities):
-        ent_where = where.with_record(f"document {doc_id}, entity {k + 1}")
-        try:
-            m, raws = _entity(e, text)
-        except _Bad as err:
-            ctx.bad(ent_where, str(err))
-            continue
-        mentions.append(m)
-        mention_where.append(ent_where)
-        if relations:
-            for raw, norm in raws:
-                ids.add(raw, m.type, norm)
+    mentions, mention_where, ids = read_mentions(
+        ((where.with_record(f"document {doc_id}, entity {k + 1}"), e) for k, e in enumerate(entities)),
+        lambda e: _entity(e, text), ctx)
 
     out_rel: list[Relation] = []
     for k, r in enumerate(relations):

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graphmert.config import ModelConfig
-from graphmert.model.attention import ATTENTION_KERNELS, AttentionSpec, RotaryEmbedding
+from graphmert.model.attention import ATTENTION_KERNELS, AttentionSpec, RotaryEmbedding, project_qkv
 from graphmert.model.backbones.rmsnorm import l2_normalize
 
 __all__ = ["NormalizedLinear", "NormalizedLayer"]
@@ -110,11 +110,7 @@ class NormalizedLayer(nn.Module):
 
     def _attention(self, h: Tensor, spec: AttentionSpec) -> Tensor:
         B, L, H = h.shape
-        qkv = self.qkv(h).view(B, L, 3, self.num_heads, self.head_dim)     # [B, L, 3, h, d]
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)                      # 3 × [B, h, L, d]
-        if self.rotary is not None:
-            cos, sin = self.rotary.cos_sin(spec)
-            q, k = self.rotary.rotate(q, cos, sin), self.rotary.rotate(k, cos, sin)
+        q, k, v = project_qkv(self.qkv, h, self.num_heads, self.rotary, spec)  # 3 × [B, h, L, d]
         s_qk = self.s_qk().view(1, self.num_heads, 1, self.head_dim).to(q.dtype)
         q, k = s_qk * l2_normalize(q), s_qk * l2_normalize(k)              # [B, h, L, d]
         p = self.attention_dropout if self.training else 0.0
