@@ -57,9 +57,11 @@ def synthetic_shards(n: int, shard_size: int, seed: int = 0):
         for k in range(rng.randint(1, 3)):
             words = " ".join(rng.choice(WORDS) for _ in range(14))
             sentence = f"E{h} {words} E{t} ({i}.{k})."
-            evidence.append(Evidence(str(10_000_000 + rng.randrange(n)), f"c{k}", sentence, 0, 0,
-                                     len(f"E{h}"), len(sentence) - len(f"E{t} ({i}.{k}).") , -1,
-                                     rng.random()))
+            evidence.append(Evidence(doc_id=str(10_000_000 + rng.randrange(n)), chunk_id=f"c{k}",
+                                     sentence=sentence, sentence_start=0, head_start=0,
+                                     head_end=len(f"E{h}"),
+                                     tail_start=len(sentence) - len(f"E{t} ({i}.{k})."), tail_end=-1,
+                                     confidence=rng.random()))
         conf = max(e.confidence for e in evidence)
         prefix = ("NCBIGene:", "MESH:D")[h % 2]
         shard.append(Triple(

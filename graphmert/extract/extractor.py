@@ -6,14 +6,22 @@
     triples, report = ex.extract(docs, chunks)   # per-chunk triples that passed the filters
     merged = merge_triples(triples)
 
-Per chunk (DESIGN §8): heads (:mod:`~graphmert.extract.heads`) → candidate relations → one query per
-(head, relation, tail length) answered by the model (:mod:`~graphmert.extract.predict`) → candidate
-tails scored by their length-normalised likelihood (:mod:`~graphmert.extract.tails`); the best
-``extract.tails_per_query`` per (head, relation) that are not the head itself, fit the relation's
-range and — for mention tails — lie in ``extract.tail_scope`` (the head's sentence, chunk or
-document) become triples with :class:`~graphmert.extract.triples.Evidence` → filters
-(:mod:`~graphmert.extract.filters`). ``extract.ranking=pmi`` ranks by the score minus the tail's mean
-score over the chunk's heads instead of the score itself.
+:meth:`Extractor.extract` runs DESIGN §8 as named steps over one query plan (:class:`_QueryPlan`).
+A *question* is a (chunk, head, relation); a *query* asks it for tails of one token length t::
+
+    plan        per chunk: heads (:mod:`~graphmert.extract.heads`, plus the helper LLM's), candidate
+                tails (:mod:`~graphmert.extract.tails`) and each head's candidate relations; one
+                Query per (head, relation, length t) that an admissible candidate needs
+    answer      the model answers every query (:mod:`~graphmert.extract.predict`); each candidate of
+                length t gets s(c) = mean_k log p_q(k, c_k), and a question keeps each candidate's
+                best s over its queries
+    llm_tails   (tail source ``llm`` only) the helper LLM combines the top-k tokens of each
+                question's K-slot query into phrases, answered and scored like any candidate
+    select      per question, the best ``extract.tails_per_query`` candidates that are not the head
+                itself, lie in ``extract.tail_scope`` (mention tails: the head's sentence, chunk or
+                document) and fit the relation's range; ``extract.ranking=pmi`` ranks by s minus the
+                tail's mean s over the chunk's heads. Each becomes a Triple with its Evidence
+    filters     :func:`~graphmert.extract.filters.apply_filters`
 
 Everything is deterministic: candidates and queries are built in sorted order, ties broken by key,
 and the model runs in eval mode; the same checkpoint and config give the same triples.
@@ -24,8 +32,8 @@ from __future__ import annotations
 import bisect
 import math
 from collections import Counter
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -49,6 +57,11 @@ __all__ = ["Extractor", "ExtractionError", "TAIL_SOURCE_NAMES"]
 
 TAIL_SOURCE_NAMES = ("mention", "lexicon", "phrase", "llm")
 
+#: (chunk index, head index within the chunk, relation): one question
+Question = tuple[int, int, str]
+#: a question's candidate tails so far: candidate key → (best score s, candidate)
+Scored = dict[str, tuple[float, TailCandidate]]
+
 
 class ExtractionError(KGError):
     """Extraction cannot run with these inputs (relations unknown to the model, bad sources)."""
@@ -58,6 +71,68 @@ def _stop_words() -> set[str]:
     from spacy.lang.en.stop_words import STOP_WORDS
 
     return set(STOP_WORDS)
+
+
+# ---------------------------------------------------------------------- the plan and its answers
+@dataclass(kw_only=True)
+class _FormTable:
+    """The candidate tails of one chunk, and their forms by length: t → (forms [C_t, t] token ids,
+    candidate index of each row)."""
+
+    candidates: list[TailCandidate]
+    by_length: dict[int, tuple[np.ndarray, list[int]]]
+
+
+@dataclass(kw_only=True)
+class _ChunkPlan:
+    """One chunk's part of the plan: its heads and candidate tails."""
+
+    chunk: Chunk
+    doc: Document
+    heads: list[Head]
+    table: _FormTable                    # the candidate tails, by form length
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Ask:
+    """One model query and the question it answers."""
+
+    question: Question
+    query: Query
+
+
+@dataclass(kw_only=True)
+class _QueryPlan:
+    """What one :meth:`Extractor.extract` call asks the model (step ``plan``)."""
+
+    chunks: list[_ChunkPlan]             # one per input chunk, same order
+    asks: list[_Ask]                     # in plan order: chunk, head, relation, length
+
+    def head(self, q: Question) -> Head:
+        return self.chunks[q[0]].heads[q[1]]
+
+
+@dataclass(kw_only=True)
+class _Answers:
+    """The model's answers to a plan (steps ``answer`` and ``llm_tails``)."""
+
+    tails: dict[Question, Scored] = field(default_factory=dict)
+    top_tokens: dict[Question, list[list[str]]] = field(default_factory=dict)  # [K][k] per question
+
+    def merged(self, more: "_Answers") -> "_Answers":
+        """These answers with ``more``'s: a candidate keeps its better score (ties: the first)."""
+        tails = {q: dict(s) for q, s in self.tails.items()}
+        for q, scored in more.tails.items():
+            _keep_best(tails.setdefault(q, {}), ((sc, c) for sc, c in scored.values()))
+        return _Answers(tails=tails, top_tokens={**self.top_tokens, **more.top_tokens})
+
+
+def _keep_best(scored: Scored, found: Iterable[tuple[float, TailCandidate]]) -> None:
+    """Fold ``found`` (score, candidate) into ``scored``: the best score per key, the first of ties."""
+    for score, cand in found:
+        old = scored.get(cand.key)
+        if old is None or score > old[0]:
+            scored[cand.key] = (score, cand)
 
 
 class Extractor:
@@ -137,10 +212,24 @@ class Extractor:
         if self.cfg.beta > 0 and self._scorer is None:
             self.fit_similarity(chunks)
         stats: Counter = Counter()
-        doc_cands: dict[str, list[TailCandidate]] = {}
-        plans = []                                      # per chunk: (heads, candidates, relations)
-        queries: list[Query] = []
-        owner: list[tuple[int, int, str]] = []          # query → (chunk, head, relation)
+        plan = self._plan(chunks, by_id, stats)
+        answers = self._answer(plan, plan.asks, {ci: c.table for ci, c in enumerate(plan.chunks)},
+                               progress, keep_tokens="llm" in self.cfg.tail_sources)
+        if "llm" in self.cfg.tail_sources:
+            answers = self._llm_tails(plan, answers, stats)
+        pending, out_of_range = self._select(plan, answers)
+        kept, rep = apply_filters(pending, self.cfg, self.schema, self._scorer)
+        rep.dropped["range"] += out_of_range
+        stats["forwards"] = self.predictor.forwards
+        stats["graphs"] = self.predictor.graphs
+        return kept, {"counts": dict(sorted(stats.items())), "filters": rep.to_dict()}
+
+    # ------------------------------------------------------------------ step: plan
+    def _plan(self, chunks: Sequence[Chunk], by_id: Mapping[str, Document], stats: Counter) -> _QueryPlan:
+        """Heads, candidate tails and the queries of every chunk."""
+        doc_cands: dict[str, list[TailCandidate]] = {}         # mention candidates, once per document
+        plans: list[_ChunkPlan] = []
+        asks: list[_Ask] = []
         for ci, chunk in enumerate(chunks):
             doc = by_id[chunk.doc_id]
             heads = find_heads(chunk, self.kg, None if chunk.mentions else self.matcher)
@@ -149,136 +238,34 @@ class Extractor:
             cands = self._candidates(chunk, doc, doc_cands)
             stats["chunks"] += 1
             stats["heads"] += len(heads)
-            rels_per_head = []
-            for hi, h in enumerate(heads):
-                rels = candidate_relations(h.category, self.schema, self.relations)
-                if not h.category:
-                    stats["heads_untyped"] += 1
-                elif not rels:
-                    stats["heads_without_relation"] += 1
-                rels_per_head.append(rels)
-                for r in rels:
-                    stats["head_relation_pairs"] += 1
-                    for t in self._lengths(cands, self._range(h.category, r)):
-                        queries.append(Query(ci, h.token_start, h.token_end - h.token_start,
-                                             self.relation_map[r], t))
-                        owner.append((ci, hi, r))
-            plans.append((heads, cands, rels_per_head))
-        stats["queries"] = len(queries)
+            asks += self._queries(ci, heads, cands, stats)
+            plans.append(_ChunkPlan(chunk=chunk, doc=doc, heads=heads, table=_form_table(cands)))
+        stats["queries"] = len(asks)
+        return _QueryPlan(chunks=plans, asks=asks)
 
-        best: dict[tuple[int, int, str], dict[str, tuple[float, TailCandidate]]] = {}
-        tables = [self._form_table(c) for _, c, _ in plans]
-        slot_tokens: dict[tuple[int, int, str], list[list[str]]] = {}
-        self._run(chunks, queries, owner, tables, best, progress, slot_tokens)
-        if self.llm is not None and "llm" in self.cfg.tail_sources:
-            self._llm_tails(chunks, plans, slot_tokens, best, stats)
+    def _queries(self, ci: int, heads: Sequence[Head], cands: Sequence[TailCandidate],
+                 stats: Counter) -> list[_Ask]:
+        """The queries of one chunk: per head, candidate relation and needed tail length."""
+        asks = []
+        for hi, h in enumerate(heads):
+            rels = candidate_relations(h.category, self.schema, self.relations)
+            if not h.category:
+                stats["heads_untyped"] += 1
+            elif not rels:
+                stats["heads_without_relation"] += 1
+            for r in rels:
+                stats["head_relation_pairs"] += 1
+                for t in self._lengths(cands, self._range(h.category, r)):
+                    asks.append(_Ask(question=(ci, hi, r), query=self._query(ci, h, r, t)))
+        return asks
 
-        prior = self._prior(best) if self.cfg.ranking == "pmi" else {}
-        pending: list[Pending] = []
-        out_of_range = 0
-        for (ci, hi, rel) in sorted(best):
-            chunk = chunks[ci]
-            heads, _, _ = plans[ci]
-            head, doc = heads[hi], by_id[chunk.doc_id]
-            scope = self._scope(chunk, doc, head)
-
-            def rank(sc: tuple[float, TailCandidate]) -> tuple[float, str]:
-                return -(sc[0] - prior.get((ci, rel, sc[1].key), 0.0)), sc[1].key
-
-            ok = self._range(head.category, rel)
-            taken = 0
-            for score, cand in sorted(best[(ci, hi, rel)].values(), key=rank):
-                if taken == self.cfg.tails_per_query:
-                    break
-                if self._is_head(cand, head):
-                    continue
-                spans = cand.spans
-                if cand.source == "mention" and scope is not None:
-                    spans = [sp for sp in cand.spans if scope[0] <= sp[0] and sp[1] <= scope[1]]
-                    if not spans:
-                        continue
-                if ok is not None and cand.category and cand.category not in ok:
-                    out_of_range += 1          # outranked the kept tails, but is not in the range
-                    continue
-                taken += 1
-                pending.append(self._pending(chunk, doc, head, rel, cand, score, spans))
-        kept, rep = apply_filters(pending, self.cfg, self.schema, self._scorer)
-        rep.dropped["range"] += out_of_range
-        stats["forwards"] = self.predictor.forwards
-        stats["graphs"] = self.predictor.graphs
-        return kept, {"counts": dict(sorted(stats.items())), "filters": rep.to_dict()}
-
-    # ------------------------------------------------------------------ helpers
-    @staticmethod
-    def _prior(best) -> dict[tuple[int, str, str], float]:
-        """(chunk, relation, tail key) → mean score of that tail over the chunk's heads: the ``pmi``
-        ranking subtracts it, so a tail every head of the chunk finds likely is not preferred."""
-        acc: dict[tuple[int, str, str], list[float]] = {}
-        for (ci, _, rel), cands in best.items():
-            for key, (score, _) in cands.items():
-                acc.setdefault((ci, rel, key), []).append(score)
-        return {k: sum(v) / len(v) for k, v in acc.items()}
-
-    def _scope(self, chunk: Chunk, doc: Document, head: Head) -> tuple[int, int] | None:
-        """Document character range a mention tail must lie in (``extract.tail_scope``)."""
-        if self.cfg.tail_scope == "sentence":
-            start, text = _sentence(doc, head.char_start, chunk)
-            return start, start + len(text)
-        if self.cfg.tail_scope == "chunk":
-            return chunk.char_start, chunk.char_start + len(chunk.text)
-        return None
-
-    def _run(self, chunks, queries, owner, tables, best, progress, slot_tokens=None) -> None:
-        """Answer ``queries``; keep each candidate's best score per (chunk, head, relation)."""
-        keep_top = slot_tokens is not None and self.llm is not None
-        for qi, logp in self.predictor.predict(chunks, queries, progress):
-            q = queries[qi]
-            slot = best.setdefault(owner[qi], {})
-            for cand, score in self._score_query(q, logp, tables[q.chunk]):
-                old = slot.get(cand.key)
-                if old is None or score > old[0]:
-                    slot[cand.key] = (score, cand)
-            if keep_top and q.length == self.K:
-                top = logp.topk(min(self.cfg.top_k, logp.shape[1]), dim=-1).indices.tolist()
-                slot_tokens[owner[qi]] = [[self.tok.id_to_token(i) for i in row] for row in top]
-
-    def _llm_tails(self, chunks, plans, slot_tokens, best, stats: Counter) -> None:
-        """Ask the helper LLM to combine each (head, relation)'s top-k tokens into tail phrases,
-        then score those phrases with the model like any other candidate (a second pass)."""
-        from graphmert.extract.llm import combine_tail
-
-        queries: list[Query] = []
-        owner: list[tuple[int, int, str]] = []
-        tables: dict[int, _FormTable] = {}
-        extra: dict[int, list[TailCandidate]] = {}
-        for key in sorted(slot_tokens):
-            ci, hi, rel = key
-            head = plans[ci][0][hi]
-            phrases = combine_tail(self.llm, head.text, rel, slot_tokens[key], chunks[ci].text)
-            stats["llm_tail_requests"] += 1
-            new = []
-            for ph in phrases:
-                forms = self.forms.forms([ph])
-                if forms:
-                    new.append(TailCandidate(name_key(ph), "", ph, "", "llm", forms))
-            stats["llm_tails"] += len(new)
-            if not new:
-                continue
-            base = extra.setdefault(ci, [])
-            for c in new:
-                if c.key not in {b.key for b in base}:
-                    base.append(c)
-            for t in sorted({len(f) for c in new for f in c.forms}):
-                queries.append(Query(ci, head.token_start, head.token_end - head.token_start,
-                                     self.relation_map[rel], t))
-                owner.append(key)
-        for ci, cands in extra.items():
-            tables[ci] = self._form_table(cands)
-        if queries:
-            self._run(chunks, queries, owner, tables, best, None)
+    def _query(self, ci: int, head: Head, relation: str, length: int) -> Query:
+        return Query(chunk=ci, root=head.token_start, head_length=head.token_end - head.token_start,
+                     relation=self.relation_map[relation], length=length)
 
     def _candidates(self, chunk: Chunk, doc: Document,
                     doc_cands: dict[str, list[TailCandidate]]) -> list[TailCandidate]:
+        """Candidate tails of one chunk from ``extract.tail_sources`` (none in ``paper`` mode)."""
         if self.cfg.tail_mode == "paper":
             return []
         out: list[TailCandidate] = []
@@ -312,67 +299,6 @@ class Extractor:
             lengths |= self.lexicon.lengths(ok)
         return sorted(lengths)
 
-    @staticmethod
-    def _form_table(cands: Sequence[TailCandidate]) -> "_FormTable":
-        rows: dict[int, tuple[list, list]] = {}
-        for i, c in enumerate(cands):
-            for f in c.forms:
-                r = rows.setdefault(len(f), ([], []))
-                r[0].append(f)
-                r[1].append(i)
-        return _FormTable(list(cands), {t: (np.array(fs, dtype=np.int64), idx)
-                                        for t, (fs, idx) in rows.items()})
-
-    def _score_query(self, q: Query, logp, table: "_FormTable") -> list[tuple[TailCandidate, float]]:
-        out: list[tuple[TailCandidate, float]] = []
-        if self.cfg.tail_mode == "paper":
-            for c in paper_tails(logp, self.cfg.top_k, self.tok, self.stop, list(self.sp.values())):
-                out.append((self._link_token(c), float(logp[0, c.forms[0][0]])))
-            return out
-        entry = table.by_length.get(q.length)
-        if entry is not None:
-            forms, idx = entry
-            scores = score_forms(logp, forms).tolist()
-            for s, i in zip(scores, idx):
-                out.append((table.candidates[i], s))
-        if "lexicon" in self.cfg.tail_sources:
-            top = logp.topk(min(self.cfg.top_k, logp.shape[1]), dim=-1).indices.numpy()   # [t, k]
-            for c in self.lexicon.matches(top):
-                s = float(score_forms(logp, np.array(c.forms)).max())
-                out.append((c, s))
-        return out
-
-    def _link_token(self, c: TailCandidate) -> TailCandidate:
-        ids = self.names.lookup(c.name)
-        if ids:
-            nid = ids[0]
-            return TailCandidate(nid, nid, self.kg.name(nid), self.kg.category(nid), "token", c.forms)
-        return c
-
-    @staticmethod
-    def _is_head(cand: TailCandidate, head: Head) -> bool:
-        if cand.id and cand.id in head.ids:
-            return True
-        if cand.key == name_key(head.text):
-            return True
-        return any(a < head.char_end and b > head.char_start for a, b in cand.spans
-                   if cand.source == "phrase")
-
-    def _pending(self, chunk: Chunk, doc: Document, head: Head, rel: str, cand: TailCandidate,
-                 score: float, spans: Sequence[tuple[int, int]]) -> Pending:
-        conf = math.exp(score) * (1.0 if is_stated(cand.source) else self.cfg.predicted_tail_scale)
-        sent_start, sentence = _sentence(doc, head.char_start, chunk)
-        t0, t1 = _nearest_span(spans, head.char_start) if spans else \
-            _find_in_text(doc.text, cand.name, head.char_start)
-        head_id = head.id
-        head_name = self.kg.name(head_id) if head_id in self.kg.nodes else head.text
-        ev = Evidence(doc.id, chunk.id, sentence, sent_start, head.char_start, head.char_end, t0, t1,
-                      conf)
-        triple = Triple(head_id, head_name, head.category, rel, cand.id, cand.name, cand.category,
-                        cand.source, conf, conf, 1, [doc.id], [ev], self.checkpoint_id, self.run_id)
-        forms = tuple(doc.text[a:b] for a, b in cand.spans[:8])
-        return Pending(triple, self._scorer_rows.get(chunk.id, 0), doc.text, forms)
-
     def _llm_heads(self, chunk: Chunk, doc: Document, heads: list[Head], stats: Counter) -> list[Head]:
         """Add the helper LLM's heads: spans of the chunk text on free roots, typed by the lexicon
         (an LLM head the lexicon cannot type has no candidate relation and is counted, not kept)."""
@@ -389,18 +315,206 @@ class Extractor:
                 stats["llm_heads_unusable"] += 1
                 continue
             taken.add(roots[0])
-            out.append(Head(roots[0], roots[-1] + 1, da, db, surface, self.kg.category(ids[0]),
-                            tuple(ids), doc.id, "llm"))
+            out.append(Head(token_start=roots[0], token_end=roots[-1] + 1, char_start=da, char_end=db,
+                            text=surface, category=self.kg.category(ids[0]), ids=tuple(ids),
+                            doc_id=doc.id, how="llm"))
         return sorted(out, key=lambda h: h.token_start)
 
+    # ------------------------------------------------------------------ step: answer
+    def _answer(self, plan: _QueryPlan, asks: Sequence[_Ask], tables: Mapping[int, _FormTable],
+                progress: Callable[[int], None] | None = None, keep_tokens: bool = False) -> _Answers:
+        """Run ``asks`` through the model; score each query's candidates (``tables``: per chunk
+        index) and keep each candidate's best score per question. ``keep_tokens``: also keep the
+        top-k tokens of each question's K-slot query (for :meth:`_llm_tails`)."""
+        out = _Answers()
+        chunks = [c.chunk for c in plan.chunks]
+        for qi, logp in self.predictor.predict(chunks, [a.query for a in asks], progress):   # logp [t, V]
+            ask = asks[qi]
+            scored = out.tails.setdefault(ask.question, {})
+            _keep_best(scored, self._score_query(ask.query, logp, tables[ask.query.chunk]))
+            if keep_tokens and ask.query.length == self.K:
+                top = logp.topk(min(self.cfg.top_k, logp.shape[1]), dim=-1).indices.tolist()  # [K, k]
+                out.top_tokens[ask.question] = [[self.tok.id_to_token(i) for i in row] for row in top]
+        return out
 
-@dataclass
-class _FormTable:
-    """The candidate tails of one chunk, and their forms by length: t → (forms [C_t, t] token ids,
-    candidate index of each row)."""
+    def _score_query(self, q: Query, logp, table: _FormTable) -> list[tuple[float, TailCandidate]]:
+        """(s, candidate) for the candidates one query answers: those of its length in ``table``,
+        ``lexicon`` names whose every token is in its slot's top-k, or (``paper`` mode) the top-k
+        whole-word tokens of slot 0."""
+        out: list[tuple[float, TailCandidate]] = []
+        if self.cfg.tail_mode == "paper":
+            for c in paper_tails(logp, self.cfg.top_k, self.tok, self.stop, list(self.sp.values())):
+                out.append((float(logp[0, c.forms[0][0]]), self._link_token(c)))
+            return out
+        entry = table.by_length.get(q.length)
+        if entry is not None:
+            forms, idx = entry                                                       # [C_t, t], C_t
+            out += [(s, table.candidates[i]) for s, i in zip(score_forms(logp, forms).tolist(), idx)]
+        if "lexicon" in self.cfg.tail_sources:
+            top = logp.topk(min(self.cfg.top_k, logp.shape[1]), dim=-1).indices.numpy()   # [t, k]
+            for c in self.lexicon.matches(top):
+                out.append((float(score_forms(logp, np.array(c.forms)).max()), c))
+        return out
 
-    candidates: list[TailCandidate]
-    by_length: dict[int, tuple[np.ndarray, list[int]]]
+    def _link_token(self, c: TailCandidate) -> TailCandidate:
+        """A ``paper``-mode token tail, linked to the KG node of that name when there is one."""
+        ids = self.names.lookup(c.name)
+        if ids:
+            nid = ids[0]
+            return TailCandidate(key=nid, id=nid, name=self.kg.name(nid), category=self.kg.category(nid),
+                                 source="token", forms=c.forms)
+        return c
+
+    # ------------------------------------------------------------------ step: llm_tails
+    def _llm_tails(self, plan: _QueryPlan, answers: _Answers, stats: Counter) -> _Answers:
+        """Ask the helper LLM to combine each question's top-k tokens into tail phrases, then score
+        those phrases with the model like any other candidate (a second pass)."""
+        from graphmert.extract.llm import combine_tail
+
+        asks: list[_Ask] = []
+        extra: dict[int, list[TailCandidate]] = {}            # chunk index → its LLM candidates
+        for question in sorted(answers.top_tokens):
+            ci, _, rel = question
+            head = plan.head(question)
+            phrases = combine_tail(self.llm, head.text, rel, answers.top_tokens[question],
+                                   plan.chunks[ci].chunk.text)
+            stats["llm_tail_requests"] += 1
+            new = [TailCandidate(key=name_key(ph), id="", name=ph, category="", source="llm", forms=forms)
+                   for ph in phrases if (forms := self.forms.forms([ph]))]
+            stats["llm_tails"] += len(new)
+            if not new:
+                continue
+            _add_new(extra.setdefault(ci, []), new)
+            for t in sorted({len(f) for c in new for f in c.forms}):
+                asks.append(_Ask(question=question, query=self._query(ci, head, rel, t)))
+        if not asks:
+            return answers
+        tables = {ci: _form_table(cands) for ci, cands in extra.items()}
+        return answers.merged(self._answer(plan, asks, tables))
+
+    # ------------------------------------------------------------------ step: select
+    def _select(self, plan: _QueryPlan, answers: _Answers) -> tuple[list[Pending], int]:
+        """The triples of every question (in sorted order) awaiting the filters, and how many
+        typed tails outside the relation's range outranked a kept tail."""
+        prior = _prior(answers.tails) if self.cfg.ranking == "pmi" else {}
+        pending: list[Pending] = []
+        out_of_range = 0
+        for question in sorted(answers.tails):
+            ci, _, rel = question
+            cp, head = plan.chunks[ci], plan.head(question)
+            ranked = _ranked(answers.tails[question].values(), prior, ci, rel)
+            picked, dropped = self._pick(cp, head, rel, ranked)
+            out_of_range += dropped
+            pending += [self._pending(cp.chunk, cp.doc, head, rel, cand, score, spans)
+                        for score, cand, spans in picked]
+        return pending, out_of_range
+
+    def _pick(self, cp: _ChunkPlan, head: Head, rel: str, ranked: Iterable[tuple[float, TailCandidate]]
+              ) -> tuple[list[tuple[float, TailCandidate, list[tuple[int, int]]]], int]:
+        """The first ``extract.tails_per_query`` of ``ranked`` that are not the head, lie in scope
+        and fit the range — each with its spans in scope — and the count of those out of range."""
+        scope = self._scope(cp.chunk, cp.doc, head)
+        ok = self._range(head.category, rel)
+        picked = []
+        out_of_range = 0
+        for score, cand in ranked:
+            if len(picked) == self.cfg.tails_per_query:
+                break
+            if self._is_head(cand, head):
+                continue
+            spans = _spans_in_scope(cand, scope)
+            if spans is None:
+                continue
+            if ok is not None and cand.category and cand.category not in ok:
+                out_of_range += 1          # outranked the kept tails, but is not in the range
+                continue
+            picked.append((score, cand, spans))
+        return picked, out_of_range
+
+    def _scope(self, chunk: Chunk, doc: Document, head: Head) -> tuple[int, int] | None:
+        """Document character range a mention tail must lie in (``extract.tail_scope``)."""
+        if self.cfg.tail_scope == "sentence":
+            start, text = _sentence(doc, head.char_start, chunk)
+            return start, start + len(text)
+        if self.cfg.tail_scope == "chunk":
+            return chunk.char_start, chunk.char_start + len(chunk.text)
+        return None
+
+    @staticmethod
+    def _is_head(cand: TailCandidate, head: Head) -> bool:
+        if cand.id and cand.id in head.ids:
+            return True
+        if cand.key == name_key(head.text):
+            return True
+        return any(a < head.char_end and b > head.char_start for a, b in cand.spans
+                   if cand.source == "phrase")
+
+    def _pending(self, chunk: Chunk, doc: Document, head: Head, rel: str, cand: TailCandidate,
+                 score: float, spans: Sequence[tuple[int, int]]) -> Pending:
+        """The triple (head, rel, cand) with its evidence, as the filters take it: confidence
+        exp(s), scaled by ``extract.predicted_tail_scale`` for tails the text does not state."""
+        conf = math.exp(score) * (1.0 if is_stated(cand.source) else self.cfg.predicted_tail_scale)
+        sent_start, sentence = _sentence(doc, head.char_start, chunk)
+        t0, t1 = _nearest_span(spans, head.char_start) if spans else \
+            _find_in_text(doc.text, cand.name, head.char_start)
+        head_name = self.kg.name(head.id) if head.id in self.kg.nodes else head.text
+        ev = Evidence(doc_id=doc.id, chunk_id=chunk.id, sentence=sentence, sentence_start=sent_start,
+                      head_start=head.char_start, head_end=head.char_end, tail_start=t0, tail_end=t1,
+                      confidence=conf)
+        triple = Triple(head_id=head.id, head_name=head_name, head_category=head.category, relation=rel,
+                        tail_id=cand.id, tail_name=cand.name, tail_category=cand.category,
+                        tail_source=cand.source, confidence=conf, confidence_mean=conf, evidence_count=1,
+                        documents=[doc.id], evidence=[ev], checkpoint_id=self.checkpoint_id,
+                        run_id=self.run_id)
+        forms = tuple(doc.text[a:b] for a, b in cand.spans[:8])
+        return Pending(triple=triple, chunk_index=self._scorer_rows.get(chunk.id, 0), doc_text=doc.text,
+                       tail_forms=forms)
+
+
+# ---------------------------------------------------------------------- helpers
+def _form_table(cands: Sequence[TailCandidate]) -> _FormTable:
+    """Index candidates by form length (see :class:`_FormTable`)."""
+    rows: dict[int, tuple[list, list]] = {}
+    for i, c in enumerate(cands):
+        for f in c.forms:
+            r = rows.setdefault(len(f), ([], []))
+            r[0].append(f)
+            r[1].append(i)
+    return _FormTable(candidates=list(cands),
+                      by_length={t: (np.array(fs, dtype=np.int64), idx) for t, (fs, idx) in rows.items()})
+
+
+def _add_new(cands: list[TailCandidate], new: Iterable[TailCandidate]) -> None:
+    """Append the candidates of ``new`` whose key ``cands`` does not hold yet (first one wins)."""
+    for c in new:
+        if c.key not in {b.key for b in cands}:
+            cands.append(c)
+
+
+def _prior(tails: Mapping[Question, Scored]) -> dict[tuple[int, str, str], float]:
+    """(chunk, relation, tail key) → mean score of that tail over the chunk's heads: the ``pmi``
+    ranking subtracts it, so a tail every head of the chunk finds likely is not preferred."""
+    acc: dict[tuple[int, str, str], list[float]] = {}
+    for (ci, _, rel), scored in tails.items():
+        for key, (score, _) in scored.items():
+            acc.setdefault((ci, rel, key), []).append(score)
+    return {k: sum(v) / len(v) for k, v in acc.items()}
+
+
+def _ranked(scored: Iterable[tuple[float, TailCandidate]], prior: Mapping[tuple[int, str, str], float],
+            ci: int, rel: str) -> list[tuple[float, TailCandidate]]:
+    """``scored`` best first: by s minus the tail's ``prior`` in (chunk ``ci``, ``rel``) (0 when
+    absent), ties by candidate key."""
+    return sorted(scored, key=lambda sc: (-(sc[0] - prior.get((ci, rel, sc[1].key), 0.0)), sc[1].key))
+
+
+def _spans_in_scope(cand: TailCandidate, scope: tuple[int, int] | None) -> list[tuple[int, int]] | None:
+    """A candidate's document spans within ``scope`` — all of them unless it is a mention and there
+    is a scope; None when a mention has no span in scope (it is not a tail there)."""
+    if cand.source != "mention" or scope is None:
+        return cand.spans
+    spans = [sp for sp in cand.spans if scope[0] <= sp[0] and sp[1] <= scope[1]]
+    return spans or None
 
 
 def _sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:

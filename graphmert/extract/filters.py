@@ -33,7 +33,7 @@ __all__ = ["FILTERS", "Pending", "FilterReport", "apply_filters"]
 FILTERS = ("confidence", "range", "similarity", "tail_not_in_document")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Pending:
     """A per-chunk triple with what the filters need to judge it."""
 
@@ -43,7 +43,7 @@ class Pending:
     tail_forms: tuple[str, ...] = ()  # surface forms of the tail besides its name
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FilterReport:
     checked: int = 0
     kept: int = 0

@@ -31,7 +31,7 @@ from graphmert.kg.schema import RelationSchema, mention_category
 __all__ = ["Head", "find_heads", "candidate_relations"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Head:
     token_start: int              # first root of the head span (the root its query leaves hang on)
     token_end: int                # exclusive
@@ -70,8 +70,9 @@ def find_heads(chunk: Chunk, kg: SeedKG, matcher: LexiconMatcher | None) -> list
     for m in mentions:
         if not (1 <= m.token_start < m.token_end <= chunk.num_roots - 1):
             continue
-        h = Head(m.token_start, m.token_end, m.char_start, m.char_end, m.text,
-                 _category(m.type, m.ids, kg), tuple(m.ids), m.doc_id or chunk.doc_id, how)
+        h = Head(token_start=m.token_start, token_end=m.token_end, char_start=m.char_start,
+                 char_end=m.char_end, text=m.text, category=_category(m.type, m.ids, kg),
+                 ids=tuple(m.ids), doc_id=m.doc_id or chunk.doc_id, how=how)
         old = best.get(h.token_start)
         if old is None or (h.token_end, h.char_end) > (old.token_end, old.char_end):
             best[h.token_start] = h

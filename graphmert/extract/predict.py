@@ -38,7 +38,7 @@ from graphmert.model.graphmert import GraphMERT
 __all__ = ["Query", "LeafPredictor"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Query:
     chunk: int          # index into the chunk list given to :meth:`LeafPredictor.predict`
     root: int           # the head's first root

@@ -45,7 +45,7 @@ def name_key(name: str) -> str:
     return "name:" + normalize_name(name)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TailCandidate:
     key: str                               # merge key: the id, or "name:<normalised name>"
     id: str                                # "" when none
@@ -99,8 +99,8 @@ def mention_candidates(doc: Document, kg: SeedKG, forms: FormTokenizer) -> list[
             category = kg.category(eid)
         f = forms.forms(surface + ([name] if in_kg else []))
         if f:
-            out.append(TailCandidate(key, eid, name, category, "mention", f,
-                                     sorted((m.start, m.end) for m in ms)))
+            out.append(TailCandidate(key=key, id=eid, name=name, category=category, source="mention",
+                                     forms=f, spans=sorted((m.start, m.end) for m in ms)))
     return out
 
 
@@ -142,8 +142,8 @@ def phrase_candidates(chunk: Chunk, doc_text: str, max_words: int, num_leaves: i
             key = name_key(phrase)
             cand = out.get(key)
             if cand is None:
-                out[key] = TailCandidate(key, "", phrase, "", "phrase",
-                                         [tuple(chunk.input_ids[r0:r1])], [(c0, c1)])
+                out[key] = TailCandidate(key=key, id="", name=phrase, category="", source="phrase",
+                                         forms=[tuple(chunk.input_ids[r0:r1])], spans=[(c0, c1)])
             else:
                 cand.spans.append((c0, c1))
                 form = tuple(chunk.input_ids[r0:r1])
@@ -185,8 +185,9 @@ class LexiconIndex:
                 if all(form[k] in allowed[k] for k in range(1, t)):
                     c = found.get(nid)
                     if c is None:
-                        found[nid] = TailCandidate(nid, nid, self.kg.name(nid), self.kg.category(nid),
-                                                   "lexicon", [form])
+                        found[nid] = TailCandidate(key=nid, id=nid, name=self.kg.name(nid),
+                                                   category=self.kg.category(nid), source="lexicon",
+                                                   forms=[form])
                     elif form not in c.forms:
                         c.forms.append(form)
         return [found[k] for k in sorted(found)]
@@ -214,5 +215,6 @@ def paper_tails(logp: Tensor, top_k: int, tokenizer, stop_words: set[str],
         if token is None or token.startswith("##") or not any(c.isalpha() for c in token) \
                 or token.lower() in stop_words or len(token) < 2:
             continue
-        out.append(TailCandidate(name_key(token), "", token, "", "token", [(i,)]))
+        out.append(TailCandidate(key=name_key(token), id="", name=token, category="", source="token",
+                                 forms=[(i,)]))
     return out

@@ -48,7 +48,7 @@ TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
 PREDICTED_TAIL_SOURCES = ("lexicon", "token")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Evidence:
     doc_id: str
     chunk_id: str
@@ -63,7 +63,7 @@ class Evidence:
     tail_source: str = ""            # how this event found the tail ("" in records from before it had one)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Triple:
     head_id: str
     head_name: str

@@ -122,7 +122,8 @@ def test_sentence_spans_drop_absent_outside_and_overlapping_spans():
     assert sentence_spans(replace(e, tail_start=50, tail_end=60)) == ((12, 18), None)  # overlaps head
     assert sentence_spans(replace(e, head_start=10, head_end=20)) == (None, (0, 8))    # before sentence
     assert sentence_spans(replace(e, tail_start=60, tail_end=99)) == ((12, 18), None)  # past its end
-    emoji = Evidence("d", "c", "🧬 TCF7L2 x", 0, 2, 8, 9, 10)                           # code points
+    emoji = Evidence(doc_id="d", chunk_id="c", sentence="🧬 TCF7L2 x", sentence_start=0,   # code points
+                     head_start=2, head_end=8, tail_start=9, tail_end=10)
     assert sentence_spans(emoji) == ((2, 8), (9, 10))
 
 

@@ -108,7 +108,8 @@ def test_no_training_section_without_metrics_and_empty_input_renders(tmp_path):
 
 def test_hostile_text_is_escaped(tmp_path):
     triples = hostile_triples()
-    triples[0].evidence[0] = Evidence("d", "c", HOSTILE_TEXT, 10, 10 + 3, 10 + 7)
+    triples[0].evidence[0] = Evidence(doc_id="d", chunk_id="c", sentence=HOSTILE_TEXT, sentence_start=10,
+                                      head_start=10 + 3, head_end=10 + 7)
     write_report(triples, tmp_path / "r.html", ExportConfig(), metrics=None)
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "<script>" not in html and "&lt;script&gt;" in html
@@ -125,10 +126,12 @@ def test_highlight_evidence_spans():
     # tail before head, and a tail outside the sentence (left unmarked)
     e2 = ev("d", "AMPK is activated by metformin.", "metformin", "AMPK")
     assert highlight_evidence(e2).startswith('<mark class="tail">AMPK</mark>')
-    e3 = Evidence("d", "c", "abc <x>", 0, 0, 1, 50, 60)
+    e3 = Evidence(doc_id="d", chunk_id="c", sentence="abc <x>", sentence_start=0, head_start=0, head_end=1,
+                  tail_start=50, tail_end=60)
     assert highlight_evidence(e3) == '<mark class="head">a</mark>bc &lt;x&gt;'
     # overlapping spans: only the head is marked
-    e4 = Evidence("d", "c", "abcdef", 0, 0, 4, 2, 6)
+    e4 = Evidence(doc_id="d", chunk_id="c", sentence="abcdef", sentence_start=0, head_start=0, head_end=4,
+                  tail_start=2, tail_end=6)
     assert highlight_evidence(e4) == '<mark class="head">abcd</mark>ef'
 
 

@@ -106,7 +106,9 @@ def test_packed_queries_equal_single_queries_when_alone_in_their_graph(world):
     """A packed graph with one query is the single-query graph: identical log-probabilities."""
     _, tok, chunks, kg, _, model = world
     sp = special_ids(tok)
-    queries = [Query(0, 1, 1, 0, 2), Query(0, 1, 1, 1, 3), Query(1, 2, 1, 0, 1)]
+    queries = [Query(chunk=0, root=1, head_length=1, relation=0, length=2),
+               Query(chunk=0, root=1, head_length=1, relation=1, length=3),
+               Query(chunk=1, root=2, head_length=1, relation=0, length=1)]
     packed = dict(LeafPredictor(model, R, K, sp["pad"], sp["mask"], 8, pack=True).predict(chunks, queries))
     single = dict(LeafPredictor(model, R, K, sp["pad"], sp["mask"], 1, pack=False).predict(chunks, queries))
     assert set(packed) == set(single) == {0, 1, 2}
@@ -136,10 +138,14 @@ def test_packed_queries_sharing_a_graph_get_that_graphs_answers(world):
     root's slots (not another query's), and that a second query on the same root opens a new graph."""
     _, tok, chunks, _, _, model = world
     sp = special_ids(tok)
-    queries = [Query(0, 1, 1, 0, 2), Query(0, 9, 2, 0, 2), Query(0, 17, 1, 0, 2),   # one graph
-               Query(0, 9, 1, 0, 2),                                 # root 9 again: a second graph
-               Query(0, 5, 1, 1, 2), Query(0, 12, 1, 1, 2),          # the other relation: a third
-               Query(1, 3, 1, 0, 1), Query(1, 8, 1, 0, 1)]           # the other chunk: a fourth
+    queries = [Query(chunk=0, root=1, head_length=1, relation=0, length=2),     # one graph
+               Query(chunk=0, root=9, head_length=2, relation=0, length=2),
+               Query(chunk=0, root=17, head_length=1, relation=0, length=2),
+               Query(chunk=0, root=9, head_length=1, relation=0, length=2),     # root 9 again: a second graph
+               Query(chunk=0, root=5, head_length=1, relation=1, length=2),     # the other relation: a third
+               Query(chunk=0, root=12, head_length=1, relation=1, length=2),
+               Query(chunk=1, root=3, head_length=1, relation=0, length=1),     # the other chunk: a fourth
+               Query(chunk=1, root=8, head_length=1, relation=0, length=1)]
     graphs = [[0, 1, 2], [3], [4, 5], [6, 7]]
     predictor = LeafPredictor(model, R, K, sp["pad"], sp["mask"], 2, pack=True)
     packed = dict(predictor.predict(chunks, queries))
@@ -257,14 +263,25 @@ def test_tails_the_text_does_not_name_get_a_lower_confidence_band(world):
         assert b.confidence == pytest.approx(expected, rel=1e-6), triple_key(a)
 
 
+def one_event(head_id: str, head_name: str, tail_id: str, tail_name: str, tail_source: str,
+              ev: Evidence) -> Triple:
+    """A per-chunk triple (relation r; category c, the tail's only when it has an id) with its one
+    evidence event, whose confidence it takes."""
+    return Triple(head_id=head_id, head_name=head_name, head_category="c", relation="r", tail_id=tail_id,
+                  tail_name=tail_name, tail_category="c" if tail_id else "", tail_source=tail_source,
+                  confidence=ev.confidence, confidence_mean=ev.confidence, evidence_count=1,
+                  documents=[ev.doc_id], evidence=[ev])
+
+
 def test_merge_folds_duplicates_and_round_trips(tmp_path):
     def ev(doc, start, conf):
-        return Evidence(doc, doc + "#0", "s", 0, start, start + 3, -1, -1, conf)
+        return Evidence(doc_id=doc, chunk_id=doc + "#0", sentence="s", sentence_start=0, head_start=start,
+                        head_end=start + 3, tail_start=-1, tail_end=-1, confidence=conf)
 
-    a = Triple("X:1", "x", "c", "r", "Y:2", "y", "c", "mention", 0.4, 0.4, 1, ["d1"], [ev("d1", 5, 0.4)])
-    b = Triple("X:1", "x", "c", "r", "Y:2", "y", "c", "mention", 0.8, 0.8, 1, ["d2"], [ev("d2", 1, 0.8)])
-    c = Triple("", "Foo  bar", "c", "r", "", "baz", "", "phrase", 0.5, 0.5, 1, ["d1"], [ev("d1", 9, 0.5)])
-    d = Triple("", "foo bar", "c", "r", "", "BAZ", "", "phrase", 0.3, 0.3, 1, ["d3"], [ev("d3", 2, 0.3)])
+    a = one_event("X:1", "x", "Y:2", "y", "mention", ev("d1", 5, 0.4))
+    b = one_event("X:1", "x", "Y:2", "y", "mention", ev("d2", 1, 0.8))
+    c = one_event("", "Foo  bar", "", "baz", "phrase", ev("d1", 9, 0.5))
+    d = one_event("", "foo bar", "", "BAZ", "phrase", ev("d3", 2, 0.3))
     merged = merge_triples([a, c, b, d])
     assert len(merged) == 2
     m = next(t for t in merged if t.head_id == "X:1")
@@ -282,10 +299,11 @@ def test_a_tail_found_in_the_text_once_is_stated():
     """Merging keeps a stated tail source when any event found the tail in the text (the Biolink
     knowledge level is ``prediction`` either way: a model's decision, docs/EXPORT.md)."""
     def ev(doc, conf):
-        return Evidence(doc, doc + "#0", "s", 0, 0, 3, -1, -1, conf)
+        return Evidence(doc_id=doc, chunk_id=doc + "#0", sentence="s", sentence_start=0, head_start=0,
+                        head_end=3, tail_start=-1, tail_end=-1, confidence=conf)
 
-    spelled = Triple("X:1", "x", "c", "r", "Y:2", "y", "c", "lexicon", 0.4, 0.4, 1, ["d1"], [ev("d1", 0.4)])
-    named = Triple("X:1", "x", "c", "r", "Y:2", "y", "c", "mention", 0.3, 0.3, 1, ["d2"], [ev("d2", 0.3)])
+    spelled = one_event("X:1", "x", "Y:2", "y", "lexicon", ev("d1", 0.4))
+    named = one_event("X:1", "x", "Y:2", "y", "mention", ev("d2", 0.3))
     assert [is_stated(t.tail_source) for t in (spelled, named)] == [False, True]
     (merged,) = merge_triples([spelled, named])
     assert merged.tail_source == "mention" and is_stated(merged.tail_source)

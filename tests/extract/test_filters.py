@@ -15,7 +15,9 @@ CHUNKS = ["metformin treats type 2 diabetes in adults", "aspirin relieves headac
 
 
 def triple(tail="type 2 diabetes", tail_cat="biolink:Disease", conf=0.9, head="metformin"):
-    return Triple("MESH:1", head, "biolink:ChemicalEntity", "treats", "", tail, tail_cat, "mention", conf)
+    return Triple(head_id="MESH:1", head_name=head, head_category="biolink:ChemicalEntity",
+                  relation="treats", tail_id="", tail_name=tail, tail_category=tail_cat,
+                  tail_source="mention", confidence=conf)
 
 
 def cfg(**kw) -> ExtractConfig:
@@ -28,21 +30,22 @@ def run(pending, **kw):
 
 
 def test_nothing_dropped_when_everything_fits():
-    kept, rep = run([Pending(triple(), 0, CHUNKS[0])])
+    kept, rep = run([Pending(triple=triple(), chunk_index=0, doc_text=CHUNKS[0])])
     assert len(kept) == 1 and rep.kept == 1 and sum(rep.dropped.values()) == 0
     assert set(rep.to_dict()["dropped"]) == set(FILTERS)
 
 
 def test_confidence_threshold():
-    p = [Pending(triple(conf=0.2), 0, CHUNKS[0]), Pending(triple(conf=0.6), 0, CHUNKS[0])]
+    p = [Pending(triple=triple(conf=0.2), chunk_index=0, doc_text=CHUNKS[0]),
+         Pending(triple=triple(conf=0.6), chunk_index=0, doc_text=CHUNKS[0])]
     kept, rep = run(p, min_confidence=0.5)
     assert [t.confidence for t in kept] == [0.6]
     assert rep.dropped["confidence"] == 1
 
 
 def test_range_type_and_untyped_tails():
-    p = [Pending(triple(tail="INS", tail_cat="biolink:Gene"), 0, CHUNKS[0]),
-         Pending(triple(tail="adults", tail_cat=""), 0, CHUNKS[0])]
+    p = [Pending(triple=triple(tail="INS", tail_cat="biolink:Gene"), chunk_index=0, doc_text=CHUNKS[0]),
+         Pending(triple=triple(tail="adults", tail_cat=""), chunk_index=0, doc_text=CHUNKS[0])]
     kept, rep = run(p)
     assert [t.tail_name for t in kept] == ["adults"]
     assert rep.dropped["range"] == 1 and rep.untyped_tails == 1
@@ -51,25 +54,28 @@ def test_range_type_and_untyped_tails():
 
 
 def test_similarity_to_the_chunk():
-    on_topic = Pending(triple(), 0, CHUNKS[0])
-    off_topic = Pending(triple(tail="headache", head="aspirin"), 0, CHUNKS[0])
+    on_topic = Pending(triple=triple(), chunk_index=0, doc_text=CHUNKS[0])
+    off_topic = Pending(triple=triple(tail="headache", head="aspirin"), chunk_index=0, doc_text=CHUNKS[0])
     kept, rep = run([on_topic, off_topic], beta=0.3)
     assert [t.tail_name for t in kept] == ["type 2 diabetes"]
     assert rep.dropped["similarity"] == 1
     # the same off-topic triple judged against its own chunk passes
-    kept, _ = run([Pending(triple(tail="headache", head="aspirin"), 1, CHUNKS[1])], beta=0.3)
+    off_topic = Pending(triple=triple(tail="headache", head="aspirin"), chunk_index=1, doc_text=CHUNKS[1])
+    kept, _ = run([off_topic], beta=0.3)
     assert len(kept) == 1
 
 
 def test_similarity_needs_a_fitted_scorer():
     with pytest.raises(ValueError, match="similarity scorer"):
-        apply_filters([Pending(triple(), 0, CHUNKS[0])], cfg(beta=0.5), SCHEMA, None)
+        apply_filters([Pending(triple=triple(), chunk_index=0, doc_text=CHUNKS[0])], cfg(beta=0.5), SCHEMA,
+                      None)
 
 
 def test_tail_must_appear_in_the_document():
     text = "Metformin is used in Type 2 Diabetes."
-    p = [Pending(triple(), 0, text), Pending(triple(tail="obesity"), 0, text),
-         Pending(triple(tail="T2DM"), 0, text, tail_forms=("type 2 diabetes",))]
+    p = [Pending(triple=triple(), chunk_index=0, doc_text=text),
+         Pending(triple=triple(tail="obesity"), chunk_index=0, doc_text=text),
+         Pending(triple=triple(tail="T2DM"), chunk_index=0, doc_text=text, tail_forms=("type 2 diabetes",))]
     kept, rep = run(p, require_tail_in_document=True)
     assert [t.tail_name for t in kept] == ["type 2 diabetes", "T2DM"]
     assert rep.dropped["tail_not_in_document"] == 1
@@ -78,7 +84,8 @@ def test_tail_must_appear_in_the_document():
 
 
 def test_a_triple_is_counted_under_its_first_failing_filter():
-    p = [Pending(triple(tail="INS", tail_cat="biolink:Gene", conf=0.1), 0, CHUNKS[0])]
+    p = [Pending(triple=triple(tail="INS", tail_cat="biolink:Gene", conf=0.1), chunk_index=0,
+                 doc_text=CHUNKS[0])]
     _, rep = run(p, min_confidence=0.5)
     assert rep.dropped["confidence"] == 1 and rep.dropped["range"] == 0
     assert rep.checked == 1 and rep.kept == 0
