@@ -29,7 +29,6 @@ and the model runs in eval mode; the same checkpoint and config give the same tr
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.filters import Pending, apply_filters
-from graphmert.extract.heads import Head, candidate_relations, find_heads
+from graphmert.extract.heads import Head, candidate_relations, find_heads, head_sentence
 from graphmert.extract.predict import LeafPredictor, Query
 from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, mention_candidates,
                                      name_key, paper_tails, phrase_candidates, score_forms)
@@ -434,7 +433,7 @@ class Extractor:
     def _scope(self, chunk: Chunk, doc: Document, head: Head) -> tuple[int, int] | None:
         """Document character range a mention tail must lie in (``extract.tail_scope``)."""
         if self.cfg.tail_scope == "sentence":
-            start, text = _sentence(doc, head.char_start, chunk)
+            start, text = head_sentence(doc, head.char_start, chunk)
             return start, start + len(text)
         if self.cfg.tail_scope == "chunk":
             return chunk.char_start, chunk.char_start + len(chunk.text)
@@ -454,7 +453,7 @@ class Extractor:
         """The triple (head, rel, cand) with its evidence, as the filters take it: confidence
         exp(s), scaled by ``extract.predicted_tail_scale`` for tails the text does not state."""
         conf = math.exp(score) * (1.0 if is_stated(cand.source) else self.cfg.predicted_tail_scale)
-        sent_start, sentence = _sentence(doc, head.char_start, chunk)
+        sent_start, sentence = head_sentence(doc, head.char_start, chunk)
         t0, t1 = _nearest_span(spans, head.char_start) if spans else \
             _find_in_text(doc.text, cand.name, head.char_start)
         head_name = self.kg.name(head.id) if head.id in self.kg.nodes else head.text
@@ -515,17 +514,6 @@ def _spans_in_scope(cand: TailCandidate, scope: tuple[int, int] | None) -> list[
         return cand.spans
     spans = [sp for sp in cand.spans if scope[0] <= sp[0] and sp[1] <= scope[1]]
     return spans or None
-
-
-def _sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:
-    """(start, text) of the document sentence holding ``char``; the chunk text when unknown."""
-    if doc.sentences:
-        starts = [s for s, _ in doc.sentences]
-        i = bisect.bisect_right(starts, char) - 1
-        if i >= 0 and doc.sentences[i][0] <= char < doc.sentences[i][1]:
-            s, e = doc.sentences[i]
-            return s, doc.text[s:e]
-    return chunk.char_start, chunk.text
 
 
 def _nearest_span(spans: Sequence[tuple[int, int]], char: int) -> tuple[int, int]:

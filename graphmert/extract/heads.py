@@ -19,16 +19,18 @@ Candidate relations of a head are the relations whose schema domain admits its c
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from graphmert.corpus.chunk import Chunk
+from graphmert.corpus.document import Document
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.lexicon import LexiconMatcher
 from graphmert.kg.linking import lexicon_mentions
 from graphmert.kg.schema import RelationSchema, mention_category
 
-__all__ = ["Head", "find_heads", "candidate_relations"]
+__all__ = ["Head", "find_heads", "candidate_relations", "head_sentence"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,3 +87,16 @@ def candidate_relations(category: str, schema: RelationSchema, allowed: Sequence
         return []
     ok = set(allowed)
     return [r for r in schema.relations_for_subject(category) if r in ok]
+
+
+def head_sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:
+    """(start, text) of the document sentence holding character ``char`` (a head's start): the
+    sentence a triple's evidence quotes and sentence scope keeps tails in. The chunk's own text when
+    the document has no sentence there."""
+    if doc.sentences:
+        starts = [s for s, _ in doc.sentences]
+        i = bisect.bisect_right(starts, char) - 1
+        if i >= 0 and doc.sentences[i][0] <= char < doc.sentences[i][1]:
+            s, e = doc.sentences[i]
+            return s, doc.text[s:e]
+    return chunk.char_start, chunk.text

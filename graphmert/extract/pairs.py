@@ -45,7 +45,6 @@ initialised model of the same configuration. Their scores are not probabilities,
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -58,6 +57,7 @@ from graphmert.config import ExtractConfig
 from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
+from graphmert.extract.heads import head_sentence
 from graphmert.extract.triples import Evidence, Triple
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
@@ -278,7 +278,7 @@ class PairExtractor:
         h0, h1 = _char_span(c, q.root, q.end)
         nearest = min(ents.spans[tail], key=lambda s: (abs(s[0] - q.root), s[0]))
         t0, t1 = _char_span(c, nearest[0], nearest[1])
-        s0, sentence = _sentence(doc, h0, c)
+        s0, sentence = head_sentence(doc, h0, c)
         ev = Evidence(doc_id=doc.id, chunk_id=c.id, sentence=sentence, sentence_start=s0,
                       head_start=h0, head_end=h1, tail_start=t0, tail_end=t1, confidence=score)
         return Triple(head_id=q.head, head_name=self._name(q.head, ents), head_category=ents.categories[q.head],
@@ -409,20 +409,9 @@ def _char_span(chunk: Chunk, a: int, b: int) -> tuple[int, int]:
     return int(chunk.offsets[a][0]), int(chunk.offsets[b - 1][1])
 
 
-def _sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:
-    """(start, text) of the document sentence holding ``char``; the chunk text when unknown."""
-    if doc.sentences:
-        starts = [s for s, _ in doc.sentences]
-        i = bisect.bisect_right(starts, char) - 1
-        if i >= 0 and doc.sentences[i][0] <= char < doc.sentences[i][1]:
-            s, e = doc.sentences[i]
-            return s, doc.text[s:e]
-    return chunk.char_start, chunk.text
-
-
 def _sentence_roots(chunk: Chunk, doc: Document, root: int) -> tuple[int, int]:
     """Roots [lo, hi) of the head's sentence within the chunk (the whole chunk when unknown)."""
-    start, text = _sentence(doc, int(chunk.offsets[root][0]), chunk)
+    start, text = head_sentence(doc, int(chunk.offsets[root][0]), chunk)
     end = start + len(text)
     off = np.asarray(chunk.offsets, dtype=np.int64).reshape(-1, 2)                      # [n_roots, 2]
     inside = np.flatnonzero((off[:, 0] >= start) & (off[:, 1] <= end) & (off[:, 0] >= 0))
