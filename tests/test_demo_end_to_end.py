@@ -37,6 +37,7 @@ def test_readme_sparql_query_returns_rows_on_the_demo_export(demo_run):
     assert any(str(r.evidence) for r in rows)
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")   # its JSON-LD parser, not our code
 def test_every_demo_export_parses_back(demo_run):
     run_dir, _ = demo_run
     triples = json.loads((run_dir / "extract" / "manifest.json").read_text())["triples"]
