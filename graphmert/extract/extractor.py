@@ -122,7 +122,7 @@ class _Answers:
         """These answers with ``more``'s: a candidate keeps its better score (ties: the first)."""
         tails = {q: dict(s) for q, s in self.tails.items()}
         for q, scored in more.tails.items():
-            _keep_best(tails.setdefault(q, {}), ((sc, c) for sc, c in scored.values()))
+            _keep_best(tails.setdefault(q, {}), scored.values())
         return _Answers(tails=tails, top_tokens={**self.top_tokens, **more.top_tokens})
 
 
@@ -485,8 +485,10 @@ def _form_table(cands: Sequence[TailCandidate]) -> _FormTable:
 
 def _add_new(cands: list[TailCandidate], new: Iterable[TailCandidate]) -> None:
     """Append the candidates of ``new`` whose key ``cands`` does not hold yet (first one wins)."""
+    have = {c.key for c in cands}
     for c in new:
-        if c.key not in {b.key for b in cands}:
+        if c.key not in have:
+            have.add(c.key)
             cands.append(c)
 
 
