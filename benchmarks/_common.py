@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import time
@@ -18,6 +19,12 @@ def require_shared(*parts: str) -> Path:
     if not path.exists():
         raise SystemExit(f"benchmark needs {path} (the shared datasets folder beside the repo)")
     return path
+
+
+def held_out(doc_id: str, percent: int = 20) -> bool:
+    """The deterministic held-out split of BioRED-train documents (``sha256(doc id) mod 100 < 20``)
+    on which the entity linker and recognizer benchmarks choose their settings: 82 documents."""
+    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % 100 < percent
 
 
 def print_table(rows: list[dict[str, Any]], title: str) -> None:

@@ -21,7 +21,6 @@ The same table on BioRED dev gold spans is printed for report only: it never cho
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import time
 from collections import Counter
@@ -29,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import require_shared, write_json  # noqa: E402
+from _common import held_out, require_shared, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document  # noqa: E402
@@ -44,11 +43,6 @@ CATEGORIES = {"biolink:Gene": "gene", "biolink:Disease": "disease", "biolink:Che
 HOWS = ("dictionary", "kg", "abbreviation", "fuzzy", "none")
 XREF_TABLES = ("doid_to_mesh.tsv", "drugbank_to_mesh.tsv", "umls_to_mesh_disgenet.tsv")
 THRESHOLDS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
-
-
-def held_out(doc_id: str, percent: int = 20) -> bool:
-    """The deterministic held-out split of BioRED-train documents."""
-    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % 100 < percent
 
 
 def unlinked_copy(doc: Document) -> Document:

@@ -300,9 +300,17 @@ class NERConfig:
                                                  "biolink:ChemicalEntity"],
                                 help="Biolink categories the recognizer finds (mention types map "
                                      "through graphmert.kg.schema.mention_category)")
+    separate_categories: list[str] = opt(factory=list, help="categories of ner.categories that get a "
+                                         "recognizer of their own, trained only on the documents "
+                                         "that annotate them (BC5CDR and NCBI disease annotate no "
+                                         "genes); the others share one")
+    width: int = opt(96, min=8, help="width of the recognizer's tok2vec (spaCy's HashEmbedCNN)")
+    embed_rows: int = opt(2000, min=100, help="rows of each hashed embedding table of the tok2vec "
+                          "(word norm, prefix, suffix, shape)")
     epochs: int = opt(12, min=1, help="most passes over the training documents")
     max_minutes: float = opt(15.0, min=0.0, min_exclusive=True,
-                             help="stop training after the epoch that passes this many minutes")
+                             help="stop training a recognizer after the epoch that passes this many "
+                                  "minutes (each of ner.separate_categories' has its own budget)")
     patience: int = opt(3, min=1, help="stop after this many epochs without a better selection F1")
     batch_size: int = opt(16, min=1, help="documents per update")
     dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout during training")

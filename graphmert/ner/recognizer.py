@@ -43,8 +43,8 @@ from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
 
-__all__ = ["LABELS", "RecognizerError", "Recognizer", "recognizer_nlp", "training_examples",
-           "train_recognizer", "TOKENIZER_VERSION"]
+__all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
+           "training_examples", "train_recognizer", "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
 
@@ -61,15 +61,19 @@ class RecognizerError(GraphmertError, ValueError):
     """Bad recognizer input: no usable training mentions, unknown categories, a foreign model."""
 
 
-def recognizer_nlp(categories: Sequence[str]):
-    """A blank biomedical pipeline with the finer infixes and an untrained ``ner`` for ``categories``."""
+def recognizer_nlp(categories: Sequence[str], width: int | None = None, embed_rows: int | None = None):
+    """A blank biomedical pipeline with the finer infixes and an untrained ``ner`` for ``categories``.
+
+    ``width`` and ``embed_rows`` set the ``tok2vec``'s width and the rows of each of its hashed
+    embedding tables (NORM, PREFIX, SUFFIX, SHAPE); None keeps spaCy's own (96 and 2,000)."""
     unknown = [c for c in categories if c not in LABELS]
     if unknown:
         raise RecognizerError(f"ner.categories: {unknown} cannot be recognised; choose from {list(LABELS)}")
     nlp = blank_biomedical_nlp()
     pattern = nlp.tokenizer.infix_finditer.__self__.pattern
     nlp.tokenizer.infix_finditer = re.compile(f"{pattern}|{_EXTRA_INFIXES}").finditer
-    ner = nlp.add_pipe("ner")
+    tok2vec = {k: v for k, v in (("width", width), ("embed_size", embed_rows)) if v is not None}
+    ner = nlp.add_pipe("ner", config={"model": {"tok2vec": tok2vec}} if tok2vec else {})
     for c in categories:
         ner.add_label(LABELS[c])
     return nlp
@@ -165,27 +169,61 @@ def _scores(nlp, examples: list) -> dict:
             "f": round(float(s["ents_f"] or 0), 4), "per_label": per}
 
 
+def recognizer_groups(categories: Sequence[str], separate: Sequence[str]) -> list[list[str]]:
+    """The categories each recognizer of a :class:`Recognizer` learns: one for those not in
+    ``separate``, then one for each category of ``separate``, in ``categories`` order."""
+    odd = [c for c in separate if c not in categories]
+    if odd:
+        raise RecognizerError(f"ner.separate_categories: {odd} are not in ner.categories {list(categories)}")
+    joint = [c for c in categories if c not in separate]
+    return ([joint] if joint else []) + [[c] for c in categories if c in separate]
+
+
 def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
                      on_epoch: Callable[[dict], None] | None = None) -> tuple["Recognizer", dict]:
     """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`).
 
-    Each epoch shuffles the training documents, updates in batches of ``cfg.batch_size`` documents
-    and scores the selection slice; the best epoch's weights are kept. Training stops after
-    ``cfg.epochs``, after ``cfg.patience`` epochs without a better F1, or once ``cfg.max_minutes``
-    have passed. ``on_epoch`` receives each epoch's record (progress display).
+    One spaCy pipeline per group of :func:`recognizer_groups`, each trained by :func:`_train_part` on
+    the documents that annotate at least one of its categories. ``ner.separate_categories`` is for
+    partial annotation: BC5CDR and NCBI disease annotate no genes, so a gene recognizer of its own
+    learns only from documents whose genes are annotated, where "not a gene" is a real label.
+    ``on_epoch`` receives each epoch's record (progress display). The report holds each part's and,
+    under ``selection``, the whole recognizer's strict-span scores on the selection slice, each
+    category scored on the selection documents that annotate it.
     """
     import spacy
-    from spacy.util import minibatch
 
     _check_training_docs(docs, cfg.categories, where)
     spacy.util.fix_random_seed(cfg.seed)
-    nlp = recognizer_nlp(cfg.categories)
+    parts, reports = [], []
+    for group in recognizer_groups(cfg.categories, cfg.separate_categories):
+        mine = [d for d in docs if any(mention_category(m.type) in group for m in d.mentions)]
+        nlp, report = _train_part(mine, group, cfg, where, on_epoch)
+        parts.append(RecognizerPart(nlp=nlp, categories=group))
+        reports.append({"categories": group, **report})
+    recognizer = Recognizer(parts)
+    train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
+    report = {"documents": len(train_docs), "selection_documents": len(pick_docs),
+              "selection": _merged_scores(recognizer, pick_docs, cfg.categories),
+              "minutes": round(sum(r["minutes"] for r in reports), 2), "parts": reports}
+    return recognizer, report
+
+
+def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str,
+                on_epoch: Callable[[dict], None] | None) -> tuple[object, dict]:
+    """One pipeline for ``categories`` on ``docs``. Each epoch shuffles the training documents,
+    updates in batches of ``cfg.batch_size`` documents and scores the selection slice; the best
+    epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience`` epochs
+    without a better F1, or once ``cfg.max_minutes`` have passed."""
+    from spacy.util import minibatch
+
+    nlp = recognizer_nlp(categories, cfg.width, cfg.embed_rows)
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     if not train_docs or not pick_docs:
-        raise RecognizerError(f"{where}: {len(docs)} annotated documents are too few to hold out "
-                              f"ner.selection_fraction={cfg.selection_fraction} of them for selection")
-    train, counts = training_examples(nlp, train_docs, cfg.categories)
-    pick, _ = training_examples(nlp, pick_docs, cfg.categories, forms_from=train_docs)
+        raise RecognizerError(f"{where}: {len(docs)} documents annotating {categories} are too few to "
+                              f"hold out ner.selection_fraction={cfg.selection_fraction} of them for selection")
+    train, counts = training_examples(nlp, train_docs, categories)
+    pick, _ = training_examples(nlp, pick_docs, categories, forms_from=train_docs)
     optimizer = nlp.initialize(lambda: train)
     rng, start = random.Random(cfg.seed), time.monotonic()
     best, history, stale = None, [], 0
@@ -194,8 +232,8 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
         losses: dict[str, float] = {}
         for batch in minibatch(train, size=cfg.batch_size):
             nlp.update(batch, drop=cfg.dropout, sgd=optimizer, losses=losses)
-        rec = {"epoch": epoch, "loss": round(losses.get("ner", 0.0), 2), **_scores(nlp, pick),
-               "minutes": round((time.monotonic() - start) / 60, 2)}
+        rec = {"categories": categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
+               **_scores(nlp, pick), "minutes": round((time.monotonic() - start) / 60, 2)}
         history.append(rec)
         if on_epoch is not None:
             on_epoch(rec)
@@ -206,40 +244,75 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
         if stale >= cfg.patience or rec["minutes"] >= cfg.max_minutes:
             break
     nlp.from_bytes(best[1])
-    report = {**counts, "selection_documents": len(pick_docs), "epochs_run": len(history),
-              "best_epoch": best[0]["epoch"], "selection": {k: best[0][k] for k in ("p", "r", "f", "per_label")},
-              "history": history, "minutes": history[-1]["minutes"]}
-    return Recognizer(nlp, list(cfg.categories)), report
+    return nlp, {**counts, "selection_documents": len(pick_docs), "epochs_run": len(history),
+                 "best_epoch": best[0]["epoch"],
+                 "selection": {k: best[0][k] for k in ("p", "r", "f", "per_label")},
+                 "history": history, "minutes": history[-1]["minutes"]}
+
+
+def _merged_scores(recognizer: "Recognizer", docs: Sequence[Document], categories: Sequence[str]) -> dict:
+    """Micro and per-category strict-span P/R/F1 of ``recognizer`` on ``docs``; a category is scored
+    only on the documents with a mention of it (elsewhere it may be unannotated, not absent)."""
+    from graphmert.eval.entities import MICRO, recognition_scores
+
+    found = list(recognizer.recognize([replace(d, mentions=[]) for d in docs]))
+    tp = fp = fn = 0
+    per = {}
+    for c in categories:
+        has = [i for i, d in enumerate(docs) if any(mention_category(m.type) == c for m in d.mentions)]
+        s = recognition_scores([found[i] for i in has], [docs[i] for i in has], [c])[MICRO]
+        per[LABELS[c]] = {"p": round(s["precision"], 4), "r": round(s["recall"], 4), "f": round(s["f1"], 4)}
+        tp, fp, fn = tp + s["tp"], fp + s["fp"], fn + s["fn"]
+    p, r = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+    return {"p": round(p, 4), "r": round(r, 4), "f": round(2 * p * r / max(p + r, 1e-12), 4), "per_label": per}
+
+
+@dataclass(kw_only=True)
+class RecognizerPart:
+    """One trained spaCy pipeline and the categories it finds."""
+
+    nlp: object
+    categories: list[str]
 
 
 @dataclass
 class Recognizer:
-    """A trained recognizer: finds the mentions of documents that have none."""
+    """A trained recognizer: finds the mentions of documents that have none.
 
-    nlp: object
-    categories: list[str]
+    Its parts (:func:`recognizer_groups`) each find their own categories; where two parts' mentions
+    overlap, the longer one is kept (ties: the earlier part, then the earlier start)."""
+
+    parts: list[RecognizerPart]
+
+    @property
+    def categories(self) -> list[str]:
+        return [c for p in self.parts for c in p.categories]
 
     def recognize(self, docs: Iterable[Document], batch_size: int = 32) -> Iterator[Document]:
         """The documents in order; those without mentions get the recognised ones (no ids yet)."""
         docs = list(docs)
         todo = [d for d in docs if not d.mentions]
-        found = {}
-        for d, sdoc in zip(todo, self.nlp.pipe((d.text for d in todo), batch_size=batch_size)):
-            found[id(d)] = [Mention(start=e.start_char, end=e.end_char, text=e.text, type=e.label_)
-                            for e in sdoc.ents]
+        found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}
+        for k, part in enumerate(self.parts):
+            for d, sdoc in zip(todo, part.nlp.pipe((d.text for d in todo), batch_size=batch_size)):
+                found[id(d)] += [(k, e.start_char, e.end_char, e.text, e.label_) for e in sdoc.ents]
         for d in docs:
             if id(d) in found:
-                d = replace(d, mentions=found[id(d)])
+                d = replace(d, mentions=[Mention(start=a, end=b, text=t, type=lab)
+                                         for _, a, b, t, lab in _non_overlapping(found[id(d)])])
             yield d
 
     def save(self, path: str | Path, report: dict | None = None) -> None:
-        """Write the spaCy model and its metadata under ``path`` (atomically: all or nothing)."""
+        """Write the spaCy models and their metadata under ``path`` (atomically: all or nothing)."""
         import spacy
 
         with atomic_dir(path) as tmp:
-            self.nlp.to_disk(tmp / "model")
+            parts = []
+            for k, part in enumerate(self.parts):
+                part.nlp.to_disk(tmp / f"model-{k}")
+                parts.append({"dir": f"model-{k}", "categories": part.categories})
             meta = {"tokenizer_version": TOKENIZER_VERSION, "spacy_version": spacy.__version__,
-                    "categories": self.categories, "report": report or {}}
+                    "parts": parts, "report": report or {}}
             (tmp / _META).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
 
     @classmethod
@@ -247,20 +320,38 @@ class Recognizer:
         """Load a saved recognizer; refuses one saved with another tokenization or spaCy major version."""
         import spacy
 
-        path = Path(path)
-        meta_path = path / _META
-        if not meta_path.is_file():
-            raise RecognizerError(f"{path}: not a saved recognizer (no {_META}); train one with "
-                                  f"`graphmert ner`")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise RecognizerError(f"{meta_path}: unreadable recognizer metadata ({e})") from None
-        if meta.get("tokenizer_version") != TOKENIZER_VERSION:
-            raise RecognizerError(f"{path}: saved with recognizer tokenizer version "
-                                  f"{meta.get('tokenizer_version')}, this code tokenizes as version "
-                                  f"{TOKENIZER_VERSION}; retrain it (`graphmert ner`)")
-        if str(meta.get("spacy_version", "")).split(".")[0] != spacy.__version__.split(".")[0]:
-            raise RecognizerError(f"{path}: saved by spaCy {meta.get('spacy_version')}, this is spaCy "
-                                  f"{spacy.__version__}; retrain it (`graphmert ner`)")
-        return cls(spacy.load(path / "model"), list(meta["categories"]))
+        meta = _read_meta(Path(path))
+        parts = meta.get("parts") or [{"dir": "model", "categories": meta["categories"]}]  # one-part saves
+        return cls([RecognizerPart(nlp=spacy.load(Path(path) / p["dir"]), categories=list(p["categories"]))
+                    for p in parts])
+
+
+def _non_overlapping(spans: list[tuple[int, int, int, str, str]]) -> list[tuple[int, int, int, str, str]]:
+    """(part, start, end, text, label) spans without overlaps: longest first, then part, then start."""
+    taken: list[tuple[int, int, int, str, str]] = []
+    for s in sorted(spans, key=lambda s: (-(s[2] - s[1]), s[0], s[1])):
+        if all(s[2] <= t[1] or s[1] >= t[2] for t in taken):
+            taken.append(s)
+    return sorted(taken, key=lambda s: s[1])
+
+
+def _read_meta(path: Path) -> dict:
+    """The metadata of a saved recognizer, checked against this code's tokenizer and spaCy."""
+    import spacy
+
+    meta_path = path / _META
+    if not meta_path.is_file():
+        raise RecognizerError(f"{path}: not a saved recognizer (no {_META}); train one with "
+                              f"`graphmert ner`")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise RecognizerError(f"{meta_path}: unreadable recognizer metadata ({e})") from None
+    if meta.get("tokenizer_version") != TOKENIZER_VERSION:
+        raise RecognizerError(f"{path}: saved with recognizer tokenizer version "
+                              f"{meta.get('tokenizer_version')}, this code tokenizes as version "
+                              f"{TOKENIZER_VERSION}; retrain it (`graphmert ner`)")
+    if str(meta.get("spacy_version", "")).split(".")[0] != spacy.__version__.split(".")[0]:
+        raise RecognizerError(f"{path}: saved by spaCy {meta.get('spacy_version')}, this is spaCy "
+                              f"{spacy.__version__}; retrain it (`graphmert ner`)")
+    return meta

@@ -4,9 +4,10 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
 ``ner.sources`` when set), leaves out every document the run extracts from or is scored on
 (:func:`pipelines.holdout.held_out_documents`), then
 
-* trains the spaCy recognizer (:func:`graphmert.ner.recognizer.train_recognizer`): one progress step
-  per epoch, each epoch's selection scores in the log → ``RUN/ner/recognizer/`` (the spaCy model, and
-  its metadata with the ``ner`` config and the training report);
+* trains the spaCy recognizer (:func:`graphmert.ner.recognizer.train_recognizer`; one spaCy model
+  per group of ``ner.separate_categories``): one progress step per epoch, each epoch's selection
+  scores in the log → ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the ``ner``
+  config and the training report);
 * builds the linker from the same documents' gold ids, the seed KG's names and ``ner.xref_tables``
   (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
 
@@ -26,7 +27,7 @@ from graphmert.corpus.readers import read_corpus
 from graphmert.kg.loaders import load_kg
 from graphmert.ner.corpus import annotated_documents
 from graphmert.ner.linking import EntityLinker
-from graphmert.ner.recognizer import Recognizer, train_recognizer
+from graphmert.ner.recognizer import LABELS, Recognizer, recognizer_groups, train_recognizer
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 
@@ -55,13 +56,15 @@ def _ner(ctx: StageContext) -> dict:
     held = held_out_documents(cfg)
     docs, counts = training_documents(cfg, held)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
-    bar = ctx.progress(total=cfg.ner.epochs, desc="ner: train", unit="epoch")
+    groups = recognizer_groups(cfg.ner.categories, cfg.ner.separate_categories)
+    bar = ctx.progress(total=cfg.ner.epochs * len(groups), desc="ner: train", unit="epoch")
 
     def on_epoch(rec: dict) -> None:
         bar.update(1)
         bar.set_postfix(f1=rec["f"], minutes=rec["minutes"])
-        log.info("ner: epoch %d loss %.1f selection P %.3f R %.3f F1 %.3f (%.1f min)", rec["epoch"],
-                 rec["loss"], rec["p"], rec["r"], rec["f"], rec["minutes"], extra={"console": False})
+        log.info("ner: %s epoch %d loss %.1f selection P %.3f R %.3f F1 %.3f (%.1f min)",
+                 "+".join(LABELS[c] for c in rec["categories"]), rec["epoch"], rec["loss"], rec["p"],
+                 rec["r"], rec["f"], rec["minutes"], extra={"console": False})
 
     recognizer, report = train_recognizer(docs, cfg.ner, on_epoch=on_epoch)
     bar.close()

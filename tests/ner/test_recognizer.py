@@ -10,8 +10,8 @@ import pytest
 
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
-from graphmert.ner.recognizer import (Recognizer, RecognizerError, recognizer_nlp, train_recognizer,
-                                      training_examples)
+from graphmert.ner.recognizer import (Recognizer, RecognizerError, RecognizerPart, recognizer_groups,
+                                      recognizer_nlp, train_recognizer, training_examples)
 from ner_corpus import template_document
 
 CATS = ["biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity"]
@@ -61,7 +61,8 @@ def test_training_learns_to_recognise_held_out_documents(tmp_path):
     test = [_doc(1000 + i, random.Random(100 + i)) for i in range(20)]
     cfg = replace(NERConfig(), epochs=8, patience=8, selection_fraction=0.2, seed=0)
     rec, report = train_recognizer(train, cfg)
-    assert report["epochs_run"] == 8 and report["best_epoch"] >= 1
+    (part,) = report["parts"]
+    assert part["epochs_run"] == 8 and part["best_epoch"] >= 1 and report["selection"]["f"] > 0.8
     found = list(rec.recognize([replace(d, mentions=[]) for d in test]))
     gold = {(d.id, m.start, m.end, m.type) for d in test for m in d.mentions}
     label = {"Chemical": "Chemical", "Disease": "Disease", "Gene": "GeneOrGeneProduct"}
@@ -92,11 +93,82 @@ def test_training_errors_name_the_problem():
 def test_load_refuses_a_foreign_or_stale_recognizer(tmp_path):
     with pytest.raises(RecognizerError, match="not a saved recognizer"):
         Recognizer.load(tmp_path)
-    rec = Recognizer(recognizer_nlp(CATS), CATS)
-    rec.nlp.initialize()
+    rec = Recognizer([RecognizerPart(nlp=recognizer_nlp(CATS), categories=CATS)])
+    rec.parts[0].nlp.initialize()
     rec.save(tmp_path / "r")
     meta = tmp_path / "r" / "graphmert-recognizer.json"
     data = json.loads(meta.read_text())
     meta.write_text(json.dumps({**data, "tokenizer_version": 0}))
     with pytest.raises(RecognizerError, match="tokenizer version 0"):
         Recognizer.load(tmp_path / "r")
+
+
+def _f1(rec: Recognizer, test: list[Document]) -> float:
+    found = list(rec.recognize([replace(d, mentions=[]) for d in test]))
+    label = {"Chemical": "Chemical", "Disease": "Disease", "Gene": "GeneOrGeneProduct"}
+    gold = {(d.id, m.start, m.end, m.type) for d in test for m in d.mentions}
+    pred = {(d.id, m.start, m.end, label[m.type]) for d in found for m in d.mentions}
+    return 2 * len(gold & pred) / max(len(gold) + len(pred), 1)
+
+
+def test_a_separate_category_learns_only_from_the_documents_that_annotate_it(tmp_path):
+    rng = random.Random(2)
+    train = [_doc(i, rng, genes=i % 3 != 0) for i in range(90)]
+    test = [_doc(1000 + i, random.Random(200 + i)) for i in range(20)]
+    cfg = replace(NERConfig(), epochs=8, patience=8, selection_fraction=0.2, seed=0,
+                  separate_categories=["biolink:Gene"], width=64, embed_rows=3000)
+    rec, report = train_recognizer(train, cfg)
+    joint, gene = report["parts"]
+    assert joint["categories"] == ["biolink:Disease", "biolink:ChemicalEntity"]
+    assert gene["categories"] == ["biolink:Gene"]
+    with_genes = [d for d in train if any(m.type == "GeneOrGeneProduct" for m in d.mentions)]
+    assert gene["documents"] + gene["selection_documents"] == len(with_genes) == 60
+    assert joint["documents"] + joint["selection_documents"] == 90
+    assert joint["missing_tokens"] == 0                     # no gene label to hide in that part
+    assert set(report["selection"]["per_label"]) == {"Gene", "Disease", "Chemical"}
+    assert _f1(rec, test) > 0.9
+    assert rec.parts[0].nlp.config["components"]["ner"]["model"]["tok2vec"]["embed_size"] == 3000
+    rec.save(tmp_path / "rec")
+    back = Recognizer.load(tmp_path / "rec")
+    assert back.categories == ["biolink:Disease", "biolink:ChemicalEntity", "biolink:Gene"]
+    assert _f1(back, test) == _f1(rec, test)
+
+
+def test_groups_put_separate_categories_apart_and_refuse_unknown_ones():
+    assert recognizer_groups(CATS, []) == [CATS]
+    assert recognizer_groups(CATS, ["biolink:Gene"]) == [CATS[1:], ["biolink:Gene"]]
+    assert recognizer_groups(CATS, CATS) == [[c] for c in CATS]
+    with pytest.raises(RecognizerError, match=r"separate_categories.*biolink:Protein"):
+        recognizer_groups(CATS, ["biolink:Protein"])
+
+
+def test_overlapping_mentions_of_two_parts_keep_the_longer_one():
+    class FakeNLP:
+        def __init__(self, ents):
+            self.ents = ents
+
+        def pipe(self, texts, batch_size):
+            from types import SimpleNamespace as NS
+            return [NS(ents=[NS(start_char=a, end_char=b, text=t[a:b], label_=lab) for a, b, lab in self.ents])
+                    for t in texts]
+
+    text = "BRCA1 deficiency and TP53 with cisplatin"
+    genes = FakeNLP([(0, 5, "Gene"), (21, 25, "Gene")])
+    rest = FakeNLP([(0, 16, "Disease"), (21, 25, "Chemical"), (31, 40, "Chemical")])
+    rec = Recognizer([RecognizerPart(nlp=rest, categories=CATS[1:]),
+                      RecognizerPart(nlp=genes, categories=CATS[:1])])
+    (doc,) = rec.recognize([Document(id="x", text=text)])
+    assert [(m.text, m.type) for m in doc.mentions] == [
+        ("BRCA1 deficiency", "Disease"), ("TP53", "Chemical"), ("cisplatin", "Chemical")]
+
+
+def test_a_one_part_recognizer_saved_before_parts_still_loads(tmp_path):
+    rec = Recognizer([RecognizerPart(nlp=recognizer_nlp(CATS), categories=CATS)])
+    rec.parts[0].nlp.initialize()
+    rec.save(tmp_path / "r")
+    (tmp_path / "r" / "model-0").rename(tmp_path / "r" / "model")
+    meta = tmp_path / "r" / "graphmert-recognizer.json"
+    data = json.loads(meta.read_text())
+    del data["parts"]
+    meta.write_text(json.dumps({**data, "categories": CATS}))
+    assert Recognizer.load(tmp_path / "r").categories == CATS

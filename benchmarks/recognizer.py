@@ -1,0 +1,85 @@
+"""Entity recognizer variants, chosen on held-out BioRED-train documents (issue #19).
+
+    .venv/bin/python benchmarks/recognizer.py --variant shipped= \\
+        --variant "separate=ner.separate_categories=[biolink:Gene]" \\
+        --variant "wide=ner.width=128 ner.embed_rows=10000" [--out F]
+
+A variant is ``NAME=OVERRIDES``: space-separated dotted overrides on top of configs/biored-raw.yaml
+(empty: the config as it is). Every variant trains the recognizer exactly as the ``ner`` stage does
+(:func:`graphmert.ner.recognizer.train_recognizer`, on the documents of ``ner.sources`` in the shared
+corpus) except that the held-out 20% of the BioRED-train documents (``_common.held_out``, the split
+``benchmarks/linking.py`` chooses its threshold on: 82 documents) are left out. It is then scored there,
+from the raw text, with ``graphmert evaluate``'s strict-span recognition scores
+(:func:`graphmert.eval.entities.recognition_scores`). BioRED annotates all three categories, so those
+documents need none of the partial-annotation care of the training set. BioRED dev is never read.
+
+Variants train one after another (never two at once on the shared cores). Each row reports the
+training minutes and the selection-slice F1 that picked its epoch beside the held-out scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, held_out, print_table, require_shared, write_json  # noqa: E402
+
+from graphmert.config import load_config  # noqa: E402
+from graphmert.corpus.readers import read_corpus  # noqa: E402
+from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402
+from graphmert.ner.corpus import annotated_documents  # noqa: E402
+from graphmert.ner.recognizer import LABELS, train_recognizer  # noqa: E402
+
+CONFIG = ROOT / "configs" / "biored-raw.yaml"
+
+
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    name, sep, overrides = text.partition("=")
+    if not sep or not name:
+        raise SystemExit(f"--variant {text!r}: expected NAME=OVERRIDES (overrides may be empty)")
+    return name, shlex.split(overrides)
+
+
+def score_row(name: str, recognizer, report: dict, held: list) -> dict:
+    found = list(recognizer.recognize([replace(d, mentions=[]) for d in held]))
+    s = recognition_scores(found, held)
+    row = {"variant": name, "minutes": report["minutes"], "selection F1": report["selection"]["f"]}
+    for cat, label in LABELS.items():
+        row[f"{label} P"], row[f"{label} R"], row[f"{label} F1"] = (
+            round(s[cat][k], 4) for k in ("precision", "recall", "f1"))
+    row.update({"micro P": round(s[MICRO]["precision"], 4), "micro R": round(s[MICRO]["recall"], 4),
+                "micro F1": round(s[MICRO]["f1"], 4)})
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variant", action="append", default=[], help="NAME=OVERRIDES (repeatable)")
+    ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
+    a = ap.parse_args()
+    variants = [parse_variant(v) for v in a.variant] or [("shipped", [])]
+    corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
+    sources = load_config(CONFIG).ner.sources
+    docs = list(annotated_documents(read_corpus([corpus]), sources))
+    held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
+    train = [d for d in docs if not (d.metadata.get("source") == "biored_train" and held_out(d.id))]
+    print(f"{len(train)} training documents, {len(held)} held-out BioRED-train documents")
+    rows = []
+    for name, overrides in variants:
+        cfg = load_config(CONFIG, overrides).ner
+        t0 = time.perf_counter()
+        recognizer, report = train_recognizer(train, cfg)
+        rows.append(score_row(name, recognizer, report, held))
+        print(f"{name}: {time.perf_counter() - t0:.0f} s; {rows[-1]}", flush=True)
+    print_table(rows, f"recognition on {len(held)} held-out BioRED-train documents (strict spans)")
+    if a.out:
+        write_json("recognizer", rows, a.out, variants={n: o for n, o in variants})
+
+
+if __name__ == "__main__":
+    main()
