@@ -1,11 +1,11 @@
 """Entity recognizer variants, chosen on held-out BioRED-train documents (issue #19).
 
-    .venv/bin/python benchmarks/recognizer.py --variant shipped= \\
-        --variant "separate=ner.separate_categories=[biolink:Gene]" \\
-        --variant "wide=ner.width=128 ner.embed_rows=10000" [--out F]
+    .venv/bin/python benchmarks/recognizer.py --variant shipped \\
+        --variant separate 'ner.separate_categories=[biolink:Gene]' \\
+        --variant wide ner.width=128 ner.embed_rows=10000 [--out F]
 
-A variant is ``NAME=OVERRIDES``: space-separated dotted overrides on top of configs/biored-raw.yaml
-(empty: the config as it is). Every variant trains the recognizer exactly as the ``ner`` stage does
+A variant is a name and dotted overrides on top of configs/biored-raw.yaml (none: the config as it
+is). Every variant trains the recognizer exactly as the ``ner`` stage does
 (:func:`graphmert.ner.recognizer.train_recognizer`, on the documents of ``ner.sources`` in the shared
 corpus) except that the held-out 20% of the BioRED-train documents (``_common.held_out``, the split
 ``benchmarks/linking.py`` chooses its threshold on: 82 documents) are left out. It is then scored there,
@@ -20,7 +20,6 @@ training minutes and the selection-slice F1 that picked its epoch beside the hel
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from dataclasses import replace
@@ -38,13 +37,6 @@ from graphmert.ner.recognizer import LABELS, train_recognizer  # noqa: E402
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
 
 
-def parse_variant(text: str) -> tuple[str, list[str]]:
-    name, sep, overrides = text.partition("=")
-    if not sep or not name:
-        raise SystemExit(f"--variant {text!r}: expected NAME=OVERRIDES (overrides may be empty)")
-    return name, shlex.split(overrides)
-
-
 def score_row(name: str, recognizer, report: dict, held: list) -> dict:
     found = list(recognizer.recognize([replace(d, mentions=[]) for d in held]))
     s = recognition_scores(found, held)
@@ -59,10 +51,11 @@ def score_row(name: str, recognizer, report: dict, held: list) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--variant", action="append", default=[], help="NAME=OVERRIDES (repeatable)")
+    ap.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME [OVERRIDE]",
+                    help="a name, then its dotted overrides (repeatable)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
-    variants = [parse_variant(v) for v in a.variant] or [("shipped", [])]
+    variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", [])]
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
     sources = load_config(CONFIG).ner.sources
     docs = list(annotated_documents(read_corpus([corpus]), sources))
