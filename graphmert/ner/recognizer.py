@@ -17,6 +17,8 @@ entities. For each training document, a category without a single gold mention c
 unannotated there, and every token that matches a known surface form of that category (any gold
 mention of it in the training set, matched case-insensitively; all-uppercase forms as written) and
 lies outside the document's gold mentions is marked *missing* (BILUO ``-``): it teaches neither way.
+Where only some corpora annotate a category at all (genes: BioRED only), ``ner.separate_categories``
+gives it a model of its own, trained on just the documents that annotate it (:func:`train_recognizer`).
 
 **Training** (:func:`train_recognizer`) is spaCy's own ``Language.update`` loop rather than
 ``spacy train``: the scispaCy tokenizer is not a registered function a ``spacy train`` config could
