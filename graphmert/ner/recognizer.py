@@ -81,16 +81,20 @@ def recognizer_nlp(categories: Sequence[str], width: int | None = None, embed_ro
     return nlp
 
 
-def _gold_spans(doc: Document, categories: Sequence[str]) -> list[tuple[int, int, str]]:
-    """Non-overlapping (start, end, label) of the document's mentions in ``categories``, longest first."""
-    spans = sorted({(m.start, m.end, LABELS[c]) for m in doc.mentions
-                    if (c := mention_category(m.type)) in categories and m.end > m.start},
-                   key=lambda s: (-(s[1] - s[0]), s[0]))
-    taken: list[tuple[int, int, str]] = []
-    for s in spans:
+def _disjoint(spans: Iterable[tuple], tiebreak: Callable[[tuple], tuple] = lambda s: ()) -> list[tuple]:
+    """The spans ``(start, end, …)`` that overlap no longer one, in start order: taken greedily,
+    longest first, then by ``tiebreak``, then the earlier start."""
+    taken: list[tuple] = []
+    for s in sorted(spans, key=lambda s: (-(s[1] - s[0]), tiebreak(s), s[0])):
         if all(s[1] <= t[0] or s[0] >= t[1] for t in taken):
             taken.append(s)
     return sorted(taken)
+
+
+def _gold_spans(doc: Document, categories: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, label) of the document's mentions in ``categories``, longest first."""
+    return _disjoint({(m.start, m.end, LABELS[c]) for m in doc.mentions
+                      if (c := mention_category(m.type)) in categories and m.end > m.start})
 
 
 def _surface_matcher(nlp, docs: Sequence[Document], categories: Sequence[str]):
@@ -254,19 +258,20 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
 
 def _merged_scores(recognizer: "Recognizer", docs: Sequence[Document], categories: Sequence[str]) -> dict:
     """Micro and per-category strict-span P/R/F1 of ``recognizer`` on ``docs``; a category is scored
-    only on the documents with a mention of it (elsewhere it may be unannotated, not absent)."""
+    only on the documents with a mention of it (elsewhere it may be unannotated, not absent), so its
+    predictions elsewhere are left out."""
     from graphmert.eval.entities import MICRO, recognition_scores
 
-    found = list(recognizer.recognize([replace(d, mentions=[]) for d in docs]))
-    tp = fp = fn = 0
-    per = {}
-    for c in categories:
-        has = [i for i, d in enumerate(docs) if any(mention_category(m.type) == c for m in d.mentions)]
-        s = recognition_scores([found[i] for i in has], [docs[i] for i in has], [c])[MICRO]
-        per[LABELS[c]] = {"p": round(s["precision"], 4), "r": round(s["recall"], 4), "f": round(s["f1"], 4)}
-        tp, fp, fn = tp + s["tp"], fp + s["fp"], fn + s["fn"]
-    p, r = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
-    return {"p": round(p, 4), "r": round(r, 4), "f": round(2 * p * r / max(p + r, 1e-12), 4), "per_label": per}
+    kept = []
+    for f, d in zip(recognizer.recognize([replace(d, mentions=[]) for d in docs]), docs):
+        annotated = {mention_category(m.type) for m in d.mentions}
+        kept.append(replace(f, mentions=[m for m in f.mentions if mention_category(m.type) in annotated]))
+    s = recognition_scores(kept, docs, categories)
+
+    def row(x: dict) -> dict:
+        return {"p": round(x["precision"], 4), "r": round(x["recall"], 4), "f": round(x["f1"], 4)}
+
+    return {**row(s[MICRO]), "per_label": {LABELS[c]: row(s[c]) for c in categories}}
 
 
 @dataclass(kw_only=True)
@@ -297,11 +302,11 @@ class Recognizer:
         found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}
         for k, part in enumerate(self.parts):
             for d, sdoc in zip(todo, part.nlp.pipe((d.text for d in todo), batch_size=batch_size)):
-                found[id(d)] += [(k, e.start_char, e.end_char, e.text, e.label_) for e in sdoc.ents]
+                found[id(d)] += [(e.start_char, e.end_char, k, e.text, e.label_) for e in sdoc.ents]
         for d in docs:
             if id(d) in found:
-                d = replace(d, mentions=[Mention(start=a, end=b, text=t, type=lab)
-                                         for _, a, b, t, lab in _non_overlapping(found[id(d)])])
+                kept = _disjoint(found[id(d)], tiebreak=lambda s: (s[2],))      # ties: the earlier part
+                d = replace(d, mentions=[Mention(start=a, end=b, text=t, type=lab) for a, b, _, t, lab in kept])
             yield d
 
     def save(self, path: str | Path, report: dict | None = None) -> None:
@@ -326,15 +331,6 @@ class Recognizer:
         parts = meta.get("parts") or [{"dir": "model", "categories": meta["categories"]}]  # one-part saves
         return cls([RecognizerPart(nlp=spacy.load(Path(path) / p["dir"]), categories=list(p["categories"]))
                     for p in parts])
-
-
-def _non_overlapping(spans: list[tuple[int, int, int, str, str]]) -> list[tuple[int, int, int, str, str]]:
-    """(part, start, end, text, label) spans without overlaps: longest first, then part, then start."""
-    taken: list[tuple[int, int, int, str, str]] = []
-    for s in sorted(spans, key=lambda s: (-(s[2] - s[1]), s[0], s[1])):
-        if all(s[2] <= t[1] or s[1] >= t[2] for t in taken):
-            taken.append(s)
-    return sorted(taken, key=lambda s: s[1])
 
 
 def _read_meta(path: Path) -> dict:

@@ -134,6 +134,15 @@ def test_a_separate_category_learns_only_from_the_documents_that_annotate_it(tmp
     assert _f1(back, test) == _f1(rec, test)
 
 
+def test_a_separate_category_with_too_few_documents_is_refused_by_name():
+    rng = random.Random(4)
+    docs = [_doc(i, rng, genes=i == 0) for i in range(20)]             # one document annotates genes
+    cfg = replace(NERConfig(), epochs=1, selection_fraction=0.2, separate_categories=["biolink:Gene"])
+    with pytest.raises(RecognizerError, match=r"ner.paths: 1 documents annotating \['biolink:Gene'\] "
+                                              r"are too few .*selection_fraction=0.2"):
+        train_recognizer(docs, cfg)
+
+
 def test_groups_put_separate_categories_apart_and_refuse_unknown_ones():
     assert recognizer_groups(CATS, []) == [CATS]
     assert recognizer_groups(CATS, ["biolink:Gene"]) == [CATS[1:], ["biolink:Gene"]]
