@@ -22,8 +22,8 @@ gives it a model of its own, trained on just the documents that annotate it (:fu
 
 **Training** (:func:`train_recognizer`) is spaCy's own ``Language.update`` loop rather than
 ``spacy train``: the scispaCy tokenizer is not a registered function a ``spacy train`` config could
-name, and the loop reports progress through the pipeline's bar (``--quiet``) and stops on a time
-budget. A slice of the training documents (by a hash of the id, ``ner.selection_fraction``) picks the
+name, and the loop reports progress through the pipeline's bar (``--quiet``) and stops on one time
+budget for the whole recognizer. A slice of the training documents (by a hash of the id, ``ner.selection_fraction``) picks the
 best epoch; it is never an evaluation set.
 """
 
@@ -190,7 +190,9 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`).
 
     One spaCy pipeline per group of :func:`recognizer_groups`, each trained by :func:`_train_part` on
-    the documents that annotate at least one of its categories. ``ner.separate_categories`` is for
+    the documents that annotate at least one of its categories, the part with the fewest documents
+    first. All parts share one budget of ``cfg.max_minutes``: a part stops before an epoch that would
+    end past it, and the later parts get what the earlier ones left. ``ner.separate_categories`` is for
     partial annotation: BC5CDR and NCBI disease annotate no genes, so a gene recognizer of its own
     learns only from documents whose genes are annotated, where "not a gene" is a real label.
     ``on_epoch`` receives each epoch's record (progress display). The report holds each part's and,
@@ -201,12 +203,14 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
 
     _check_training_docs(docs, cfg.categories, where)
     spacy.util.fix_random_seed(cfg.seed)
-    parts, reports = [], []
-    for group in recognizer_groups(cfg.categories, cfg.separate_categories):
-        mine = [d for d in docs if any(mention_category(m.type) in group for m in d.mentions)]
-        nlp, report = _train_part(mine, group, cfg, where, on_epoch)
-        parts.append(RecognizerPart(nlp=nlp, categories=group))
-        reports.append({"categories": group, **report})
+    groups = recognizer_groups(cfg.categories, cfg.separate_categories)
+    mine = [[d for d in docs if any(mention_category(m.type) in g for m in d.mentions)] for g in groups]
+    deadline = time.monotonic() + 60 * cfg.max_minutes
+    trained: dict[int, tuple[object, dict]] = {}
+    for k in sorted(range(len(groups)), key=lambda k: len(mine[k])):     # the smallest part first
+        trained[k] = _train_part(mine[k], groups[k], cfg, where, on_epoch, deadline)
+    parts = [RecognizerPart(nlp=trained[k][0], categories=g) for k, g in enumerate(groups)]
+    reports = [{"categories": g, **trained[k][1]} for k, g in enumerate(groups)]
     recognizer = Recognizer(parts)
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     report = {"documents": len(train_docs), "selection_documents": len(pick_docs),
@@ -216,11 +220,12 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
 
 
 def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str,
-                on_epoch: Callable[[dict], None] | None) -> tuple[object, dict]:
+                on_epoch: Callable[[dict], None] | None, deadline: float) -> tuple[object, dict]:
     """One pipeline for ``categories`` on ``docs``. Each epoch shuffles the training documents,
     updates in batches of ``cfg.batch_size`` documents and scores the selection slice; the best
     epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience`` epochs
-    without a better F1, or once ``cfg.max_minutes`` have passed."""
+    without a better F1, or when another epoch as long as the last would end after ``deadline``
+    (``time.monotonic()``; the first epoch always runs)."""
     from spacy.util import minibatch
 
     nlp = recognizer_nlp(categories, cfg.width, cfg.embed_rows)
@@ -234,6 +239,7 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
     rng, start = random.Random(cfg.seed), time.monotonic()
     best, history, stale = None, [], 0
     for epoch in range(1, cfg.epochs + 1):
+        began = time.monotonic()
         rng.shuffle(train)
         losses: dict[str, float] = {}
         for batch in minibatch(train, size=cfg.batch_size):
@@ -247,7 +253,8 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
             best, stale = (rec, nlp.to_bytes()), 0
         else:
             stale += 1
-        if stale >= cfg.patience or rec["minutes"] >= cfg.max_minutes:
+        now = time.monotonic()
+        if stale >= cfg.patience or now + (now - began) > deadline:
             break
     nlp.from_bytes(best[1])
     return nlp, {**counts, "selection_documents": len(pick_docs), "epochs_run": len(history),

@@ -143,6 +143,23 @@ def test_a_separate_category_with_too_few_documents_is_refused_by_name():
         train_recognizer(docs, cfg)
 
 
+def test_parts_share_one_budget_and_the_smallest_trains_first():
+    rng = random.Random(5)
+    docs = [_doc(i, rng, genes=i % 2 == 0) for i in range(40)]
+    seen: list[tuple[str, int]] = []
+    cfg = replace(NERConfig(), epochs=3, patience=3, selection_fraction=0.2,
+                  separate_categories=["biolink:Gene"], width=32)
+    _, report = train_recognizer(docs, cfg, on_epoch=lambda r: seen.append((r["categories"][0], r["epoch"])))
+    assert seen == [("biolink:Gene", 1), ("biolink:Gene", 2), ("biolink:Gene", 3),
+                    ("biolink:Disease", 1), ("biolink:Disease", 2), ("biolink:Disease", 3)]
+    assert [p["categories"][0] for p in report["parts"]] == ["biolink:Disease", "biolink:Gene"]
+    seen.clear()                                    # a budget spent by the first epoch: one epoch each
+    _, report = train_recognizer(docs, replace(cfg, max_minutes=1e-6),
+                                 on_epoch=lambda r: seen.append((r["categories"][0], r["epoch"])))
+    assert seen == [("biolink:Gene", 1), ("biolink:Disease", 1)]
+    assert [p["epochs_run"] for p in report["parts"]] == [1, 1]
+
+
 def test_groups_put_separate_categories_apart_and_refuse_unknown_ones():
     assert recognizer_groups(CATS, []) == [CATS]
     assert recognizer_groups(CATS, ["biolink:Gene"]) == [CATS[1:], ["biolink:Gene"]]
