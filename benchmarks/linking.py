@@ -1,11 +1,13 @@
 """Entity linking on gold mention spans, and the choice of the fuzzy threshold (issue #19).
 
-    .venv/bin/python benchmarks/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations] [--out F]
+    .venv/bin/python benchmarks/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations]
+        [--extra-sources SOURCE ...] [--out F]
 
 The linker (:class:`graphmert.ner.linking.EntityLinker`) is built from the gold-annotated documents
 of the shared abstracts corpus (the sources ``ner.sources`` of configs/biored-raw.yaml: BioRED train,
 BC5CDR train + dev, NCBI disease train) minus a held-out 20% of the BioRED-train documents (``sha256(doc id) mod 100 < 20``),
-the shared seed KG and its three cross-reference tables. Every gold mention of the held-out documents
+the shared seed KG and its three cross-reference tables. ``--extra-sources`` adds the corpus's
+documents of other sources to the dictionary (``tmvar3_pubtator``: PubTator's silver ids). Every gold mention of the held-out documents
 is then linked from its text and type alone (all gold ids removed; abbreviations from scispaCy's
 detector, as the corpus stage fills them), for each fuzzy threshold:
 
@@ -125,11 +127,12 @@ def sweep(linker: EntityLinker, docs: list[Document], thresholds: list[float]) -
     return rows
 
 
-def load_inputs(abbreviations: bool) -> tuple[list[Document], list[Document], list[Document], list[Path]]:
+def load_inputs(abbreviations: bool, extra_sources: list[str] = ()
+                ) -> tuple[list[Document], list[Document], list[Document], list[Path]]:
     """Training documents, held-out BioRED-train documents, BioRED dev documents, xref tables."""
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
     sources = load_config(Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml").ner.sources
-    docs = list(annotated_documents(read_corpus([corpus]), sources))
+    docs = list(annotated_documents(read_corpus([corpus]), [*sources, *extra_sources]))
     held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
     dev = list(read_corpus([require_shared("biored", "Dev.PubTator")]))
     if abbreviations:
@@ -144,11 +147,13 @@ def main() -> None:
     ap.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)),
                     help="comma-separated fuzzy thresholds (a value above 1 turns fuzzy off)")
     ap.add_argument("--no-abbreviations", action="store_true", help="skip the abbreviation detector")
+    ap.add_argument("--extra-sources", nargs="+", default=[], metavar="SOURCE",
+                    help="corpus sources whose documents also teach the dictionary (tmvar3_pubtator)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
     t0 = time.perf_counter()
-    docs, held, dev, xrefs = load_inputs(not a.no_abbreviations)
+    docs, held, dev, xrefs = load_inputs(not a.no_abbreviations, a.extra_sources)
     kg = read_hetionet_disgenet_mesh(require_shared("seed_kg_hetionet_disgenet_mesh"))
     linker = EntityLinker.build(docs, kg, xrefs, exclude={d.id for d in held})
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
@@ -165,7 +170,7 @@ def main() -> None:
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
-                   held_out_genes=genes,
+                   held_out_genes=genes, extra_sources=a.extra_sources,
                    abbreviations=not a.no_abbreviations)
 
 
