@@ -23,8 +23,8 @@ gives it a model of its own, trained on just the documents that annotate it (:fu
 **Training** (:func:`train_recognizer`) is spaCy's own ``Language.update`` loop rather than
 ``spacy train``: the scispaCy tokenizer is not a registered function a ``spacy train`` config could
 name, and the loop reports progress through the pipeline's bar (``--quiet``) and stops on one time
-budget for the whole recognizer. A slice of the training documents (by a hash of the id, ``ner.selection_fraction``) picks the
-best epoch; it is never an evaluation set.
+budget for the whole recognizer. A slice of the training documents (by a hash of the id,
+``ner.selection_fraction``) picks the best epoch; it is never an evaluation set.
 """
 
 from __future__ import annotations
@@ -185,6 +185,12 @@ def recognizer_groups(categories: Sequence[str], separate: Sequence[str]) -> lis
     return ([joint] if joint else []) + [[c] for c in categories if c in separate]
 
 
+def group_documents(docs: Sequence[Document], group: Sequence[str]) -> list[Document]:
+    """The documents of ``docs`` that annotate at least one category of ``group``: its part's
+    training (and selection) documents."""
+    return [d for d in docs if any(mention_category(m.type) in group for m in d.mentions)]
+
+
 def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
                      on_epoch: Callable[[dict], None] | None = None) -> tuple["Recognizer", dict]:
     """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`).
@@ -204,7 +210,7 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     _check_training_docs(docs, cfg.categories, where)
     spacy.util.fix_random_seed(cfg.seed)
     groups = recognizer_groups(cfg.categories, cfg.separate_categories)
-    mine = [[d for d in docs if any(mention_category(m.type) in g for m in d.mentions)] for g in groups]
+    mine = [group_documents(docs, g) for g in groups]
     deadline = time.monotonic() + 60 * cfg.max_minutes
     trained: dict[int, tuple[object, dict]] = {}
     for k in sorted(range(len(groups)), key=lambda k: len(mine[k])):     # the smallest part first

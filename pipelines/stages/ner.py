@@ -5,9 +5,9 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
 (:func:`pipelines.holdout.held_out_documents`), then
 
 * trains the spaCy recognizer (:func:`graphmert.ner.recognizer.train_recognizer`; one spaCy model
-  per group of ``ner.separate_categories``): one progress step per epoch, each epoch's selection
-  scores in the log → ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the ``ner``
-  config and the training report);
+  per group of ``ner.separate_categories``): the progress bar counts the documents each epoch
+  reads, and each epoch's selection scores go to the log → ``RUN/ner/recognizer/`` (the spaCy
+  models, and their metadata with the ``ner`` config and the training report);
 * builds the linker from the same documents' gold ids, the seed KG's names and ``ner.xref_tables``
   (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
 
@@ -27,7 +27,8 @@ from graphmert.corpus.readers import read_corpus
 from graphmert.kg.loaders import load_kg
 from graphmert.ner.corpus import annotated_documents
 from graphmert.ner.linking import EntityLinker
-from graphmert.ner.recognizer import LABELS, Recognizer, recognizer_groups, train_recognizer
+from graphmert.ner.recognizer import (LABELS, Recognizer, group_documents, recognizer_groups,
+                                      train_recognizer)
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 
@@ -57,10 +58,12 @@ def _ner(ctx: StageContext) -> dict:
     docs, counts = training_documents(cfg, held)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
     groups = recognizer_groups(cfg.ner.categories, cfg.ner.separate_categories)
-    bar = ctx.progress(total=cfg.ner.epochs * len(groups), desc="ner: train", unit="epoch")
+    # the bar counts documents read, so its rate and ETA hold across parts of different sizes
+    sizes = {tuple(g): len(group_documents(docs, g)) for g in groups}
+    bar = ctx.progress(total=cfg.ner.epochs * sum(sizes.values()), desc="ner: train", unit="doc")
 
     def on_epoch(rec: dict) -> None:
-        bar.update(1)
+        bar.update(sizes[tuple(rec["categories"])])
         bar.set_postfix(f1=rec["f"], minutes=rec["minutes"])
         log.info("ner: %s epoch %d loss %.1f selection P %.3f R %.3f F1 %.3f (%.1f min)",
                  "+".join(LABELS[c] for c in rec["categories"]), rec["epoch"], rec["loss"], rec["p"],
