@@ -7,9 +7,10 @@ The linker (:class:`graphmert.ner.linking.EntityLinker`) is built from the gold-
 of the shared abstracts corpus (the sources ``ner.sources`` of configs/biored-raw.yaml: BioRED train,
 BC5CDR train + dev, NCBI disease train) minus a held-out 20% of the BioRED-train documents (``sha256(doc id) mod 100 < 20``),
 the shared seed KG and its three cross-reference tables. ``--extra-sources`` adds the corpus's
-documents of other sources to the dictionary (``tmvar3_pubtator``: PubTator's silver ids). Every gold mention of the held-out documents
-is then linked from its text and type alone (all gold ids removed; abbreviations from scispaCy's
-detector, as the corpus stage fills them), for each fuzzy threshold:
+documents of other sources to the dictionary (``tmvar3_pubtator``: PubTator's silver ids). Every
+gold mention of the held-out documents is then linked from its text and type alone (all gold ids
+removed; abbreviations from scispaCy's detector, as the corpus stage fills them), for each fuzzy
+threshold:
 
 * accuracy per category: the primary id is one of the gold mention's ids (mentions with gold ids);
 * coverage by ``how`` (share of those mentions);
@@ -30,6 +31,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import held_out, require_shared, write_json  # noqa: E402
@@ -127,7 +129,7 @@ def sweep(linker: EntityLinker, docs: list[Document], thresholds: list[float]) -
     return rows
 
 
-def load_inputs(abbreviations: bool, extra_sources: list[str] = ()
+def load_inputs(abbreviations: bool, extra_sources: Sequence[str] = ()
                 ) -> tuple[list[Document], list[Document], list[Document], list[Path]]:
     """Training documents, held-out BioRED-train documents, BioRED dev documents, xref tables."""
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")

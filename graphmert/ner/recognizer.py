@@ -83,9 +83,10 @@ def recognizer_nlp(categories: Sequence[str], width: int | None = None, embed_ro
 
 def _disjoint(spans: Iterable[tuple], tiebreak: Callable[[tuple], tuple] = lambda s: ()) -> list[tuple]:
     """The spans ``(start, end, …)`` that overlap no longer one, in start order: taken greedily,
-    longest first, then by ``tiebreak``, then the earlier start."""
+    longest first, then by ``tiebreak``, then by the whole tuple (the earlier start first; equal
+    spans with different labels are decided by the label, never by the order they came in)."""
     taken: list[tuple] = []
-    for s in sorted(spans, key=lambda s: (-(s[1] - s[0]), tiebreak(s), s[0])):
+    for s in sorted(spans, key=lambda s: (-(s[1] - s[0]), tiebreak(s), s)):
         if all(s[1] <= t[0] or s[0] >= t[1] for t in taken):
             taken.append(s)
     return sorted(taken)

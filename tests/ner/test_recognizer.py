@@ -188,6 +188,18 @@ def test_overlapping_mentions_of_two_parts_keep_the_longer_one():
         ("BRCA1 deficiency", "Disease"), ("TP53", "Chemical"), ("cisplatin", "Chemical")]
 
 
+def test_gold_spans_keep_the_longer_and_decide_equal_spans_by_label_not_order():
+    from graphmert.ner.recognizer import _gold_spans
+
+    ms = [Mention(0, 5, "BRCA1", "GeneOrGeneProduct"), Mention(0, 5, "BRCA1", "Disease"),
+          Mention(0, 16, "BRCA1 deficiency", "Disease"), Mention(21, 25, "TP53", "GeneOrGeneProduct"),
+          Mention(21, 25, "TP53", "Chemical")]
+    text = "BRCA1 deficiency and TP53"
+    for order in (ms, ms[::-1]):
+        spans = _gold_spans(Document(id="x", text=text, mentions=order), CATS)
+        assert spans == [(0, 16, "Disease"), (21, 25, "Chemical")]
+
+
 def test_a_one_part_recognizer_saved_before_parts_still_loads(tmp_path):
     rec = Recognizer([RecognizerPart(nlp=recognizer_nlp(CATS), categories=CATS)])
     rec.parts[0].nlp.initialize()
