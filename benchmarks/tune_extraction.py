@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
         [--scopes sentence chunk] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
         [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
-        [--relation-choices score prior prior_only] [override ...]
+        [--relation-choices score prior prior_only typer typer_score] [override ...]
 
 RUN is a finished run whose model was trained with the tuning documents held out — for BioRED, the
 slice of its *train* file (configs/biored.yaml shows the command); the same overrides select those
@@ -46,7 +46,9 @@ from graphmert.kg.loaders import load_kg  # noqa: E402
 from graphmert.kg.schema import RelationSchema  # noqa: E402
 from graphmert.model import build_model  # noqa: E402
 from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
+from graphmert.extract.relation_typer import RelationTyper  # noqa: E402
 from pipelines.holdout import held_out_documents, in_slice  # noqa: E402
+from pipelines.stages.extract import typer_documents  # noqa: E402
 
 
 def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
@@ -56,11 +58,16 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
                                   expected_relations=rmap)
     torch.manual_seed(cfg.train.seed)
     untrained = build_model(info["config"], tok.get_vocab_size(), len(rmap))
-    kg = load_kg(cfg.kg, held_out_documents(cfg, (d.id for d in docs)))
+    held_out = held_out_documents(cfg, (d.id for d in docs))
+    kg = load_kg(cfg.kg, held_out)
     schema = RelationSchema.load(run / "graphs" / "relation_schema.json")
+    typer = None
+    if cfg.extract.typer_files:     # the relation typer, fitted as the extract stage fits it
+        typer = RelationTyper(window=cfg.extract.typer_window, c=cfg.extract.typer_c).fit(
+            typer_documents(cfg, held_out))
     return PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
                          cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
-                         untrained=untrained)
+                         untrained=untrained, typer=typer)
 
 
 def _choices(name: str) -> tuple[str, ...]:

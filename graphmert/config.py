@@ -383,11 +383,21 @@ class ExtractConfig:
                              "probability from its questions (mentions, chunks; with "
                              "one_relation_per_pair the reverse question too): the best one, or "
                              "their noisy-OR 1 − Π(1 − p)")
-    relation_choice: str = opt("score", choices=("score", "prior", "prior_only"),
+    relation_choice: str = opt("score", choices=("score", "prior", "prior_only", "typer", "typer_score"),
                                help="with one_relation_per_pair, a pair's relation: the highest "
                                     "model probability ('score'), that times the share of the "
                                     "relation among seed triples of the pair's two categories "
-                                    "('prior'), or that share alone ('prior_only', a control)")
+                                    "('prior'), that share alone ('prior_only', a control), the "
+                                    "relation typer's best relation the schema admits ('typer', "
+                                    "graphmert.extract.relation_typer, fitted on typer_files), or "
+                                    "the typer's probability times the model's ('typer_score')")
+    typer_files: list[str] = opt(factory=list, help="gold files with typed document-level relations "
+                                 "(e.g. BioRED train) the relation typer is fitted on; documents "
+                                 "extraction or evaluation reads are left out (pipelines/holdout.py)")
+    typer_window: int = opt(3, min=0, help="relation typer: words kept before and after a pair's "
+                            "mentions")
+    typer_c: float = opt(3.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
+                         "strength of its logistic regression")
     min_confidence: float = opt(0.0, min=0.0, max=1.0, help="drop triples below this confidence "
                                 "(geometric-mean probability of the tail tokens)")
     check_range: bool = opt(True, help="drop triples whose tail category is outside the "

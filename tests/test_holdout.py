@@ -127,6 +127,11 @@ def test_biored_config_trains_on_no_dev_document_or_relation(monkeypatch):
     assert leaked and all(leaky.annotated[d].types == {"CID"} for d in leaked)
     assert len(set(leaky.annotated) & dev) == 16
 
+    # the relation typer learns from BioRED train only, never from a dev document
+    typer_ids = document_ids(cfg.extract.typer_files)
+    assert len(typer_ids) == 400 and not typer_ids & dev
+    assert cfg.extract.relation_choice == "typer"
+
 
 # ------------------------------------------------------------------ graphs stage: concatenated chunks
 @pytest.fixture

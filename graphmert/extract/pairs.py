@@ -32,7 +32,12 @@ comparing these probabilities across r is the Bayes decision. ``relation_choice`
 (``score``) or two alternatives measured against it (docs/EVALUATION.md): ``prior`` multiplies by
 π(r | category pair), the smoothed share of r among the seed triples between entities of the pair's
 two categories (a second, explicit prior), and ``prior_only`` types every pair by π alone, ignoring
-the model — the typing control.
+the model — the typing control. The model types pairs no better than π does, so two more choices ask
+the relation typer (:mod:`graphmert.extract.relation_typer`: the words around the pair's mentions,
+fitted on gold typed relations): ``typer`` keeps the pair's found tail, its evidence and confidence
+(the model's best row) and gives it the typer's most probable relation among those the schema admits
+for the pair's categories; ``typer_score`` keeps the found relation r that maximises
+P_model(r) · P_typer(r). A pair the typer cannot read keeps the model's best relation.
 
 Controls. The same questions ranked without the trained model measure what the model adds
 (``extract.controls``, :data:`RANKERS`): ``candidates`` keeps every candidate (no top-k: the
@@ -58,6 +63,7 @@ from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.heads import head_sentence
+from graphmert.extract.relation_typer import RelationTyper
 from graphmert.extract.triples import Evidence, Triple
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
@@ -71,6 +77,7 @@ from graphmert.registry import Registry
 __all__ = ["PairQuery", "PairExtractor", "RANKERS", "CONTROLS", "MODEL_RANKERS", "PROBABILITY_RANKERS"]
 
 MODEL_RANKERS = ("model", "margin", "likelihood")
+TYPER_CHOICES = ("typer", "typer_score")
 CONTROLS = ("candidates", "random", "nearest", "salience", "untrained")
 PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained")
 
@@ -109,17 +116,18 @@ class PairExtractor:
         relation_map: relation name → id of the model.  cfg: the ``extract`` section.
         num_roots, num_leaves: R and K.  relations: the relations to ask.
         untrained: a freshly initialised model for the ``untrained`` control.
+        typer: the fitted relation typer ``relation_choice`` 'typer' and 'typer_score' ask.
     """
 
     def __init__(self, model: GraphMERT | None, tokenizer, kg: SeedKG, schema: RelationSchema,
                  relation_map: dict[str, int], cfg: ExtractConfig, num_roots: int, num_leaves: int,
                  relations: Sequence[str], checkpoint_id: str = "", run_id: str = "",
-                 untrained: GraphMERT | None = None) -> None:
+                 untrained: GraphMERT | None = None, typer: RelationTyper | None = None) -> None:
         unknown = [r for r in relations if r not in relation_map]
         if unknown:
             raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
                           f"(it knows {sorted(relation_map)})")
-        self.model, self.untrained = model, untrained
+        self.model, self.untrained, self.typer = model, untrained, typer
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
         self.relation_map, self.relations = relation_map, sorted(relations)
         self.R, self.K = num_roots, num_leaves
@@ -156,7 +164,8 @@ class PairExtractor:
         pairs = self.document_pairs(plans, queries, scores, noisy_or=noisy_or)
         categories = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
         rows = self.select(pairs, probabilities=ranker in PROBABILITY_RANKERS,
-                           keep_all=ranker == "candidates", categories=categories)
+                           keep_all=ranker == "candidates", categories=categories,
+                           docs={p.doc.id: p.doc for p in plans})
         return self.triples(plans, rows)
 
     def questions(self, docs: Sequence[Document], chunks: Sequence[Chunk]) -> list[_ChunkPlan]:
@@ -230,11 +239,12 @@ class PairExtractor:
         return out
 
     def select(self, pairs: dict, probabilities: bool, keep_all: bool = False,
-               categories: dict[tuple[str, str], str] | None = None
-               ) -> list[tuple[str, str, str, str, float, PairQuery]]:
+               categories: dict[tuple[str, str], str] | None = None,
+               docs: dict[str, Document] | None = None) -> list[tuple[str, str, str, str, float, PairQuery]]:
         """Step 4: top tails per (document, head, relation) — every tail with ``keep_all`` — then
         one relation per pair by ``relation_choice`` (``categories``: (document, entity) → Biolink
-        category, for the category-pair prior; unknown entities have none)."""
+        category, for the category-pair prior and the schema; ``docs``: id → document, for the
+        relation typer)."""
         by_question: dict[tuple[str, str, str], list] = {}
         for (doc, head, rel, tail), (v, q) in pairs.items():
             if probabilities and v < self.cfg.min_confidence:
@@ -247,33 +257,62 @@ class PairExtractor:
             kept += [(doc, head, rel, tail, v, q) for v, tail, q in top]
         if not self.cfg.one_relation_per_pair:
             return kept
-        categories = categories or {}
-        best: dict[tuple[str, frozenset], tuple] = {}
+        by_pair: dict[tuple[str, frozenset], list] = {}
         for row in kept:
-            key = (row[0], frozenset((row[1], row[3])))
-            cats = frozenset((categories.get((row[0], row[1]), ""), categories.get((row[0], row[3]), "")))
-            rank = self._relation_rank(row[2], row[4], cats)
-            if key not in best or rank > best[key][0]:
-                best[key] = (rank, row)
+            by_pair.setdefault((row[0], frozenset((row[1], row[3]))), []).append(row)
+        typed = self._typer_log_probabilities(list(by_pair), docs or {}) \
+            if self.cfg.relation_choice in TYPER_CHOICES else {}
+        cats = lambda doc, e: (categories or {}).get((doc, e), "")               # noqa: E731
+        best = [self._one_relation(rows, cats, typed.get(key)) for key, rows in by_pair.items()]
         self.stats["dropped_other_relation_or_direction"] += len(kept) - len(best)
-        return [row for _, row in sorted(best.values(), key=lambda x: x[1][:4])]
+        self.stats["pairs_typed_by_typer"] += sum(v is not None for v in typed.values())
+        return sorted(best, key=lambda row: row[:4])
 
-    def _relation_rank(self, relation: str, score: float, cats: frozenset[str]) -> tuple:
-        """Sort key of a pair's relation under ``relation_choice`` (module docstring), ties last."""
+    def _one_relation(self, rows: list[tuple], cats: Callable[[str, str], str],
+                      typed: dict[str, float] | None) -> tuple:
+        """The row a pair keeps (``relation_choice``; module docstring). ``typed``: the relation
+        typer's log P(type | pair), None when it has no answer (the model's best relation is kept)."""
+        def rank(row: tuple, choice: str) -> tuple:
+            return self._relation_rank(row[2], row[4], frozenset((cats(row[0], row[1]), cats(row[0], row[3]))),
+                                       choice)
+        choice = self.cfg.relation_choice
+        if typed is None or choice not in TYPER_CHOICES:
+            return max(rows, key=lambda row: rank(row, "score" if choice in TYPER_CHOICES else choice))
+        if choice == "typer_score":
+            return max(rows, key=lambda row: (row[4] * np.exp(typed.get(row[2], -np.inf)), rank(row, "score")))
+        top = max(rows, key=lambda row: rank(row, "score"))       # its evidence and confidence stay
+        doc, head, _, tail, v, q = top
+        admitted = [r for r in self.relations if r in typed and self.schema.allows(r, cats(doc, head), cats(doc, tail))]
+        if not admitted:
+            return top
+        relation = max(admitted, key=lambda r: (typed[r], self.prior.get(r, 0), _neg(r)))
+        return (doc, head, relation, tail, v, q)
+
+    def _typer_log_probabilities(self, keys: list[tuple[str, frozenset]], docs: dict[str, Document]
+                                 ) -> dict[tuple[str, frozenset], dict[str, float] | None]:
+        """The relation typer's answer per (document, unordered pair)."""
+        if self.typer is None:
+            raise KGError(f"extract.relation_choice {self.cfg.relation_choice!r} needs a fitted relation "
+                          f"typer (extract.typer_files), and none was given")
+        items = [(docs[doc], *sorted(pair)) for doc, pair in keys]
+        return dict(zip(keys, self.typer.log_probabilities(items)))
+
+    def _relation_rank(self, relation: str, score: float, cats: frozenset[str], choice: str) -> tuple:
+        """Sort key of a pair's relation under ``choice`` (score, prior, prior_only), ties last."""
         ties = (self.prior.get(relation, 0), _neg(relation))
-        if self.cfg.relation_choice == "score":
+        if choice == "score":
             return (score, *ties)
         pi = self.pair_prior(relation, cats)
-        if self.cfg.relation_choice == "prior":
+        if choice == "prior":
             return (score * pi, *ties)
         return (pi, score, *ties)
 
     def triples(self, plans: list[_ChunkPlan], rows: list) -> list[Triple]:
         """Step 5: one Triple per selected row, with the evidence of its best question."""
-        return [self._triple(plans[q.chunk], q, tail, float(v)) for _, _, _, tail, v, q in rows]
+        return [self._triple(plans[q.chunk], q, rel, tail, float(v)) for _, _, rel, tail, v, q in rows]
 
     # ------------------------------------------------------------------ helpers
-    def _triple(self, plan: _ChunkPlan, q: PairQuery, tail: str, score: float) -> Triple:
+    def _triple(self, plan: _ChunkPlan, q: PairQuery, relation: str, tail: str, score: float) -> Triple:
         c, doc, ents = plan.chunk, plan.doc, plan.entities
         h0, h1 = _char_span(c, q.root, q.end)
         nearest = min(ents.spans[tail], key=lambda s: (abs(s[0] - q.root), s[0]))
@@ -282,7 +321,7 @@ class PairExtractor:
         ev = Evidence(doc_id=doc.id, chunk_id=c.id, sentence=sentence, sentence_start=s0,
                       head_start=h0, head_end=h1, tail_start=t0, tail_end=t1, confidence=score)
         return Triple(head_id=q.head, head_name=self._name(q.head, ents), head_category=ents.categories[q.head],
-                      relation=q.relation, tail_id=tail, tail_name=self._name(tail, ents),
+                      relation=relation, tail_id=tail, tail_name=self._name(tail, ents),
                       tail_category=ents.categories[tail], tail_source="mention", confidence=score,
                       confidence_mean=score, evidence_count=1, documents=[doc.id], evidence=[ev],
                       checkpoint_id=self.checkpoint_id, run_id=self.run_id)

@@ -18,19 +18,20 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
 from graphmert.config import Config, ConfigError, ExtractConfig, KGConfig, section_hash
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.windowing import chunk_documents
-from graphmert.corpus.document import read_documents, write_documents
+from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.extract.extractor import Extractor
-from graphmert.extract.pairs import CONTROLS, PairExtractor
+from graphmert.extract.pairs import CONTROLS, TYPER_CHOICES, PairExtractor
+from graphmert.extract.relation_typer import RelationTyper
 from graphmert.extract.triples import (Triple, merge_triples, read_triples, write_triples,
                                        write_triples_jsonl)
 from graphmert.io import atomic_write_text, file_sha256, read_json
@@ -49,6 +50,7 @@ log = logging.getLogger("graphmert.pipeline")
 
 DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
 RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
+MODEL_TYPING = "graphmert_model_typing"  # control: graphmert's pairs typed by the model, not the typer
 
 
 def checkpoint_dir(ctx: StageContext) -> Path:
@@ -146,6 +148,7 @@ class ExtractInputs:
     held_out: frozenset = frozenset()  # documents whose relations are not seed triples (holdout)
     ranker: str = ""                  # query-group models: the ranker of this pass ("": extract.ranker)
     seed: int = 0                     # train.seed: the untrained control's initialisation
+    typer: RelationTyper | None = None  # fitted in the driver when extract.relation_choice asks for it
 
     @property
     def key(self) -> tuple:
@@ -167,7 +170,7 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
         return PairExtractor(model, tok, kg, schema, inp.relation_map, inp.extract, inp.num_roots,
                              inp.num_leaves, relations=inp.extract.relations or inp.relations,
                              checkpoint_id=inp.checkpoint_id,
-                             run_id=inp.run_id, untrained=untrained)
+                             run_id=inp.run_id, untrained=untrained, typer=inp.typer)
     llm = None
     if inp.extract.llm_url:
         from graphmert.extract.llm import LLMClient
@@ -226,6 +229,8 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     _check_rankers(cfg.extract, query_groups)
     if cfg.extract.beta > 0:
         inputs.similarity, inputs.similarity_rows = _similarity(ctx, chunks)
+    if query_groups:
+        inputs.typer = fit_typer(ctx, held_out)
     del model                                   # workers load their own copy (once each)
 
     chunks_of: dict[str, list] = {}
@@ -271,6 +276,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "relation_documents_held_out": kg.skipped.get("relation_documents_held_out", 0),
         "ranker": cfg.extract.ranker if query_groups else "",
         "controls": controls,
+        "typer": dict(inputs.typer.fit_counts) if inputs.typer else None,
         "relations": sorted(cfg.extract.relations or trained),
         "parts": len(parts),
         "shards": shards,
@@ -325,10 +331,17 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
 
 def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs) -> dict[str, dict]:
     """The model-free controls of extract.controls over the same parts: one Dask map each, merged
-    triples in ``control-<name>.parquet`` (scored by the evaluate stage)."""
+    triples in ``control-<name>.parquet`` (scored by the evaluate stage). When the relation typer
+    types the pairs, :data:`MODEL_TYPING` is one more: graphmert's own pairs typed by the model's own
+    relation scores (``relation_choice: score``), so the table shows what the typer adds."""
+    ex = ctx.cfg.extract
+    passes = {name: replace(inputs, ranker=name) for name in ex.controls}
+    if inputs.typer is not None:
+        passes[MODEL_TYPING] = replace(inputs, ranker=ex.ranker, typer=None,
+                                       extract=replace(ex, relation_choice="score"))
     out = {}
-    for name in ctx.cfg.extract.controls:
-        done = ctx.map_shards(extract_part, parts, name=f"control-{name}", shared=replace(inputs, ranker=name))
+    for name, shared in passes.items():
+        done = ctx.map_shards(extract_part, parts, name=f"control-{name}", shared=shared)
         merged = merge_triples(t for s in done for t in read_triples(s.path))
         path = ctx.out / f"control-{name}.parquet"
         write_triples(merged, path)
@@ -336,8 +349,33 @@ def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs) -> dict[str
     return out
 
 
+def typer_documents(cfg: Config, held_out: frozenset[str]) -> Iterator[Document]:
+    """The documents of ``extract.typer_files`` the relation typer may learn from, streamed and
+    sentence-split: every one but those extraction or evaluation reads (``held_out``,
+    :func:`pipelines.holdout.held_out_documents`)."""
+    reader = read_corpus(cfg.extract.typer_files, format="auto", skip_bad_records=cfg.corpus.skip_bad_records)
+    return TextAnalyzer(sentences=True, abbreviations=False).annotate(d for d in reader if d.id not in held_out)
+
+
+def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | None:
+    """The relation typer ``extract.relation_choice`` asks for (None when it asks for none), fitted
+    on :func:`typer_documents`."""
+    ex = ctx.cfg.extract
+    if ex.relation_choice not in TYPER_CHOICES:
+        return None
+    if not ex.typer_files:
+        raise ConfigError(f"extract.relation_choice {ex.relation_choice!r} needs extract.typer_files: "
+                          f"gold files with typed document-level relations to fit the relation typer "
+                          f"on (e.g. BioRED train)")
+    typer = RelationTyper(window=ex.typer_window, c=ex.typer_c)
+    typer.fit(ctx.progress(typer_documents(ctx.cfg, held_out), desc="extract: relation typer", unit="doc"),
+              where=f"extract.typer_files {ex.typer_files}")
+    log.info("extract: relation typer fitted on %s", dict(typer.fit_counts))
+    return typer
+
+
 def _sources(cfg: Config) -> list[Path]:
-    return [Path(p) for p in cfg.extract.paths]
+    return [Path(p) for p in [*cfg.extract.paths, *cfg.extract.typer_files]]
 
 
 EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.num_leaves",

@@ -5,6 +5,7 @@ packed vs single-question graphs, the selection rules, and the model-free contro
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from types import SimpleNamespace
 
@@ -292,6 +293,49 @@ def test_relation_choice_score_prior_and_prior_only(world):
     assert chosen["score"] == [("d", "A", "alpha", "B"), ("d", "C", "alpha", "E")]
     assert chosen["prior"] == [("d", "A", "gamma", "B"), ("d", "C", "alpha", "E")]   # Gene: uniform π
     assert chosen["prior_only"] == [("d", "A", "gamma", "B"), ("d", "C", "alpha", "E")]  # tie: score
+
+
+class StubTyper:
+    """Answers log P(type | pair) from a table keyed by (document, head, tail) as asked (sorted ids)."""
+
+    def __init__(self, table):
+        self.table, self.asked = table, []
+
+    def log_probabilities(self, items):
+        self.asked += [(d.id, h, t) for d, h, t in items]
+        return [None if (p := self.table.get((d.id, h, t))) is None else {k: math.log(v) for k, v in p.items()}
+                for d, h, t in items]
+
+
+def test_relation_choice_typer_and_typer_score(world):
+    """typer: the pair keeps the model's best row (evidence, confidence) and takes the typer's most
+    probable relation the schema admits, asked or not; typer_score: the found relation maximising
+    P_model · P_typer; a pair the typer cannot read keeps the model's best relation."""
+    pairs = {("d", "A", "alpha", "B"): (0.5, q("A", "alpha")), ("d", "A", "gamma", "B"): (0.4, q("A", "gamma")),
+             ("d", "C", "alpha", "E"): (0.5, q("C", "alpha")), ("d", "C", "gamma", "E"): (0.4, q("C", "gamma"))}
+    cats = {("d", e): "biolink:Disease" for e in "ABCE"}
+    docs = {"d": Document("d", "")}
+    typer = StubTyper({("d", "A", "B"): {"alpha": 0.2, "beta": 0.3, "gamma": 0.1, "Bind": 0.4}})
+    chosen = {}
+    for choice in ("typer", "typer_score"):
+        ex = selection_world(world, one_relation_per_pair=True, tails_per_query=5, relation_choice=choice)
+        ex.typer = typer
+        chosen[choice] = rows(ex.select(pairs, probabilities=True, categories=cats, docs=docs))
+        assert ex.stats["pairs_typed_by_typer"] == 1
+    # Bind is not a relation of the extractor: beta, never asked, is the best one admitted
+    assert chosen["typer"] == [("d", "A", "beta", "B", 0.5), ("d", "C", "alpha", "E", 0.5)]
+    # 0.5 · 0.2 = 0.10 for alpha against 0.4 · 0.1 = 0.04 for gamma; beta was not found
+    assert chosen["typer_score"] == [("d", "A", "alpha", "B", 0.5), ("d", "C", "alpha", "E", 0.5)]
+    assert sorted(set(typer.asked)) == [("d", "A", "B"), ("d", "C", "E")]
+    # the schema decides what the typer may choose: beta admits no Disease–Disease pair here
+    ex = selection_world(world, one_relation_per_pair=True, tails_per_query=5, relation_choice="typer")
+    ex.typer = typer
+    ex.schema = RelationSchema({"alpha": {("biolink:Disease", "biolink:Disease")},
+                                "gamma": {("biolink:Disease", "biolink:Disease")}})
+    assert rows(ex.select(pairs, probabilities=True, categories=cats, docs=docs))[0][2] == "alpha"
+    ex.typer = None
+    with pytest.raises(KGError, match="needs a fitted relation typer"):
+        ex.select(pairs, probabilities=True, categories=cats, docs=docs)
 
 
 def test_min_confidence_filters_the_model_rankers_only(world):

@@ -1,0 +1,100 @@
+"""The relation typer (graphmert/extract/relation_typer.py): its features keep the two entities apart,
+it learns cue words on a corpus built to be learnable, it answers with normalised log-probabilities,
+and bad input gets a clear error."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from graphmert.corpus.document import Document, Mention, Relation
+from graphmert.extract.relation_typer import RelationTyper, TyperError, pair_sentence_features
+
+CHEMS = ["metformin", "aspirin", "statin", "insulin", "cisplatin", "lithium", "heparin", "caffeine"]
+DISEASES = ["diabetes", "obesity", "asthma", "anemia", "gout", "colitis", "psoriasis", "glaucoma"]
+
+
+def make(doc_id: str, parts: list[tuple[str, str, str]], relations: list[tuple[str, str, str]]) -> Document:
+    """A document of one sentence per (chemical, cue, disease): "<chemical> <cue> <disease>." with
+    chemical and disease mentions whose ids are their names."""
+    text, mentions, sentences = "", [], []
+    for chem, cue, dis in parts:
+        start = len(text)
+        text += f"{chem} {cue} {dis}. "
+        mentions.append(Mention(start, start + len(chem), chem, "Chemical", [f"C:{chem}"]))
+        d0 = start + len(chem) + len(cue) + 2
+        mentions.append(Mention(d0, d0 + len(dis), dis, "Disease", [f"D:{dis}"]))
+        sentences.append((start, len(text) - 1))
+    rels = [Relation(type=t, head=f"C:{c}", tail=f"D:{d}") for t, c, d in relations]
+    return Document(doc_id, text.strip(), mentions=mentions, sentences=sentences, relations=rels)
+
+
+def training_docs(n: int = 40) -> list[Document]:
+    """'induces' states a positive correlation, 'relieves' a negative one, with varied entities."""
+    docs = []
+    for i in range(n):
+        c, d = CHEMS[i % 6], DISEASES[(i * 5) % 6]        # the first six names only
+        cue, kind = ("induces", "Positive_Correlation") if i % 2 else ("relieves", "Negative_Correlation")
+        docs.append(make(f"t{i}", [(c, cue, d)], [(kind, c, d)]))
+    return docs
+
+
+def best(log_p: dict[str, float]) -> str:
+    return max(log_p, key=log_p.get)
+
+
+def test_the_typer_learns_cue_words_and_types_unseen_entities():
+    typer = RelationTyper(window=2, c=3.0).fit(training_docs())
+    assert typer.types == ["Negative_Correlation", "Positive_Correlation"]
+    assert typer.fit_counts == {"documents": 40, "relations": 40, "relations_in_one_sentence": 40, "rows": 40}
+    new = [make("n1", [("lithium", "induces", "psoriasis")], []),
+           make("n2", [("heparin", "relieves", "glaucoma")], [])]
+    out = typer.log_probabilities([(new[0], "C:lithium", "D:psoriasis"), (new[1], "D:glaucoma", "C:heparin")])
+    assert [best(x) for x in out] == ["Positive_Correlation", "Negative_Correlation"]
+    for x in out:
+        assert math.fsum(math.exp(v) for v in x.values()) == pytest.approx(1.0)
+
+
+def test_cue_words_attach_to_their_own_pair():
+    """One sentence, two chemicals: the words between each chemical and the disease decide, which a
+    bag of the sentence's words cannot."""
+    typer = RelationTyper(window=0, c=3.0).fit(training_docs())
+    text = "caffeine induces gout and heparin relieves anemia."
+    men = [Mention(0, 8, "caffeine", "Chemical", ["C:caffeine"]), Mention(17, 21, "gout", "Disease", ["D:gout"]),
+           Mention(26, 33, "heparin", "Chemical", ["C:heparin"]), Mention(43, 49, "anemia", "Disease", ["D:anemia"])]
+    doc = Document("mixed", text, mentions=men, sentences=[(0, len(text))])
+    first, second = typer.log_probabilities([(doc, "C:caffeine", "D:gout"), (doc, "C:heparin", "D:anemia")])
+    assert best(first) == "Positive_Correlation" and best(second) == "Negative_Correlation"
+    # the words between the pair's own mentions; the other pair's mentions as category tokens
+    row = pair_sentence_features(doc, "C:heparin", "D:anemia", window=3)[0]
+    assert row["b:@ChemicalEntity|@Disease:relieves"] == 1.0
+    assert "b:@ChemicalEntity|@Disease:induces" not in row
+    assert row["l@ChemicalEntity:@ChemicalEntity|@Disease:@Disease"] == 1.0          # gout, masked
+    assert row["s:@ChemicalEntity|@Disease:induces"] == pytest.approx(0.3)          # the sentence bag
+
+
+def test_sentences_add_evidence_and_unshared_or_absent_pairs_are_told_apart():
+    typer = RelationTyper(window=2).fit(training_docs())
+    twice = make("two", [("lithium", "induces", "psoriasis"), ("lithium", "induces", "psoriasis")], [])
+    once = make("one", [("lithium", "induces", "psoriasis")], [])
+    split = make("split", [("lithium", "and", "anemia"), ("heparin", "or", "psoriasis")], [])
+    a, b, c, d = typer.log_probabilities([(twice, "C:lithium", "D:psoriasis"), (once, "C:lithium", "D:psoriasis"),
+                                          (split, "C:lithium", "D:psoriasis"), (once, "C:lithium", "D:gout")])
+    assert a["Positive_Correlation"] > b["Positive_Correlation"] > math.log(0.5)   # two sentences: surer
+    assert c is not None and set(c) == set(typer.types)      # no shared sentence: the category pair alone
+    assert d is None                                          # gout is not in the document
+    assert len(pair_sentence_features(split, "C:lithium", "D:psoriasis", 3)) == 0
+
+
+def test_bad_input_gets_a_clear_error():
+    one_type = [make(f"p{i}", [("aspirin", "induces", "gout")], [("Positive_Correlation", "aspirin", "gout")])
+                for i in range(3)]
+    with pytest.raises(TyperError, match=r"my files: the typer needs typed relations of at least two types"):
+        RelationTyper().fit(one_type, where="my files")
+    no_sentences = make("nosent", [("aspirin", "induces", "gout")], [("Positive_Correlation", "aspirin", "gout")])
+    no_sentences.sentences = []
+    with pytest.raises(TyperError, match="document nosent has relations but no sentence spans"):
+        RelationTyper().fit([no_sentences])
+    with pytest.raises(TyperError, match="before it was fitted"):
+        RelationTyper().log_probabilities([])
