@@ -397,7 +397,11 @@ class ExtractConfig:
     typer_window: int = opt(3, min=0, help="relation typer: words kept before and after a pair's "
                             "mentions")
     typer_c: float = opt(3.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
-                         "strength of its logistic regression")
+                         "strength of its logistic regressions")
+    typer_min_relation: float = opt(0.0, min=0.0, max=1.0, help="drop a found pair when the relation "
+                                    "typer's probability that the text relates its entities is below "
+                                    "this (a pair sharing no sentence is kept); 0: off. Needs "
+                                    "typer_files")
     min_confidence: float = opt(0.0, min=0.0, max=1.0, help="drop triples below this confidence "
                                 "(geometric-mean probability of the tail tokens)")
     check_range: bool = opt(True, help="drop triples whose tail category is outside the "

@@ -15,15 +15,17 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
+from graphmert.config import ConfigError, load_config
 from graphmert.extract.triples import read_triples
 from pipelines.cli import app
 from pipelines.scheduler import ENV_ADDRESS
-from pipelines.stages.extract import MODEL_TYPING
+from pipelines.stages.extract import MODEL_ONLY, fit_typer
 from relation_corpora import pmids, write_pubtator
 
 F = 0.5
@@ -148,10 +150,10 @@ def test_evaluate_scores_the_slice_and_every_control(run):
     assert "| model | value |" in table and "| injections |" in table
 
 
-def test_the_relation_typer_types_the_pairs_and_the_model_typing_stays_a_row(run, tmp_path):
+def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run, tmp_path):
     """Extract again with relation_choice 'typer', fitted on the corpus file: the held-out extraction
     documents are not fitted on (IN[0]'s Bind never becomes a type), graphmert keeps its pairs, and
-    the model's own typing is written as a control that evaluate scores."""
+    the model alone is written as a control that evaluate scores."""
     typed = tmp_path / "run"
     shutil.copytree(run, typed)
     overrides = ["extract.relation_choice=typer", f"extract.typer_files=[{run.parent / 'corpus.PubTator'}]"]
@@ -162,16 +164,25 @@ def test_the_relation_typer_types_the_pairs_and_the_model_typing_stays_a_row(run
     assert r.exit_code == 0, r.output
     m = manifest(typed, "extract")
     assert m["typer"]["documents"] == 25 and m["typer"]["relations"] == 2 * 24 + 2     # not IN[0]
-    assert set(m["controls"]) == {*CONTROLS, MODEL_TYPING}
+    assert set(m["controls"]) == {*CONTROLS, MODEL_ONLY}
     ex = typed / "extract"
     by_typer = list(read_triples([ex / s for s in m["shards"]]))
-    by_model = list(read_triples(ex / f"control-{MODEL_TYPING}.parquet"))
+    by_model = list(read_triples(ex / f"control-{MODEL_ONLY}.parquet"))
     pair = lambda t: (t.documents[0], frozenset((t.head_id, t.tail_id)))  # noqa: E731
     assert sorted(map(pair, by_typer)) == sorted(map(pair, by_model)) and by_typer
     assert {t.relation for t in by_typer} <= {"Association", "Negative_Correlation"}
     metrics = json.loads((typed / "evaluate" / "metrics.json").read_text())
-    assert metrics["systems"][MODEL_TYPING]["untyped"] == metrics["systems"]["graphmert"]["untyped"]
+    assert metrics["systems"][MODEL_ONLY]["untyped"] == metrics["systems"]["graphmert"]["untyped"]
     # the corpus states every chemical–disease pair as "lowers": Negative_Correlation, as the gold
     chem_disease = [t for t in by_typer if {t.head_category, t.tail_category} ==
                     {"biolink:ChemicalEntity", "biolink:Disease"}]
     assert chem_disease and {t.relation for t in chem_disease} == {"Negative_Correlation"}
+
+
+@pytest.mark.parametrize("setting, asks", [({"relation_choice": "typer"}, "extract.relation_choice 'typer'"),
+                                           ({"typer_min_relation": 0.3}, "extract.typer_min_relation 0.3")])
+def test_the_typer_without_typer_files_is_a_config_error(setting, asks):
+    cfg = load_config(None, [f"extract.{k}={v}" for k, v in setting.items()])
+    with pytest.raises(ConfigError, match=f"{asks} needs extract.typer_files: gold files with typed"):
+        fit_typer(SimpleNamespace(cfg=cfg), frozenset())
+    assert fit_typer(SimpleNamespace(cfg=load_config(None, [])), frozenset()) is None     # asked by neither

@@ -37,7 +37,9 @@ the relation typer (:mod:`graphmert.extract.relation_typer`: the words around th
 fitted on gold typed relations): ``typer`` keeps the pair's found tail, its evidence and confidence
 (the model's best row) and gives it the typer's most probable relation among those the schema admits
 for the pair's categories; ``typer_score`` keeps the found relation r that maximises
-P_model(r) · P_typer(r). A pair the typer cannot read keeps the model's best relation.
+P_model(r) · P_typer(r). A pair the typer cannot read keeps the model's best relation. The typer
+also scores whether the text relates a pair at all; ``extract.typer_min_relation`` drops the selected
+pairs it scores below that (step 4, before the relation is chosen).
 
 Controls. The same questions ranked without the trained model measure what the model adds
 (``extract.controls``, :data:`RANKERS`): ``candidates`` keeps every candidate (no top-k: the
@@ -241,10 +243,10 @@ class PairExtractor:
     def select(self, pairs: dict, probabilities: bool, keep_all: bool = False,
                categories: dict[tuple[str, str], str] | None = None,
                docs: dict[str, Document] | None = None) -> list[tuple[str, str, str, str, float, PairQuery]]:
-        """Step 4: top tails per (document, head, relation) — every tail with ``keep_all`` — then
-        one relation per pair by ``relation_choice`` (``categories``: (document, entity) → Biolink
-        category, for the category-pair prior and the schema; ``docs``: id → document, for the
-        relation typer)."""
+        """Step 4: top tails per (document, head, relation) — every tail with ``keep_all`` — less
+        the pairs the relation typer finds unrelated (``typer_min_relation``), then one relation per
+        pair by ``relation_choice`` (``categories``: (document, entity) → Biolink category, for the
+        category-pair prior and the schema; ``docs``: id → document, for the relation typer)."""
         by_question: dict[tuple[str, str, str], list] = {}
         for (doc, head, rel, tail), (v, q) in pairs.items():
             if probabilities and v < self.cfg.min_confidence:
@@ -255,6 +257,7 @@ class PairExtractor:
             rows.sort(key=lambda x: (-x[0], x[1]))
             top = rows if keep_all else rows[:self.cfg.tails_per_query]
             kept += [(doc, head, rel, tail, v, q) for v, tail, q in top]
+        kept = self._related_only(kept, docs or {})
         if not self.cfg.one_relation_per_pair:
             return kept
         by_pair: dict[tuple[str, frozenset], list] = {}
@@ -291,11 +294,26 @@ class PairExtractor:
     def _typer_log_probabilities(self, keys: list[tuple[str, frozenset]], docs: dict[str, Document]
                                  ) -> dict[tuple[str, frozenset], dict[str, float] | None]:
         """The relation typer's answer per (document, unordered pair)."""
+        typer = self._need_typer(f"extract.relation_choice {self.cfg.relation_choice!r}")
+        return dict(zip(keys, typer.log_probabilities([(docs[doc], *sorted(pair)) for doc, pair in keys])))
+
+    def _related_only(self, kept: list[tuple], docs: dict[str, Document]) -> list[tuple]:
+        """The rows whose pair the relation typer finds related with at least
+        ``extract.typer_min_relation`` (pairs sharing no sentence stay); every row when that is 0."""
+        floor = self.cfg.typer_min_relation
+        if floor <= 0 or not kept:
+            return kept
+        typer = self._need_typer("extract.typer_min_relation")
+        keys = list(dict.fromkeys((row[0], frozenset((row[1], row[3]))) for row in kept))
+        p = dict(zip(keys, typer.relation_probabilities([(docs[doc], *sorted(pair)) for doc, pair in keys])))
+        out = [row for row in kept if (v := p[(row[0], frozenset((row[1], row[3])))]) is None or v >= floor]
+        self.stats["dropped_by_typer_min_relation"] += len(kept) - len(out)
+        return out
+
+    def _need_typer(self, setting: str) -> RelationTyper:
         if self.typer is None:
-            raise KGError(f"extract.relation_choice {self.cfg.relation_choice!r} needs a fitted relation "
-                          f"typer (extract.typer_files), and none was given")
-        items = [(docs[doc], *sorted(pair)) for doc, pair in keys]
-        return dict(zip(keys, self.typer.log_probabilities(items)))
+            raise KGError(f"{setting} needs a fitted relation typer (extract.typer_files), and none was given")
+        return self.typer
 
     def _relation_rank(self, relation: str, score: float, cats: frozenset[str], choice: str) -> tuple:
         """Sort key of a pair's relation under ``choice`` (score, prior, prior_only), ties last."""

@@ -26,6 +26,12 @@ distribution over its sentences is
 (independent sentence evidence). A pair whose entities share no sentence gets one row of its
 ``pair`` features alone: the category-pair prior as the regression learnt it.
 
+Whether a pair is related at all. A second, binary regression on the same features learns
+p(related | sentence) from every pair of entities that share a sentence in a relation-annotated
+document (positive when the document relates them). A pair's probability of being related is the
+noisy-OR over its sentences, 1 − Π_s (1 − p(related | s)): one sentence that states it is enough.
+Extraction can drop the model's pairs this scores low (``extract.typer_min_relation``).
+
 Hand-written because the field's relation-extraction tools need pretrained language models, which
 this project cannot download; the features are the classic ones of distant-supervision relation
 extraction (Mintz et al., 2009), fitted by scikit-learn.
@@ -117,6 +123,15 @@ def pair_sentence_features(doc: Document, head: str, tail: str, window: int) -> 
     return rows
 
 
+def _entity_pairs(doc: Document) -> list[tuple[str, str]]:
+    """Every unordered pair of entity ids that share a sentence of ``doc`` (sorted)."""
+    pairs = set()
+    for s0, s1 in doc.sentences:
+        ids = sorted({i for m in doc.mentions if s0 <= m.start and m.end <= s1 for i in m.ids})
+        pairs.update((a, b) for k, a in enumerate(ids) for b in ids[k + 1:])
+    return sorted(pairs)
+
+
 def _pair_only(doc: Document, head: str, tail: str) -> Counter | None:
     """The ``pair`` features of two entities that share no sentence (None when either is absent)."""
     x = next((m for m in doc.mentions if head in m.ids), None)
@@ -142,7 +157,7 @@ class RelationTyper:
         from sklearn.feature_extraction import DictVectorizer
         from sklearn.linear_model import LogisticRegression
 
-        rows, labels, self.fit_counts = [], [], Counter()
+        rows, labels, pair_rows, related, self.fit_counts = [], [], [], [], Counter()
         for doc in docs:
             if doc.relations and not doc.sentences:
                 raise TyperError(f"{where}: document {doc.id} has relations but no sentence spans")
@@ -153,14 +168,43 @@ class RelationTyper:
                 labels += [rel.type] * len(found)
                 self.fit_counts["relations"] += 1
                 self.fit_counts["relations_in_one_sentence"] += bool(found)
+            gold = {frozenset((r.head, r.tail)) for r in doc.relations}
+            for x, y in _entity_pairs(doc) if gold else []:
+                found = pair_sentence_features(doc, x, y, self.window)
+                pair_rows += found
+                related += [frozenset((x, y)) in gold] * len(found)
         if len(set(labels)) < 2:
             raise TyperError(f"{where}: the typer needs typed relations of at least two types whose "
                              f"entities share a sentence; found {dict(Counter(labels)) or 'none'} in "
                              f"{self.fit_counts['documents']} documents")
-        self.fit_counts["rows"] = len(rows)
-        self._vec = DictVectorizer().fit(rows)
+        self.fit_counts.update(rows=len(rows), pair_rows=len(pair_rows), related_pair_rows=sum(related))
+        self._vec = DictVectorizer().fit(rows + pair_rows)
         self._clf = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(rows), labels)
+        self._related = None
+        if len(set(related)) == 2:
+            self._related = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(pair_rows),
+                                                                            related)
         return self
+
+    def relation_probabilities(self, items: Sequence[tuple[Document, str, str]]) -> list[float | None]:
+        """Per (document, head id, tail id): the noisy-OR over the pair's sentences of p(related |
+        sentence) (module docstring), or None when no sentence mentions both entities."""
+        self._check_fitted()
+        if self._related is None:
+            raise TyperError("the relation typer saw no unrelated (or no related) pair sharing a sentence, "
+                             "so it cannot tell related pairs from unrelated ones")
+        rows = [pair_sentence_features(doc, head, tail, self.window) for doc, head, tail in items]
+        flat = [r for found in rows for r in found]
+        p = self._related.predict_proba(self._vec.transform(flat))[:, 1] if flat else np.zeros(0)   # [rows]
+        out, i = [], 0
+        for found in rows:
+            out.append(float(1.0 - np.prod(1.0 - p[i:i + len(found)])) if found else None)
+            i += len(found)
+        return out
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "_clf"):
+            raise TyperError("the relation typer was asked before it was fitted")
 
     @property
     def types(self) -> list[str]:
@@ -169,8 +213,7 @@ class RelationTyper:
     def log_probabilities(self, items: Sequence[tuple[Document, str, str]]) -> list[dict[str, float] | None]:
         """Per (document, head id, tail id): log P(type | pair) over :attr:`types` (normalised), or
         None when either entity has no mention in the document."""
-        if not hasattr(self, "_clf"):
-            raise TyperError("the relation typer was asked before it was fitted")
+        self._check_fitted()
         rows, owner, out = [], [], []
         for i, (doc, head, tail) in enumerate(items):
             found = pair_sentence_features(doc, head, tail, self.window) or \

@@ -50,7 +50,7 @@ log = logging.getLogger("graphmert.pipeline")
 
 DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
 RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
-MODEL_TYPING = "graphmert_model_typing"  # control: graphmert's pairs typed by the model, not the typer
+MODEL_ONLY = "graphmert_model_only"  # control: graphmert without the relation typer
 
 
 def checkpoint_dir(ctx: StageContext) -> Path:
@@ -332,13 +332,14 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
 def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs) -> dict[str, dict]:
     """The model-free controls of extract.controls over the same parts: one Dask map each, merged
     triples in ``control-<name>.parquet`` (scored by the evaluate stage). When the relation typer
-    types the pairs, :data:`MODEL_TYPING` is one more: graphmert's own pairs typed by the model's own
-    relation scores (``relation_choice: score``), so the table shows what the typer adds."""
+    takes part, :data:`MODEL_ONLY` is one more: graphmert without it, its pairs selected and typed by
+    the model alone (``relation_choice: score``, no ``typer_min_relation``), so the table shows what
+    the typer adds."""
     ex = ctx.cfg.extract
     passes = {name: replace(inputs, ranker=name) for name in ex.controls}
     if inputs.typer is not None:
-        passes[MODEL_TYPING] = replace(inputs, ranker=ex.ranker, typer=None,
-                                       extract=replace(ex, relation_choice="score"))
+        passes[MODEL_ONLY] = replace(inputs, ranker=ex.ranker, typer=None,
+                                     extract=replace(ex, relation_choice="score", typer_min_relation=0.0))
     out = {}
     for name, shared in passes.items():
         done = ctx.map_shards(extract_part, parts, name=f"control-{name}", shared=shared)
@@ -358,13 +359,15 @@ def typer_documents(cfg: Config, held_out: frozenset[str]) -> Iterator[Document]
 
 
 def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | None:
-    """The relation typer ``extract.relation_choice`` asks for (None when it asks for none), fitted
-    on :func:`typer_documents`."""
+    """The relation typer ``extract.relation_choice`` or ``extract.typer_min_relation`` asks for
+    (None when neither does), fitted on :func:`typer_documents`."""
     ex = ctx.cfg.extract
-    if ex.relation_choice not in TYPER_CHOICES:
+    if ex.relation_choice not in TYPER_CHOICES and ex.typer_min_relation <= 0:
         return None
     if not ex.typer_files:
-        raise ConfigError(f"extract.relation_choice {ex.relation_choice!r} needs extract.typer_files: "
+        asks = (f"extract.relation_choice {ex.relation_choice!r}" if ex.relation_choice in TYPER_CHOICES
+                else f"extract.typer_min_relation {ex.typer_min_relation}")
+        raise ConfigError(f"{asks} needs extract.typer_files: "
                           f"gold files with typed document-level relations to fit the relation typer "
                           f"on (e.g. BioRED train)")
     typer = RelationTyper(window=ex.typer_window, c=ex.typer_c)

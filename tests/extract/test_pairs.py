@@ -296,10 +296,14 @@ def test_relation_choice_score_prior_and_prior_only(world):
 
 
 class StubTyper:
-    """Answers log P(type | pair) from a table keyed by (document, head, tail) as asked (sorted ids)."""
+    """Answers log P(type | pair) from a table keyed by (document, head, tail) as asked (sorted ids),
+    and P(related | pair) from another."""
 
-    def __init__(self, table):
-        self.table, self.asked = table, []
+    def __init__(self, table, related=None):
+        self.table, self.related, self.asked = table, related or {}, []
+
+    def relation_probabilities(self, items):
+        return [self.related.get((d.id, h, t)) for d, h, t in items]
 
     def log_probabilities(self, items):
         self.asked += [(d.id, h, t) for d, h, t in items]
@@ -336,6 +340,24 @@ def test_relation_choice_typer_and_typer_score(world):
     ex.typer = None
     with pytest.raises(KGError, match="needs a fitted relation typer"):
         ex.select(pairs, probabilities=True, categories=cats, docs=docs)
+
+
+def test_typer_min_relation_drops_the_pairs_the_typer_finds_unrelated(world):
+    pairs = {("d", "A", "alpha", "B"): (0.5, q("A", "alpha")), ("d", "B", "gamma", "A"): (0.4, q("B", "gamma")),
+             ("d", "C", "alpha", "E"): (0.5, q("C", "alpha")), ("d", "A", "alpha", "E"): (0.5, q("A", "alpha"))}
+    docs = {"d": Document("d", "")}
+    typer = StubTyper({}, related={("d", "A", "B"): 0.29, ("d", "C", "E"): 0.3})        # A–E: no answer
+    ex = selection_world(world, tails_per_query=5, typer_min_relation=0.3)
+    ex.typer = typer
+    # both directions of A–B go; C–E sits at the floor and stays; A–E shares no sentence and stays
+    assert rows(ex.select(pairs, probabilities=True, docs=docs)) == [
+        ("d", "A", "alpha", "E", 0.5), ("d", "C", "alpha", "E", 0.5)]
+    assert ex.stats["dropped_by_typer_min_relation"] == 2
+    ex.typer = None
+    with pytest.raises(KGError, match="extract.typer_min_relation needs a fitted relation typer"):
+        ex.select(pairs, probabilities=True, docs=docs)
+    off = selection_world(world, tails_per_query=5)              # 0: off, no typer needed
+    assert len(off.select(pairs, probabilities=True, docs=docs)) == 4
 
 
 def test_min_confidence_filters_the_model_rankers_only(world):

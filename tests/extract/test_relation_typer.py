@@ -47,7 +47,8 @@ def best(log_p: dict[str, float]) -> str:
 def test_the_typer_learns_cue_words_and_types_unseen_entities():
     typer = RelationTyper(window=2, c=3.0).fit(training_docs())
     assert typer.types == ["Negative_Correlation", "Positive_Correlation"]
-    assert typer.fit_counts == {"documents": 40, "relations": 40, "relations_in_one_sentence": 40, "rows": 40}
+    assert typer.fit_counts == {"documents": 40, "relations": 40, "relations_in_one_sentence": 40, "rows": 40,
+                                "pair_rows": 40, "related_pair_rows": 40}
     new = [make("n1", [("lithium", "induces", "psoriasis")], []),
            make("n2", [("heparin", "relieves", "glaucoma")], [])]
     out = typer.log_probabilities([(new[0], "C:lithium", "D:psoriasis"), (new[1], "D:glaucoma", "C:heparin")])
@@ -87,6 +88,28 @@ def test_sentences_add_evidence_and_unshared_or_absent_pairs_are_told_apart():
     assert len(pair_sentence_features(split, "C:lithium", "D:psoriasis", 3)) == 0
 
 
+def test_the_typer_learns_which_pairs_the_text_relates():
+    """'induces' relates its pair; 'and ... were measured' does not. Related is the noisy-OR over the
+    pair's sentences; a pair sharing no sentence has no answer."""
+    def measured(d: Document, c: str, dis: str) -> Document:
+        """``d`` plus the sentence "<c> and <dis> were measured."."""
+        start = len(d.text) + 1
+        d.text += f" {c} and {dis} were measured."
+        d.mentions += [Mention(start, start + len(c), c, "Chemical", [f"C:{c}"]),
+                       Mention(start + len(c) + 5, start + len(c) + 5 + len(dis), dis, "Disease", [f"D:{dis}"])]
+        d.sentences.append((start, len(d.text)))
+        return d
+
+    docs = [measured(d, CHEMS[(i + 3) % 6], DISEASES[(i + 1) % 6]) for i, d in enumerate(training_docs())]
+    typer = RelationTyper(window=2).fit(docs)
+    assert typer.fit_counts["pair_rows"] == 80 and typer.fit_counts["related_pair_rows"] == 40
+    new = measured(make("n", [("lithium", "induces", "psoriasis")], []), "heparin", "glaucoma")
+    twice = make("n2", [("lithium", "induces", "psoriasis"), ("lithium", "induces", "psoriasis")], [])
+    p = typer.relation_probabilities([(new, "C:lithium", "D:psoriasis"), (new, "D:glaucoma", "C:heparin"),
+                                      (twice, "C:lithium", "D:psoriasis"), (new, "C:lithium", "D:glaucoma")])
+    assert p[0] > 0.5 > p[1] and p[2] == pytest.approx(1 - (1 - p[0]) ** 2) and p[3] is None
+
+
 def test_bad_input_gets_a_clear_error():
     one_type = [make(f"p{i}", [("aspirin", "induces", "gout")], [("Positive_Correlation", "aspirin", "gout")])
                 for i in range(3)]
@@ -98,3 +121,6 @@ def test_bad_input_gets_a_clear_error():
         RelationTyper().fit([no_sentences])
     with pytest.raises(TyperError, match="before it was fitted"):
         RelationTyper().log_probabilities([])
+    only_related = RelationTyper().fit(training_docs())       # every pair sharing a sentence is related
+    with pytest.raises(TyperError, match="cannot tell related pairs from unrelated ones"):
+        only_related.relation_probabilities([])
