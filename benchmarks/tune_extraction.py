@@ -63,8 +63,7 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
     schema = RelationSchema.load(run / "graphs" / "relation_schema.json")
     typer = None
     if cfg.extract.typer_files:     # the relation typer, fitted as the extract stage fits it
-        typer = RelationTyper(window=cfg.extract.typer_window, c=cfg.extract.typer_c).fit(
-            typer_documents(cfg, held_out))
+        typer = RelationTyper.from_config(cfg.extract).fit(typer_documents(cfg, held_out))
     return PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
                          cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
                          untrained=untrained, typer=typer)

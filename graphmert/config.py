@@ -394,10 +394,10 @@ class ExtractConfig:
     typer_files: list[str] = opt(factory=list, help="gold files with typed document-level relations "
                                  "(e.g. BioRED train) the relation typer is fitted on; documents "
                                  "extraction or evaluation reads are left out (pipelines/holdout.py)")
-    typer_window: int = opt(3, min=0, help="relation typer: words kept before and after a pair's "
-                            "mentions")
-    typer_c: float = opt(3.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
-                         "strength of its logistic regressions")
+    typer_window: int = opt(2, min=0, help="relation typer: words kept before and after a pair's "
+                            "mentions (chosen by benchmarks/relation_typer.py)")
+    typer_c: float = opt(1.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
+                         "strength of its logistic regressions (chosen by benchmarks/relation_typer.py)")
     typer_min_relation: float = opt(0.0, min=0.0, max=1.0, help="drop a found pair when the relation "
                                     "typer's probability that the text relates its entities is below "
                                     "this (a pair sharing no sentence is kept); 0: off. Needs "

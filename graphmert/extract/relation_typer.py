@@ -145,11 +145,19 @@ def _pair_only(doc: Document, head: str, tail: str) -> Counter | None:
 @dataclass
 class RelationTyper:
     """Fitted typer (module docstring). ``window``: words kept before and after the pair; ``c``: the
-    inverse L2 strength of the regression."""
+    inverse L2 strength of the regressions; ``related``: fit the related-or-not regression too
+    (:meth:`relation_probabilities`)."""
 
     window: int = ExtractConfig.typer_window
     c: float = ExtractConfig.typer_c
+    related: bool = False
     fit_counts: Counter = field(default_factory=Counter)     # documents, relations, rows of the fit
+
+    @classmethod
+    def from_config(cls, ex: ExtractConfig) -> "RelationTyper":
+        """The unfitted typer the ``extract`` section asks for (``related`` when
+        ``typer_min_relation`` is on)."""
+        return cls(window=ex.typer_window, c=ex.typer_c, related=ex.typer_min_relation > 0)
 
     def fit(self, docs: Iterable[Document], where: str = "typer documents") -> "RelationTyper":
         """Fit on the typed relations of ``docs`` (sentence spans filled in); ``where`` names the
@@ -169,7 +177,7 @@ class RelationTyper:
                 self.fit_counts["relations"] += 1
                 self.fit_counts["relations_in_one_sentence"] += bool(found)
             gold = {frozenset((r.head, r.tail)) for r in doc.relations}
-            for x, y in _entity_pairs(doc) if gold else []:
+            for x, y in _entity_pairs(doc) if gold and self.related else []:
                 found = pair_sentence_features(doc, x, y, self.window)
                 pair_rows += found
                 related += [frozenset((x, y)) in gold] * len(found)
@@ -177,11 +185,15 @@ class RelationTyper:
             raise TyperError(f"{where}: the typer needs typed relations of at least two types whose "
                              f"entities share a sentence; found {dict(Counter(labels)) or 'none'} in "
                              f"{self.fit_counts['documents']} documents")
-        self.fit_counts.update(rows=len(rows), pair_rows=len(pair_rows), related_pair_rows=sum(related))
+        if self.related and len(set(related)) < 2:
+            raise TyperError(f"{where}: the related-or-not regression needs related and unrelated pairs "
+                             f"that share a sentence; found {sum(related)} related of {len(related)}")
+        self.fit_counts["rows"] = len(rows)
         self._vec = DictVectorizer().fit(rows + pair_rows)
         self._clf = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(rows), labels)
         self._related = None
-        if len(set(related)) == 2:
+        if self.related:
+            self.fit_counts.update(pair_rows=len(pair_rows), related_pair_rows=sum(related))
             self._related = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(pair_rows),
                                                                             related)
         return self
@@ -191,8 +203,8 @@ class RelationTyper:
         sentence) (module docstring), or None when no sentence mentions both entities."""
         self._check_fitted()
         if self._related is None:
-            raise TyperError("the relation typer saw no unrelated (or no related) pair sharing a sentence, "
-                             "so it cannot tell related pairs from unrelated ones")
+            raise TyperError("the relation typer was fitted without its related-or-not regression "
+                             "(RelationTyper(related=True); extract.typer_min_relation > 0)")
         rows = [pair_sentence_features(doc, head, tail, self.window) for doc, head, tail in items]
         flat = [r for found in rows for r in found]
         p = self._related.predict_proba(self._vec.transform(flat))[:, 1] if flat else np.zeros(0)   # [rows]

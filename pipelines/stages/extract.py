@@ -370,7 +370,7 @@ def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | No
         raise ConfigError(f"{asks} needs extract.typer_files: "
                           f"gold files with typed document-level relations to fit the relation typer "
                           f"on (e.g. BioRED train)")
-    typer = RelationTyper(window=ex.typer_window, c=ex.typer_c)
+    typer = RelationTyper.from_config(ex)
     typer.fit(ctx.progress(typer_documents(ctx.cfg, held_out), desc="extract: relation typer", unit="doc"),
               where=f"extract.typer_files {ex.typer_files}")
     log.info("extract: relation typer fitted on %s", dict(typer.fit_counts))

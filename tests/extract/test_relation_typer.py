@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from graphmert.config import ExtractConfig
 from graphmert.corpus.document import Document, Mention, Relation
 from graphmert.extract.relation_typer import RelationTyper, TyperError, pair_sentence_features
 
@@ -47,8 +48,7 @@ def best(log_p: dict[str, float]) -> str:
 def test_the_typer_learns_cue_words_and_types_unseen_entities():
     typer = RelationTyper(window=2, c=3.0).fit(training_docs())
     assert typer.types == ["Negative_Correlation", "Positive_Correlation"]
-    assert typer.fit_counts == {"documents": 40, "relations": 40, "relations_in_one_sentence": 40, "rows": 40,
-                                "pair_rows": 40, "related_pair_rows": 40}
+    assert typer.fit_counts == {"documents": 40, "relations": 40, "relations_in_one_sentence": 40, "rows": 40}
     new = [make("n1", [("lithium", "induces", "psoriasis")], []),
            make("n2", [("heparin", "relieves", "glaucoma")], [])]
     out = typer.log_probabilities([(new[0], "C:lithium", "D:psoriasis"), (new[1], "D:glaucoma", "C:heparin")])
@@ -101,7 +101,7 @@ def test_the_typer_learns_which_pairs_the_text_relates():
         return d
 
     docs = [measured(d, CHEMS[(i + 3) % 6], DISEASES[(i + 1) % 6]) for i, d in enumerate(training_docs())]
-    typer = RelationTyper(window=2).fit(docs)
+    typer = RelationTyper(window=2, related=True).fit(docs)
     assert typer.fit_counts["pair_rows"] == 80 and typer.fit_counts["related_pair_rows"] == 40
     new = measured(make("n", [("lithium", "induces", "psoriasis")], []), "heparin", "glaucoma")
     twice = make("n2", [("lithium", "induces", "psoriasis"), ("lithium", "induces", "psoriasis")], [])
@@ -121,6 +121,13 @@ def test_bad_input_gets_a_clear_error():
         RelationTyper().fit([no_sentences])
     with pytest.raises(TyperError, match="before it was fitted"):
         RelationTyper().log_probabilities([])
-    only_related = RelationTyper().fit(training_docs())       # every pair sharing a sentence is related
-    with pytest.raises(TyperError, match="cannot tell related pairs from unrelated ones"):
-        only_related.relation_probabilities([])
+    with pytest.raises(TyperError, match=r"my files: the related-or-not regression needs related and "
+                                         r"unrelated pairs that share a sentence; found 40 related of 40"):
+        RelationTyper(related=True).fit(training_docs(), where="my files")   # every such pair is related
+    with pytest.raises(TyperError, match=r"fitted without its related-or-not regression"):
+        RelationTyper().fit(training_docs()).relation_probabilities([])
+
+
+def test_the_extract_section_chooses_the_typer():
+    assert RelationTyper.from_config(ExtractConfig(typer_window=2, typer_c=0.5)) == RelationTyper(window=2, c=0.5)
+    assert RelationTyper.from_config(ExtractConfig(typer_min_relation=0.3)).related is True
