@@ -1,7 +1,7 @@
 """Tune the extraction of a query-group model on labelled documents: every ranker × selection setting.
 
     .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
-        [--scopes sentence chunk] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
+        [--scopes sentence chunk 'sentence,Disease|SequenceVariant=title'] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
         [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
         [--relation-choices score prior prior_only typer typer_score] [override ...]
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import re
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ from _common import print_table, write_json  # noqa: E402
 
 import torch  # noqa: E402
 
-from graphmert.config import ExtractConfig, load_config  # noqa: E402
+from graphmert.config import ExtractConfig, build, load_config  # noqa: E402
 from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
@@ -49,6 +50,11 @@ from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from graphmert.extract.relation_typer import RelationTyper  # noqa: E402
 from pipelines.holdout import held_out_documents, in_slice  # noqa: E402
 from pipelines.stages.extract import typer_documents  # noqa: E402
+
+
+# A config override (section.key=value): taken out of the command line before argparse, so that it
+# may follow a list option (--rankers a b 'extract.paths=[...]') without being read as one of its items.
+_OVERRIDE = re.compile(r"^[a-z_]+(\.[a-z_0-9]+)+=")
 
 
 def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
@@ -78,7 +84,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True)
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--scopes", nargs="+", default=["sentence", "chunk"])
+    p.add_argument("--scopes", nargs="+", default=["sentence", "chunk"], metavar="SCOPE[,CatA|CatB=SCOPE]",
+                   help="tail scopes to compare: extract.tail_scope, optionally followed by "
+                        "extract.tail_scope_by_category entries, e.g. 'sentence,Disease|SequenceVariant=title'")
     p.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.1, 0.2, 0.3, 0.4, 0.5])
     p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
@@ -89,8 +97,11 @@ def main() -> None:
     p.add_argument("--relation-choices", nargs="+", default=None, choices=_choices("relation_choice"),
                    help="typed-relation choices to compare (default: the config's)")
     p.add_argument("--out", type=Path)
-    p.add_argument("overrides", nargs="*")
-    a = p.parse_args()
+    p.add_argument("overrides", nargs="*", help="config overrides SECTION.KEY=VALUE, anywhere on the line")
+    argv = sys.argv[1:]
+    overrides = [x for x in argv if _OVERRIDE.match(x)]
+    a = p.parse_args([x for x in argv if not _OVERRIDE.match(x)])
+    a.overrides = overrides
     cfg = load_config(a.config, a.overrides)
     frac = cfg.extract.document_fraction
     reader = read_corpus(cfg.extract.paths, format=cfg.extract.format)
@@ -127,11 +138,23 @@ def main() -> None:
                gold_pairs=len(gold.untyped), overrides=a.overrides)
 
 
+def _scope_spec(ex: ExtractConfig, spec: str) -> ExtractConfig:
+    """``ex`` with the scopes of a ``--scopes`` item: ``SCOPE[,CatA|CatB=SCOPE...]``, checked as the
+    config checks them."""
+    default, *pairs = spec.split(",")
+    by_category = dict(item.split("=", 1) for item in pairs if "=" in item)
+    if len(by_category) != len(pairs):
+        raise SystemExit(f"--scopes {spec!r}: write SCOPE[,CatA|CatB=SCOPE...]")
+    build({"extract": {"tail_scope": default, "tail_scope_by_category": by_category}})
+    return dataclasses.replace(ex, tail_scope=default, tail_scope_by_category=by_category)
+
+
 def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str,
            choices: list[tuple[str, str]], relations: str) -> list[dict]:
     """Every ranker × k × threshold × (evidence, relation choice) at one scope; one row each.
     ``type_acc`` is the share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
-    ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope)
+    scoped = _scope_spec(cfg.extract, scope)
+    ex.cfg = scoped
     plans = ex.questions(docs, chunks)
     queries = [q for pl in plans for q in pl.queries]
     rows = []
@@ -141,7 +164,7 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str,
         secs = time.perf_counter() - t0
         grid = a.thresholds if ranker in PROBABILITY_RANKERS else [0.0]
         for k, th, (evidence, choice) in itertools.product(a.k, grid, choices):
-            ex.cfg = dataclasses.replace(cfg.extract, tail_scope=scope, tails_per_query=k,
+            ex.cfg = dataclasses.replace(scoped, tails_per_query=k,
                                          min_confidence=th, evidence=evidence, relation_choice=choice)
             triples = ex.decide(plans, queries, scores, ranker)
             m = evaluate_system(*pair_sets(triples, rmap), gold)

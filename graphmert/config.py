@@ -359,9 +359,12 @@ class ExtractConfig:
                                            "(lexicon, paper-mode tokens): they form a lower band; "
                                            "the RDF export names every tail's source (gm:tailSource)")
     max_phrase_words: int = opt(3, min=1, help="longest word n-gram taken as a phrase candidate")
-    tail_scope: str = opt("document", choices=("sentence", "chunk", "document"),
-                          help="where a mention tail must occur: the head's sentence, its chunk, "
-                               "or anywhere in the document")
+    tail_scope: str = opt("document", choices=("sentence", "title", "chunk", "document"),
+                          help="where a mention tail must occur: the head's sentence, that "
+                               "sentence or the title, its chunk, or anywhere in the document")
+    tail_scope_by_category: dict[str, str] = opt(
+        factory=dict, help="tail_scope per unordered category pair, e.g. "
+                           "{'Disease|SequenceVariant': title}; other pairs get tail_scope")
     ranking: str = opt("likelihood", choices=("likelihood", "pmi"),
                        help="rank tails by their likelihood, or by it minus the mean over the "
                             "chunk's heads (pointwise mutual information: discounts tails every "
@@ -643,9 +646,30 @@ def _check_cross(cfg: Config) -> None:
                           f"graph.num_roots - 2 ({cfg.graph.num_roots - 2})")
     if cfg.train.min_lr > cfg.train.lr:
         raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
+    _check_scopes(cfg.extract)
     if cfg.train.mask_token_fraction + cfg.train.random_token_fraction > 1.0:
         raise ConfigError(f"train.random_token_fraction: {cfg.train.random_token_fraction} + "
                           f"train.mask_token_fraction ({cfg.train.mask_token_fraction}) exceed 1")
+
+
+def category_pair(key: str) -> frozenset[str]:
+    """An ``extract.tail_scope_by_category`` key, ``"Disease|SequenceVariant"`` (the ``biolink:``
+    prefix optional) → {biolink:Disease, biolink:SequenceVariant}."""
+    parts = [p.strip() for p in str(key).split("|")]
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"extract.tail_scope_by_category: key {key!r} is not a category pair; write "
+                          f"two Biolink categories joined by '|', e.g. 'Disease|SequenceVariant'")
+    return frozenset(p if p.startswith("biolink:") else f"biolink:{p}" for p in parts)
+
+
+def _check_scopes(ex: "ExtractConfig") -> None:
+    """``extract.tail_scope_by_category``: category-pair keys, scope values."""
+    choices = next(f for f in dataclasses.fields(ExtractConfig) if f.name == "tail_scope").metadata["choices"]
+    for key, scope in ex.tail_scope_by_category.items():
+        category_pair(key)
+        if scope not in choices:
+            raise ConfigError(f"extract.tail_scope_by_category.{key}: {scope!r} is not allowed; choose "
+                              f"from {list(choices)}")
 
 
 def _merge(base: dict, over: dict) -> dict:

@@ -18,8 +18,9 @@ A *question* is a (chunk, head, relation); a *query* asks it for tails of one to
     llm_tails   (tail source ``llm`` only) the helper LLM combines the top-k tokens of each
                 question's K-slot query into phrases, answered and scored like any candidate
     select      per question, the best ``extract.tails_per_query`` candidates that are not the head
-                itself, lie in ``extract.tail_scope`` (mention tails: the head's sentence, chunk or
-                document) and fit the relation's range; ``extract.ranking=pmi`` ranks by s minus the
+                itself, lie in the tail scope (mention tails: the head's sentence, that sentence or
+                the title, the chunk or the document, per category pair:
+                :mod:`~graphmert.extract.scope`) and fit the relation's range; ``extract.ranking=pmi`` ranks by s minus the
                 tail's mean s over the chunk's heads. Each becomes a Triple with its Evidence
     filters     :func:`~graphmert.extract.filters.apply_filters`
 
@@ -42,6 +43,7 @@ from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.filters import Pending, apply_filters
 from graphmert.extract.heads import Head, candidate_relations, find_heads, head_sentence
+from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.predict import LeafPredictor, Query
 from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, mention_candidates,
                                      name_key, paper_tails, phrase_candidates, score_forms)
@@ -152,6 +154,7 @@ class Extractor:
         if unknown:
             raise ExtractionError(f"extract.relations: {unknown} are not relations of the model "
                                   f"checkpoint (it knows {sorted(relation_map)})")
+        TailScopes(cfg.tail_scope, cfg.tail_scope_by_category).check(schema)
         self.cfg, self.kg, self.schema, self.tok = cfg, kg, schema, tokenizer
         self.relation_map, self.relations = relation_map, sorted(allowed)
         self.K = num_leaves
@@ -412,7 +415,8 @@ class Extractor:
               ) -> tuple[list[tuple[float, TailCandidate, list[tuple[int, int]]]], int]:
         """The first ``extract.tails_per_query`` of ``ranked`` that are not the head, lie in scope
         and fit the range — each with its spans in scope — and the count of those out of range."""
-        scope = self._scope(cp.chunk, cp.doc, head)
+        scopes = TailScopes(self.cfg.tail_scope, self.cfg.tail_scope_by_category)
+        ranges: dict[str, Ranges] = {}
         ok = self._range(head.category, rel)
         picked = []
         out_of_range = 0
@@ -421,7 +425,10 @@ class Extractor:
                 break
             if self._is_head(cand, head):
                 continue
-            spans = _spans_in_scope(cand, scope)
+            name = scopes.name(head.category, cand.category)
+            if name not in ranges:
+                ranges[name] = scopes.ranges(name, cp.doc, cp.chunk, head.char_start)
+            spans = _spans_in_scope(cand, ranges[name])
             if spans is None:
                 continue
             if ok is not None and cand.category and cand.category not in ok:
@@ -429,15 +436,6 @@ class Extractor:
                 continue
             picked.append((score, cand, spans))
         return picked, out_of_range
-
-    def _scope(self, chunk: Chunk, doc: Document, head: Head) -> tuple[int, int] | None:
-        """Document character range a mention tail must lie in (``extract.tail_scope``)."""
-        if self.cfg.tail_scope == "sentence":
-            start, text = head_sentence(doc, head.char_start, chunk)
-            return start, start + len(text)
-        if self.cfg.tail_scope == "chunk":
-            return chunk.char_start, chunk.char_start + len(chunk.text)
-        return None
 
     @staticmethod
     def _is_head(cand: TailCandidate, head: Head) -> bool:
@@ -509,12 +507,13 @@ def _ranked(scored: Iterable[tuple[float, TailCandidate]], prior: Mapping[tuple[
     return sorted(scored, key=lambda sc: (-(sc[0] - prior.get((ci, rel, sc[1].key), 0.0)), sc[1].key))
 
 
-def _spans_in_scope(cand: TailCandidate, scope: tuple[int, int] | None) -> list[tuple[int, int]] | None:
-    """A candidate's document spans within ``scope`` — all of them unless it is a mention and there
-    is a scope; None when a mention has no span in scope (it is not a tail there)."""
+def _spans_in_scope(cand: TailCandidate, scope: Ranges) -> list[tuple[int, int]] | None:
+    """A candidate's document spans within ``scope`` (:mod:`graphmert.extract.scope`) — all of them
+    unless it is a mention and there is a scope; None when a mention has no span in scope (it is not
+    a tail there)."""
     if cand.source != "mention" or scope is None:
         return cand.spans
-    spans = [sp for sp in cand.spans if scope[0] <= sp[0] and sp[1] <= scope[1]]
+    spans = [sp for sp in cand.spans if within(sp, scope)]
     return spans or None
 
 

@@ -8,8 +8,9 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
 1. ``questions`` — per chunk (:func:`~graphmert.graph.distant.chunk_entities`): every head (the
    longest mention with an id per start root) × every extraction relation whose domain admits the
    head's category. Its candidates are the chunk's entities whose category the relation admits after
-   the head's, the head's own entity excluded, within ``extract.tail_scope`` (the head's sentence;
-   ``chunk`` and ``document`` both mean the chunk: the model sees no further);
+   the head's, the head's own entity excluded, within the tail scope of the two categories
+   (:mod:`graphmert.extract.scope`: the head's sentence, that sentence or the title, or the chunk;
+   ``document`` means the chunk too: the model sees no further);
 2. ``answers`` — one graph per (chunk, relation) holding a masked K-leaf group on each of its heads
    (``extract.pack_queries``; else one graph per question, as in training a group sees the others'
    [MASK] leaves either way), scored by a :data:`RANKERS` entry: ``model`` gives
@@ -66,6 +67,7 @@ from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.heads import head_sentence
 from graphmert.extract.relation_typer import RelationTyper
+from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.triples import Evidence, Triple
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
@@ -129,6 +131,7 @@ class PairExtractor:
         if unknown:
             raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
                           f"(it knows {sorted(relation_map)})")
+        TailScopes(cfg.tail_scope, cfg.tail_scope_by_category).check(schema)
         self.model, self.untrained, self.typer = model, untrained, typer
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
         self.relation_map, self.relations = relation_map, sorted(relations)
@@ -177,6 +180,7 @@ class PairExtractor:
         if missing:
             raise KGError(f"chunks refer to documents that were not given: {missing[:5]}")
         plans = []
+        scopes = TailScopes(self.cfg.tail_scope, self.cfg.tail_scope_by_category)
         counts = {d.id: Counter(i for m in d.mentions for i in m.ids) for d in docs}
         for ci, chunk in enumerate(chunks):
             plan = _ChunkPlan(chunk=chunk, doc=by_id[chunk.doc_id],
@@ -184,7 +188,7 @@ class PairExtractor:
             for root, (end, head) in sorted(plan.entities.heads.items()):
                 if not 1 <= root < end <= chunk.num_roots - 1:
                     continue
-                scope = self._scope(plan, root)
+                scope = self._scope(plan, root, head, scopes)
                 for r in self.relations:
                     cands = self._candidates(plan, head, r, scope)
                     if cands:
@@ -196,21 +200,27 @@ class PairExtractor:
             plans.append(plan)
         return plans
 
-    def _scope(self, plan: _ChunkPlan, root: int) -> set[str] | None:
-        """The entities within ``extract.tail_scope`` of the head at ``root``: those with a mention in
-        its sentence, or None (every entity of the chunk)."""
-        if self.cfg.tail_scope != "sentence":
-            return None
-        lo, hi = _sentence_roots(plan.chunk, plan.doc, root)
-        return {e for e, spans in plan.entities.spans.items() if any(lo <= a and b <= hi for a, b, _ in spans)}
+    @staticmethod
+    def _scope(plan: _ChunkPlan, root: int, head: str, scopes: TailScopes) -> set[str]:
+        """The chunk's entities with a mention within the tail scope of the head at ``root``
+        (:mod:`graphmert.extract.scope`: the scope of the head's and the entity's categories)."""
+        cats, off = plan.entities.categories, plan.chunk.offsets
+        ranges: dict[str, Ranges] = {}
+        out = set()
+        for e, spans in plan.entities.spans.items():
+            name = scopes.name(cats[head], cats[e])
+            if name not in ranges:
+                ranges[name] = scopes.ranges(name, plan.doc, plan.chunk, int(off[root][0]))
+            if any(within((int(off[a][0]), int(off[b - 1][1])), ranges[name]) for a, b, _ in spans):
+                out.add(e)
+        return out
 
-    def _candidates(self, plan: _ChunkPlan, head: str, relation: str, scope: set[str] | None) -> tuple[str, ...]:
+    def _candidates(self, plan: _ChunkPlan, head: str, relation: str, scope: set[str]) -> tuple[str, ...]:
         cats = plan.entities.categories
         if cats[head] not in self.domain[relation]:
             return ()
         return tuple(e for e in plan.entities.table.ids
-                     if e != head and (scope is None or e in scope)
-                     and self.schema.allows(relation, cats[head], cats[e]))
+                     if e != head and e in scope and self.schema.allows(relation, cats[head], cats[e]))
 
     def document_pairs(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
                        noisy_or: bool = False) -> dict[tuple[str, str, str, str], tuple[float, PairQuery]]:
@@ -464,15 +474,6 @@ def _neg(s: str) -> tuple:
 def _char_span(chunk: Chunk, a: int, b: int) -> tuple[int, int]:
     """Document character span of roots [a, b)."""
     return int(chunk.offsets[a][0]), int(chunk.offsets[b - 1][1])
-
-
-def _sentence_roots(chunk: Chunk, doc: Document, root: int) -> tuple[int, int]:
-    """Roots [lo, hi) of the head's sentence within the chunk (the whole chunk when unknown)."""
-    start, text = head_sentence(doc, int(chunk.offsets[root][0]), chunk)
-    end = start + len(text)
-    off = np.asarray(chunk.offsets, dtype=np.int64).reshape(-1, 2)                      # [n_roots, 2]
-    inside = np.flatnonzero((off[:, 0] >= start) & (off[:, 1] <= end) & (off[:, 0] >= 0))
-    return (int(inside[0]), int(inside[-1]) + 1) if inside.size else (1, chunk.num_roots - 1)
 
 
 def _split(values: np.ndarray, sizes: list[int]) -> list[np.ndarray]:

@@ -95,6 +95,10 @@ class RelationSchema:
     def range(self, relation: str) -> set[str]:
         return {o for _, o in self.pairs.get(relation, ())}
 
+    def categories(self) -> set[str]:
+        """Every category some relation admits as subject or object."""
+        return {c for p in self.pairs.values() for pair in p for c in pair}
+
     def relations_for_subject(self, category: str) -> list[str]:
         """Relations whose domain admits ``category`` (sorted)."""
         return [r for r, p in self.pairs.items() if any(s == category for s, _ in p)]

@@ -116,6 +116,34 @@ def test_sentence_scope_keeps_the_candidates_of_the_heads_sentence(world):
     assert asked(extractor(world, tail_scope="document"), docs, chunks) == chunk_scope
 
 
+def test_title_scope_adds_the_entities_of_the_title_per_category_pair(world):
+    text = "Obesity and glucose. Metformin was given to patients with type 2 diabetes."
+    doc = Document("docD", text, title="Obesity and glucose.", sentences=[(0, 20), (21, len(text))],
+                   mentions=_mentions(text, [("Obesity", "Disease", [OB]), ("glucose", "Chemical", [GLU]),
+                                             ("Metformin", "Chemical", [MET]),
+                                             ("type 2 diabetes", "Disease", [T2D])]))
+    chunks = make_chunks([doc], world["tok"], R)
+    roots = {m.text: m.token_start for m in chunks[0].mentions}
+    glu, met, t2d = roots["glucose"], roots["Metformin"], roots["type 2 diabetes"]
+    # sentence scope: the title's obesity is out of reach of the body's heads
+    assert asked(extractor(world, tail_scope="sentence"), [doc], chunks) == [
+        (0, glu, GLU, "treats", (OB,)), (0, met, MET, "treats", (T2D,))]
+    # title scope: the body's heads see it too; the title's own heads only the title
+    assert asked(extractor(world, tail_scope="title"), [doc], chunks) == [
+        (0, glu, GLU, "treats", (OB,)), (0, met, MET, "treats", (OB, T2D)),
+        (0, t2d, T2D, "associated_with", (OB,))]
+    # per category pair: chemical-disease pairs reach the title, disease-disease pairs do not
+    by_pair = extractor(world, tail_scope="sentence",
+                        tail_scope_by_category={"ChemicalEntity|Disease": "title"})
+    assert asked(by_pair, [doc], chunks) == [
+        (0, glu, GLU, "treats", (OB,)), (0, met, MET, "treats", (OB, T2D))]
+
+
+def test_a_scope_for_a_category_the_schema_lacks_is_refused(world):
+    with pytest.raises(KGError, match="not categories of the relation schema"):
+        extractor(world, tail_scope_by_category={"Disease|SequenceVariant": "title"})
+
+
 def test_unknown_relations_and_documents_are_refused(world):
     with pytest.raises(KGError, match="not relations of the model"):
         extractor(world, relations=["causes"])

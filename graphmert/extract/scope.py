@@ -1,0 +1,79 @@
+"""Where a mention tail may lie for a head (``extract.tail_scope``, ``extract.tail_scope_by_category``).
+
+A scope is a set of document character ranges around a head at character ``h`` of chunk ``c``::
+
+    sentence   { S(h) }                         the sentence holding the head
+    title      { S(h), [0, |title|) }           that sentence and the document's title
+    chunk      { [c.start, c.start + |c.text|) }
+    document   everything (None)
+
+A mention tail is in scope when one of its spans lies inside one of the ranges. ``title`` is written
+for abstracts whose title names what the whole abstract is about: in BioRED a variant's disease is
+usually named in the title and not in the variant's sentence (docs/EVALUATION.md, section 2b).
+
+The scope may depend on the pair's categories: ``tail_scope_by_category`` maps an unordered pair of
+Biolink categories, written ``"Disease|SequenceVariant"`` (the ``biolink:`` prefix optional), to a
+scope name; every other pair gets ``tail_scope``. This module is shared by both extractors
+(:mod:`graphmert.extract.extractor`, :mod:`graphmert.extract.pairs`).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from graphmert.config import category_pair
+from graphmert.corpus.chunk import Chunk
+from graphmert.corpus.document import Document
+from graphmert.extract.heads import head_sentence
+from graphmert.kg.graph import KGError
+from graphmert.kg.schema import RelationSchema
+
+__all__ = ["Ranges", "TailScopes", "within"]
+
+Ranges = list[tuple[int, int]] | None          # document character ranges; None: anywhere
+
+
+class TailScopes:
+    """The scope of each (head category, tail category) pair and its character ranges.
+
+    Args:
+        default: the scope of every pair the mapping does not name (``extract.tail_scope``).
+        by_category: ``"CatA|CatB"`` → scope (``extract.tail_scope_by_category``).
+    """
+
+    def __init__(self, default: str, by_category: Mapping[str, str] | None = None) -> None:
+        # both are validated with the config (graphmert.config._check_scopes)
+        self.default = default
+        self.by_pair = {category_pair(k): v for k, v in (by_category or {}).items()}
+
+    def check(self, schema: RelationSchema) -> "TailScopes":
+        """Raise KGError when a category pair names a category the relation schema does not know (a
+        misspelt key would silently match nothing)."""
+        categories = schema.categories()
+        unknown = sorted({c for pair in self.by_pair for c in pair} - categories)
+        if unknown:
+            raise KGError(f"extract.tail_scope_by_category: {unknown} are not categories of the "
+                             f"relation schema (it has {sorted(categories)})")
+        return self
+
+    def name(self, head_category: str, tail_category: str) -> str:
+        """The scope name of a (head, tail) category pair (order does not matter)."""
+        return self.by_pair.get(frozenset((head_category, tail_category)), self.default)
+
+    @staticmethod
+    def ranges(name: str, doc: Document, chunk: Chunk, head_char: int) -> Ranges:
+        """The character ranges of scope ``name`` for a head starting at ``head_char``."""
+        if name == "document":
+            return None
+        if name == "chunk":
+            return [(chunk.char_start, chunk.char_start + len(chunk.text))]
+        start, text = head_sentence(doc, head_char, chunk)
+        out = [(start, start + len(text))]
+        if name == "title" and doc.title:
+            out.append((0, len(doc.title)))
+        return out
+
+
+def within(span: tuple[int, int], ranges: Ranges) -> bool:
+    """Whether the span [a, b) lies inside one of ``ranges`` (always, for None)."""
+    return ranges is None or any(lo <= span[0] and span[1] <= hi for lo, hi in ranges)
