@@ -1,7 +1,8 @@
 """Tune the extraction of a query-group model on labelled documents: every ranker × selection setting.
 
     .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
-        [--scopes sentence chunk 'sentence,Disease|SequenceVariant=title'] [--k 1 2 3] [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
+        [--scopes sentence chunk 'sentence,Disease|SequenceVariant=title'] [--k 1 2 3] \\
+        [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
         [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
         [--relation-choices score prior prior_only typer typer_score] [override ...]
 
@@ -84,8 +85,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True)
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--scopes", nargs="+", default=["sentence", "chunk"], metavar="SCOPE[,CatA|CatB=SCOPE]",
-                   help="tail scopes to compare: extract.tail_scope, optionally followed by "
+    p.add_argument("--scopes", nargs="+", default=["sentence", "chunk"],
+                   metavar="SCOPE[,CatA|CatB=SCOPE]", help="tail scopes to compare: extract.tail_scope, optionally followed by "
                         "extract.tail_scope_by_category entries, e.g. 'sentence,Disease|SequenceVariant=title'")
     p.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.1, 0.2, 0.3, 0.4, 0.5])

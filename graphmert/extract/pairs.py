@@ -203,9 +203,10 @@ class PairExtractor:
     @staticmethod
     def _scope(plan: _ChunkPlan, root: int, head: str, scopes: TailScopes) -> set[str]:
         """The chunk's entities with a mention within the tail scope of the head at ``root``
-        (:mod:`graphmert.extract.scope`: the scope of the head's and the entity's categories)."""
+        (:mod:`graphmert.extract.scope`: the scope of the head's and the entity's categories;
+        ``chunk`` and ``document`` keep every entity of the chunk)."""
         cats, off = plan.entities.categories, plan.chunk.offsets
-        ranges: dict[str, Ranges] = {}
+        ranges: dict[str, Ranges] = {"chunk": None, "document": None}
         out = set()
         for e, spans in plan.entities.spans.items():
             name = scopes.name(cats[head], cats[e])

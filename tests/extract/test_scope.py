@@ -70,5 +70,6 @@ def test_bad_category_scopes_are_config_errors(scopes, message):
 def test_a_category_the_schema_does_not_know_is_refused():
     schema = make_schema(make_kg())
     TailScopes("sentence", {"Disease|Gene": "title"}).check(schema)
-    with pytest.raises(KGError, match=r"\['biolink:Sequencevariant'\] are not categories of the relation schema"):
+    with pytest.raises(KGError, match=r"\['biolink:Sequencevariant'\] are not categories of the "
+                                      r"relation schema"):
         TailScopes("sentence", {"Disease|Sequencevariant": "title"}).check(schema)
