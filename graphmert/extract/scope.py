@@ -9,7 +9,8 @@ A scope is a set of document character ranges around a head at character ``h`` o
 
 A mention tail is in scope when one of its spans lies inside one of the ranges. ``title`` is written
 for abstracts whose title names what the whole abstract is about: in BioRED a variant's disease is
-usually named in the title and not in the variant's sentence (docs/EVALUATION.md, section 2b).
+often named in the title and not in the variant's sentence (docs/EVALUATION.md, section 2, "Scope
+per category pair").
 
 The scope may depend on the pair's categories: ``tail_scope_by_category`` maps an unordered pair of
 Biolink categories, written ``"Disease|SequenceVariant"`` (the ``biolink:`` prefix optional), to a
@@ -53,7 +54,7 @@ class TailScopes:
         unknown = sorted({c for pair in self.by_pair for c in pair} - categories)
         if unknown:
             raise KGError(f"extract.tail_scope_by_category: {unknown} are not categories of the "
-                             f"relation schema (it has {sorted(categories)})")
+                          f"relation schema (it has {sorted(categories)})")
         return self
 
     def name(self, head_category: str, tail_category: str) -> str:
