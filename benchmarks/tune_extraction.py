@@ -36,7 +36,7 @@ from _common import print_table, write_json  # noqa: E402
 
 import torch  # noqa: E402
 
-from graphmert.config import ExtractConfig, build, load_config  # noqa: E402
+from graphmert.config import ExtractConfig, build, field_choices, load_config  # noqa: E402
 from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
@@ -78,7 +78,7 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
 
 def _choices(name: str) -> tuple[str, ...]:
     """The allowed values of ``extract.<name>``, from its config field (defined once there)."""
-    return next(f for f in dataclasses.fields(ExtractConfig) if f.name == name).metadata["choices"]
+    return field_choices(ExtractConfig, name)
 
 
 def main() -> None:

@@ -328,6 +328,10 @@ class NERConfig:
                                       "BioRED train documents)")
 
 
+# relation_choice values that ask the relation typer (graphmert.extract.relation_typer)
+TYPER_CHOICES = ("typer", "typer_score")
+
+
 @dataclass
 class ExtractConfig:
     """Triple extraction (DESIGN §8): heads → relations → masked-leaf tail prediction → tails → filters."""
@@ -647,6 +651,7 @@ def _check_cross(cfg: Config) -> None:
     if cfg.train.min_lr > cfg.train.lr:
         raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
     _check_scopes(cfg.extract)
+    _check_typer(cfg.extract)
     if cfg.train.mask_token_fraction + cfg.train.random_token_fraction > 1.0:
         raise ConfigError(f"train.random_token_fraction: {cfg.train.random_token_fraction} + "
                           f"train.mask_token_fraction ({cfg.train.mask_token_fraction}) exceed 1")
@@ -662,14 +667,31 @@ def category_pair(key: str) -> frozenset[str]:
     return frozenset(p if p.startswith("biolink:") else f"biolink:{p}" for p in parts)
 
 
+def field_choices(cls: type, name: str) -> tuple:
+    """The allowed values of option ``name`` of the config section ``cls`` (defined once, in its
+    ``opt(choices=...)``)."""
+    return next(f for f in dataclasses.fields(cls) if f.name == name).metadata["choices"]
+
+
 def _check_scopes(ex: "ExtractConfig") -> None:
     """``extract.tail_scope_by_category``: category-pair keys, scope values."""
-    choices = next(f for f in dataclasses.fields(ExtractConfig) if f.name == "tail_scope").metadata["choices"]
+    choices = field_choices(ExtractConfig, "tail_scope")
     for key, scope in ex.tail_scope_by_category.items():
         category_pair(key)
         if scope not in choices:
             raise ConfigError(f"extract.tail_scope_by_category.{key}: {scope!r} is not allowed; choose "
                               f"from {list(choices)}")
+
+
+def _check_typer(ex: "ExtractConfig") -> None:
+    """A relation typer asked for (``relation_choice`` typer / typer_score, ``typer_min_relation``)
+    needs ``typer_files`` to be fitted on: an error when the config is read, not after training."""
+    typer_choice = ex.relation_choice in TYPER_CHOICES
+    if (typer_choice or ex.typer_min_relation > 0) and not ex.typer_files:
+        asks = (f"extract.relation_choice {ex.relation_choice!r}" if typer_choice
+                else f"extract.typer_min_relation {ex.typer_min_relation}")
+        raise ConfigError(f"{asks} needs extract.typer_files: gold files with typed document-level "
+                          f"relations to fit the relation typer on (e.g. BioRED train)")
 
 
 def _merge(base: dict, over: dict) -> dict:

@@ -154,7 +154,7 @@ class Extractor:
         if unknown:
             raise ExtractionError(f"extract.relations: {unknown} are not relations of the model "
                                   f"checkpoint (it knows {sorted(relation_map)})")
-        TailScopes(cfg.tail_scope, cfg.tail_scope_by_category).check(schema)
+        self.scopes = TailScopes(cfg.tail_scope, cfg.tail_scope_by_category).check(schema)
         self.cfg, self.kg, self.schema, self.tok = cfg, kg, schema, tokenizer
         self.relation_map, self.relations = relation_map, sorted(allowed)
         self.K = num_leaves
@@ -415,7 +415,6 @@ class Extractor:
               ) -> tuple[list[tuple[float, TailCandidate, list[tuple[int, int]]]], int]:
         """The first ``extract.tails_per_query`` of ``ranked`` that are not the head, lie in scope
         and fit the range — each with its spans in scope — and the count of those out of range."""
-        scopes = TailScopes(self.cfg.tail_scope, self.cfg.tail_scope_by_category)
         ranges: dict[str, Ranges] = {}
         ok = self._range(head.category, rel)
         picked = []
@@ -425,9 +424,9 @@ class Extractor:
                 break
             if self._is_head(cand, head):
                 continue
-            name = scopes.name(head.category, cand.category)
+            name = self.scopes.name(head.category, cand.category)
             if name not in ranges:
-                ranges[name] = scopes.ranges(name, cp.doc, cp.chunk, head.char_start)
+                ranges[name] = self.scopes.ranges(name, cp.doc, cp.chunk, head.char_start)
             spans = _spans_in_scope(cand, ranges[name])
             if spans is None:
                 continue

@@ -61,7 +61,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from graphmert.config import ExtractConfig
+from graphmert.config import TYPER_CHOICES, ExtractConfig
 from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
@@ -81,7 +81,6 @@ from graphmert.registry import Registry
 __all__ = ["PairQuery", "PairExtractor", "RANKERS", "CONTROLS", "MODEL_RANKERS", "PROBABILITY_RANKERS"]
 
 MODEL_RANKERS = ("model", "margin", "likelihood")
-TYPER_CHOICES = ("typer", "typer_score")
 CONTROLS = ("candidates", "random", "nearest", "salience", "untrained")
 PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained")
 

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import torch
 
-from graphmert.config import Config, ConfigError, ExtractConfig, KGConfig, section_hash
+from graphmert.config import TYPER_CHOICES, Config, ConfigError, ExtractConfig, KGConfig, section_hash
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document, read_documents, write_documents
@@ -30,7 +30,7 @@ from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.extract.extractor import Extractor
-from graphmert.extract.pairs import CONTROLS, TYPER_CHOICES, PairExtractor
+from graphmert.extract.pairs import CONTROLS, PairExtractor
 from graphmert.extract.relation_typer import RelationTyper
 from graphmert.extract.triples import (Triple, merge_triples, read_triples, write_triples,
                                        write_triples_jsonl)
@@ -354,22 +354,18 @@ def typer_documents(cfg: Config, held_out: frozenset[str]) -> Iterator[Document]
     """The documents of ``extract.typer_files`` the relation typer may learn from, streamed and
     sentence-split: every one but those extraction or evaluation reads (``held_out``,
     :func:`pipelines.holdout.held_out_documents`)."""
-    reader = read_corpus(cfg.extract.typer_files, format="auto", skip_bad_records=cfg.corpus.skip_bad_records)
+    reader = read_corpus(cfg.extract.typer_files, format="auto",
+                         skip_bad_records=cfg.corpus.skip_bad_records)
     return TextAnalyzer(sentences=True, abbreviations=False).annotate(d for d in reader if d.id not in held_out)
 
 
 def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | None:
     """The relation typer ``extract.relation_choice`` or ``extract.typer_min_relation`` asks for
-    (None when neither does), fitted on :func:`typer_documents`."""
+    (None when neither does), fitted on :func:`typer_documents` (``extract.typer_files``, which the
+    config requires then: graphmert.config._check_typer)."""
     ex = ctx.cfg.extract
     if ex.relation_choice not in TYPER_CHOICES and ex.typer_min_relation <= 0:
         return None
-    if not ex.typer_files:
-        asks = (f"extract.relation_choice {ex.relation_choice!r}" if ex.relation_choice in TYPER_CHOICES
-                else f"extract.typer_min_relation {ex.typer_min_relation}")
-        raise ConfigError(f"{asks} needs extract.typer_files: "
-                          f"gold files with typed document-level relations to fit the relation typer "
-                          f"on (e.g. BioRED train)")
     typer = RelationTyper.from_config(ex)
     typer.fit(ctx.progress(typer_documents(ctx.cfg, held_out), desc="extract: relation typer", unit="doc"),
               where=f"extract.typer_files {ex.typer_files}")
