@@ -88,6 +88,9 @@ class CorpusConfig:
     chunk_mode: str = opt("document", choices=("document", "concatenate"),
                           help="'document': chunks never cross documents; 'concatenate': the paper's")
     chunk_overlap: int = opt(32, min=0, help="tokens shared by consecutive windows of a long document")
+    repeat_title: bool = opt(False, help="'document' mode: every window of a long document starts with "
+                             "the document's title (at most half a window), so title entities share a "
+                             "chunk with every sentence")
 
 
 @dataclass
@@ -648,6 +651,9 @@ def _check_cross(cfg: Config) -> None:
     if cfg.corpus.chunk_overlap >= cfg.graph.num_roots - 2:
         raise ConfigError(f"corpus.chunk_overlap: {cfg.corpus.chunk_overlap} must be smaller than "
                           f"graph.num_roots - 2 ({cfg.graph.num_roots - 2})")
+    if cfg.corpus.repeat_title and cfg.corpus.chunk_mode != "document":
+        raise ConfigError(f"corpus.repeat_title: needs corpus.chunk_mode 'document' (a chunk of "
+                          f"{cfg.corpus.chunk_mode!r} mode holds several documents' text, not one title)")
     if cfg.train.min_lr > cfg.train.lr:
         raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
     _check_scopes(cfg.extract)

@@ -10,6 +10,13 @@ In ``concatenate`` mode a chunk may span documents: ``doc_ids[i]`` then says whi
 came from (in ``document`` mode it is ``doc_id`` everywhere and is not stored). ``doc_id`` is only the
 first of them; :attr:`Chunk.documents` lists them all — what anything that must keep documents apart
 (the train/held-out split) has to use.
+
+With ``corpus.repeat_title`` a later window of a long document starts with the document's title:
+``[CLS] title_1 … title_t w_1 … w_m [SEP]``. ``title_roots`` = t then says which roots repeat the
+title (0: none), ``text`` is the title and the window's text joined by one space (the convention of
+``concatenate`` mode's pieces), and ``char_start`` is where the title starts.
+:meth:`Chunk.char_ranges` gives the document ranges the chunk covers, :meth:`Chunk.doc_offset` maps a
+position of ``text`` back to the document.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ class Chunk:
     doc_ids: list[str] = field(default_factory=list)  # [n_roots] only in concatenate mode
     text: str = ""                  # the source text the chunk covers (for scoring and provenance)
     char_start: int = 0             # where that text starts in the document
+    title_roots: int = 0            # roots 1..title_roots repeat the document's title (module docstring)
 
     @property
     def num_roots(self) -> int:
@@ -58,6 +66,23 @@ class Chunk:
         """Every document whose text the chunk holds, in order of appearance (``[doc_id]`` in
         ``document`` mode)."""
         return list(dict.fromkeys(d for d in self.doc_ids if d)) or [self.doc_id]
+
+    def char_ranges(self) -> list[tuple[int, int]]:
+        """The document character ranges [a, b) that ``text`` holds, in order: one, or the title's and
+        the window's when the chunk repeats the title."""
+        if not self.title_roots:
+            return [(self.char_start, self.char_start + len(self.text))]
+        t = self.title_roots
+        return [(self.offsets[1][0], self.offsets[t][1]), (self.offsets[t + 1][0], self.offsets[-2][1])]
+
+    def doc_offset(self, pos: int) -> int:
+        """The document character offset of position ``pos`` of ``text`` (document mode)."""
+        at = 0
+        for a, b in self.char_ranges():
+            if pos <= at + b - a:
+                return a + pos - at
+            at += b - a + 1                                     # the joining space
+        return self.char_ranges()[-1][1]
 
 
 _CMENTION = pa.struct([("token_start", pa.int32()), ("token_end", pa.int32()),
@@ -73,6 +98,7 @@ SCHEMA = pa.schema([
     ("doc_ids", pa.list_(pa.string())),
     ("text", pa.string()),
     ("char_start", pa.int32()),
+    ("title_roots", pa.int32()),
 ])
 
 
@@ -88,7 +114,8 @@ def write_chunks(chunks: Iterable[Chunk], path: str | Path) -> int:
 
 def read_chunks(paths: str | Path | Iterable[str | Path]) -> Iterator[Chunk]:
     """Chunks of one shard or several, in order; a file that is not a chunk shard is refused."""
-    for row in read_parquet(paths, SCHEMA, what="chunk"):
+    for row in read_parquet(paths, SCHEMA, what="chunk", optional=("title_roots",)):
+        row["title_roots"] = row["title_roots"] or 0            # shards written before the column
         row["offsets"] = [(int(a), int(b)) for a, b in row["offsets"]]
         row["mentions"] = [ChunkMention(**m) for m in row["mentions"]]
         yield Chunk(**row)

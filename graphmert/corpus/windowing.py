@@ -7,6 +7,13 @@ Two modes (``corpus.chunk_mode``):
   [w·s, w·s + R−2) with stride s = R−2−overlap; the last window is aligned to the document's end.
 * ``concatenate`` (the paper's): all documents' tokens joined in order and cut every R−2 tokens.
 
+``corpus.repeat_title`` (document mode): every window of a long document starts with the document's
+t title tokens, and the windows (stride R−2−t−overlap) cover the rest: window w is the title plus
+body tokens [t + s_w, t + s_w + R−2−t), so the first window is the document's first R−2 tokens as
+before. An abstract's title names what the whole abstract is about (in BioRED a variant's disease is
+often named only there), and without it a later window's entities never share a chunk with it. A
+title longer than half a window (or one the text does not start with) is not repeated.
+
 Each chunk keeps its source document id, per-token character offsets into that document's text,
 whole-word ids, and every mention mapped to the root positions it covers. A mention is kept in a
 window only if the window contains all of its tokens (overlapping windows make sure most mentions
@@ -25,7 +32,7 @@ from graphmert.corpus.chunk import Chunk, ChunkMention
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 
-__all__ = ["TokenizedDocument", "tokenize_document", "chunk_documents", "window_starts"]
+__all__ = ["TokenizedDocument", "tokenize_document", "chunk_documents", "window_starts", "title_tokens"]
 
 
 class TokenizedDocument:
@@ -78,31 +85,52 @@ def _renumber_words(word_ids: list[int]) -> list[int]:
     return out
 
 
-def _window(td: TokenizedDocument, lo: int, hi: int, cls: int, sep: int, chunk_id: str) -> Chunk:
+def title_tokens(td: TokenizedDocument, width: int) -> int:
+    """How many leading tokens a window repeats as the title (``corpus.repeat_title``): the tokens
+    of ``doc.title`` when the text starts with it and it fills at most half a window, else 0."""
+    title = td.doc.title
+    if not title or not td.doc.text.startswith(title):
+        return 0
+    t = bisect.bisect_left(td._starts, len(title))
+    return t if 0 < t <= width // 2 else 0
+
+
+def _window(td: TokenizedDocument, lo: int, hi: int, cls: int, sep: int, chunk_id: str,
+            title: int = 0) -> Chunk:
+    """Roots [CLS] + tokens [0, title) + tokens [lo, hi) + [SEP] (title 0: no repeated title)."""
     doc = td.doc
-    ids = [cls] + td.ids[lo:hi] + [sep]
-    offsets = [(-1, -1)] + td.offsets[lo:hi] + [(-1, -1)]
-    words = [-1] + _renumber_words(td.word_ids[lo:hi]) + [-1]
-    mentions = []
-    for m in doc.mentions:
-        span = td.token_span(m.start, m.end)
-        if span is None or span[0] < lo or span[1] > hi:
-            continue
-        mentions.append(ChunkMention(token_start=span[0] - lo + 1, token_end=span[1] - lo + 1,
-                                     char_start=m.start, char_end=m.end, text=m.text, type=m.type,
-                                     ids=list(m.ids), doc_id=doc.id))
-    c0, c1 = td.offsets[lo][0], td.offsets[hi - 1][1]
+    pieces = [(0, title), (lo, hi)] if title else [(lo, hi)]
+    ids = [cls] + [t for a, b in pieces for t in td.ids[a:b]] + [sep]
+    offsets = [(-1, -1)] + [o for a, b in pieces for o in td.offsets[a:b]] + [(-1, -1)]
+    words = [-1] + _renumber_words([w for a, b in pieces for w in td.word_ids[a:b]]) + [-1]
+    mentions, root = [], 1                                      # root: where the piece starts
+    for a, b in pieces:
+        for m in doc.mentions:
+            span = td.token_span(m.start, m.end)
+            if span is None or span[0] < a or span[1] > b:
+                continue
+            mentions.append(ChunkMention(token_start=span[0] - a + root, token_end=span[1] - a + root,
+                                         char_start=m.start, char_end=m.end, text=m.text, type=m.type,
+                                         ids=list(m.ids), doc_id=doc.id))
+        root += b - a
+    texts = [doc.text[td.offsets[a][0]:td.offsets[b - 1][1]] for a, b in pieces]
     return Chunk(id=chunk_id, doc_id=doc.id, input_ids=ids, offsets=offsets, word_ids=words,
-                 mentions=mentions, text=doc.text[c0:c1], char_start=c0)
+                 mentions=mentions, text=" ".join(texts), char_start=td.offsets[pieces[0][0]][0],
+                 title_roots=title)
 
 
 def _document_mode(tds: Iterable[TokenizedDocument], width: int, overlap: int, cls: int,
-                   sep: int) -> Iterator[Chunk]:
+                   sep: int, repeat_title: bool = False) -> Iterator[Chunk]:
     for td in tds:
         if len(td) == 0:
             continue
-        for w, lo in enumerate(window_starts(len(td), width, overlap)):
-            yield _window(td, lo, min(lo + width, len(td)), cls, sep, f"{td.doc.id}#{w}")
+        t = title_tokens(td, width) if repeat_title and len(td) > width else 0
+        if t and width - t <= overlap:
+            t = 0                                               # no stride left beside the title
+        for w, s in enumerate(window_starts(len(td) - t, width - t, overlap)):
+            lo = t + s if s else 0                              # the first window: tokens [0, width)
+            yield _window(td, lo, min(s + width, len(td)), cls, sep, f"{td.doc.id}#{w}",
+                          title=t if s else 0)
 
 
 def _concatenate_mode(tds: Iterable[TokenizedDocument], width: int, cls: int,
@@ -159,5 +187,6 @@ def chunk_documents(docs: Iterable[Document], tokenizer: Tokenizer, corpus_cfg: 
     width = graph_cfg.num_roots - 2
     tds = (tokenize_document(d, tokenizer) for d in docs)
     if corpus_cfg.chunk_mode == "document":
-        return _document_mode(tds, width, corpus_cfg.chunk_overlap, sp["cls"], sp["sep"])
+        return _document_mode(tds, width, corpus_cfg.chunk_overlap, sp["cls"], sp["sep"],
+                              corpus_cfg.repeat_title)
     return _concatenate_mode(tds, width, sp["cls"], sp["sep"])

@@ -310,7 +310,7 @@ class Extractor:
         out = list(heads)
         for a, b, surface in discover_heads(self.llm, chunk.text):
             stats["llm_heads_proposed"] += 1
-            da, db = a + chunk.char_start, b + chunk.char_start       # document offsets
+            da, db = chunk.doc_offset(a), chunk.doc_offset(b)         # document offsets
             roots = [i for i, (x, y) in enumerate(chunk.offsets) if x >= 0 and x < db and y > da]
             ids = self.names.lookup(surface)
             if not roots or roots[0] in taken or not ids or roots[-1] + 1 > chunk.num_roots - 1:

@@ -91,12 +91,15 @@ def candidate_relations(category: str, schema: RelationSchema, allowed: Sequence
 
 def head_sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:
     """(start, text) of the document sentence holding character ``char`` (a head's start): the
-    sentence a triple's evidence quotes and sentence scope keeps tails in. The chunk's own text when
-    the document has no sentence there."""
+    sentence a triple's evidence quotes and sentence scope keeps tails in. The chunk's own text (the
+    piece holding ``char``: its window or its repeated title) when the document has no sentence there."""
     if doc.sentences:
         starts = [s for s, _ in doc.sentences]
         i = bisect.bisect_right(starts, char) - 1
         if i >= 0 and doc.sentences[i][0] <= char < doc.sentences[i][1]:
             s, e = doc.sentences[i]
             return s, doc.text[s:e]
-    return chunk.char_start, chunk.text
+    if not chunk.title_roots:
+        return chunk.char_start, chunk.text
+    a, b = next(((a, b) for a, b in chunk.char_ranges() if a <= char < b), chunk.char_ranges()[-1])
+    return a, doc.text[a:b]

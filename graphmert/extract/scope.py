@@ -4,7 +4,7 @@ A scope is a set of document character ranges around a head at character ``h`` o
 
     sentence   { S(h) }                         the sentence holding the head
     title      { S(h), [0, |title|) }           that sentence and the document's title
-    chunk      { [c.start, c.start + |c.text|) }
+    chunk      the document ranges of the chunk's text (its window, and its repeated title)
     document   everything (None)
 
 A mention tail is in scope when one of its spans lies inside one of the ranges. ``title`` is written
@@ -67,7 +67,7 @@ class TailScopes:
         if name == "document":
             return None
         if name == "chunk":
-            return [(chunk.char_start, chunk.char_start + len(chunk.text))]
+            return chunk.char_ranges()
         start, text = head_sentence(doc, head_char, chunk)
         out = [(start, start + len(text))]
         if name == "title" and doc.title:

@@ -9,7 +9,8 @@
 Chunk text and offsets (see :mod:`graphmert.corpus.chunk`): ``offsets[i]`` are character offsets
 into the source document of root ``i``. The chunk's text is the document text from the first to the
 last root token; in ``concatenate`` mode it is the per-document pieces in order of appearance, joined
-by one space. Each run of roots from one document is therefore one *segment* of ``chunk.text``.
+by one space, as are a repeated title and its window (``Chunk.title_roots``). Each run of roots from one
+document is therefore one *segment* of ``chunk.text``.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ def segments(chunk: Chunk) -> list[tuple[int, int, int, int, str]]:
     """
     n = chunk.num_roots
     doc_of = chunk.doc_ids if chunk.doc_ids else [chunk.doc_id] * n
+    body = 1 + chunk.title_roots if chunk.title_roots else -1     # the first root after a repeated title
     runs: list[list] = []
     for i in range(n):
         if chunk.offsets[i][0] < 0:
             continue
-        if runs and runs[-1][4] == doc_of[i] and runs[-1][1] == i:
+        if runs and runs[-1][4] == doc_of[i] and runs[-1][1] == i and i != body:
             runs[-1][1] = i + 1
         else:
             runs.append([i, i + 1, chunk.offsets[i][0], 0, doc_of[i]])

@@ -161,5 +161,6 @@ INGEST = Stage("ingest", sections=("corpus.paths", "corpus.format", "corpus.skip
                                    "corpus.shard_size", "corpus.sentences", "corpus.abbreviations"),
                upstream=(), run=_ingest, source_files=_source_files)
 TOKENIZER = Stage("tokenizer", sections=("tokenizer",), upstream=("ingest",), run=_tokenizer)
-CHUNKS = Stage("chunks", sections=("corpus.chunk_mode", "corpus.chunk_overlap", "graph.num_roots"),
+CHUNKS = Stage("chunks", sections=("corpus.chunk_mode", "corpus.chunk_overlap", "corpus.repeat_title",
+                                   "graph.num_roots"),
                upstream=("ingest", "tokenizer"), run=_chunks)

@@ -378,7 +378,7 @@ def _sources(cfg: Config) -> list[Path]:
 
 
 EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.num_leaves",
-                                     "corpus.chunk_mode", "corpus.chunk_overlap",
+                                     "corpus.chunk_mode", "corpus.chunk_overlap", "corpus.repeat_title",
                                      "corpus.abbreviations"),
                 upstream=("ingest", "tokenizer", "chunks", "graphs", "train", "ner"), run=_extract_stage,
                 source_files=_sources)

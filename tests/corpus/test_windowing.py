@@ -96,3 +96,87 @@ def test_chunk_shards_round_trip(tmp_path, tok):
     write_chunks(chunks, tmp_path / "c.parquet")
     assert list(read_chunks(tmp_path / "c.parquet")) == chunks
     assert not list(tmp_path.glob(".*tmp"))
+
+
+# ---------------------------------------------------------------- corpus.repeat_title
+TITLE = "Metformin in type 2 diabetes."
+
+
+def _titled(repeats: int, title: str = TITLE) -> Document:
+    body = _doc("t", repeats)
+    shift = len(title) + 1
+    mentions = [Mention(m.start + shift, m.end + shift, m.text, m.type, m.ids) for m in body.mentions]
+    for name, typ, cid in (("Metformin", "Chemical", "MESH:D008687"),
+                           ("type 2 diabetes", "Disease", "MESH:D003924")):
+        i = title.find(name)
+        if i >= 0:
+            mentions.append(Mention(i, i + len(name), name, typ, [cid]))
+    return Document(id="t", title=title, text=title + " " + body.text,
+                    mentions=sorted(mentions, key=lambda m: m.start))
+
+
+def test_repeat_title_windows_start_with_the_title(tok):
+    doc, graph = _titled(8), GraphConfig(num_roots=32)
+    plain = list(chunk_documents([doc], tok, CorpusConfig(chunk_overlap=4), graph))
+    titled = list(chunk_documents([doc], tok, CorpusConfig(chunk_overlap=4, repeat_title=True), graph))
+    title_ids = tok.encode(TITLE, add_special_tokens=False).ids
+    t = len(title_ids)
+    assert titled[0] == plain[0]                      # the first window is the document's start
+    assert len(titled) > len(plain) > 2
+    vocab = {v: k for k, v in tok.get_vocab().items()}
+    body_tokens = set()
+    for ch in titled[1:]:
+        assert ch.title_roots == t and ch.num_roots <= graph.num_roots
+        assert ch.input_ids[1:1 + t] == title_ids
+        for i in range(1, ch.num_roots - 1):          # every root points at its own text
+            s, e = ch.offsets[i]
+            assert doc.text[s:e].lower() == vocab[ch.input_ids[i]].lstrip("#")
+        body_tokens |= {ch.offsets[i] for i in range(1 + t, ch.num_roots - 1)}
+        title_mentions = {m.text for m in ch.mentions if m.token_end <= 1 + t}
+        assert title_mentions == {"Metformin", "type 2 diabetes"}
+        for m in ch.mentions:                         # the roots of a mention spell it
+            assert doc.text[ch.offsets[m.token_start][0]:ch.offsets[m.token_end - 1][1]] == m.text
+        (a0, b0), (a1, b1) = ch.char_ranges()
+        assert (a0, b0) == (0, len(TITLE)) and ch.char_start == 0
+        assert ch.text == TITLE + " " + doc.text[a1:b1]
+        assert ch.doc_offset(3) == 3 and ch.doc_offset(len(TITLE) + 1) == a1
+        assert ch.doc_offset(len(ch.text)) == b1
+    enc = tok.encode(doc.text, add_special_tokens=False)
+    assert body_tokens | {tuple(o) for o in enc.offsets[:titled[0].num_roots - 2]} == \
+        {tuple(o) for o in enc.offsets}               # every token is in some window
+
+
+def test_a_title_is_not_repeated_when_it_fills_more_than_half_a_window(tok):
+    long_title = " ".join(["Metformin lowers hepatic glucose output"] * 3) + "."
+    doc = _titled(8, title=long_title)
+    cfg = CorpusConfig(chunk_overlap=4, repeat_title=True)
+    chunks = list(chunk_documents([doc], tok, cfg, GraphConfig(num_roots=32)))
+    assert len(tok.encode(long_title, add_special_tokens=False).ids) > 15
+    assert all(c.title_roots == 0 for c in chunks)
+    assert chunks == list(chunk_documents([doc], tok, CorpusConfig(chunk_overlap=4), GraphConfig(num_roots=32)))
+
+
+def test_a_short_document_is_one_window_either_way(tok):
+    doc = _titled(1)
+    cfg = CorpusConfig(repeat_title=True)
+    assert list(chunk_documents([doc], tok, cfg, GraphConfig())) == \
+        list(chunk_documents([doc], tok, CorpusConfig(), GraphConfig()))
+
+
+def test_title_roots_round_trip_and_old_shards_read_as_none(tmp_path, tok):
+    import pyarrow.parquet as pq
+
+    cfg = CorpusConfig(chunk_overlap=4, repeat_title=True)
+    chunks = list(chunk_documents([_titled(8)], tok, cfg, GraphConfig(num_roots=32)))
+    write_chunks(chunks, tmp_path / "c.parquet")
+    assert list(read_chunks(tmp_path / "c.parquet")) == chunks
+    table = pq.read_table(tmp_path / "c.parquet").drop_columns(["title_roots"])
+    pq.write_table(table, tmp_path / "old.parquet")            # a shard written before the column
+    assert [c.title_roots for c in read_chunks(tmp_path / "old.parquet")] == [0] * len(chunks)
+
+
+def test_repeat_title_needs_document_mode():
+    from graphmert.config import ConfigError, build
+
+    with pytest.raises(ConfigError, match="corpus.repeat_title: needs corpus.chunk_mode 'document'"):
+        build({"corpus": {"repeat_title": True, "chunk_mode": "concatenate"}})

@@ -34,6 +34,19 @@ def test_each_scope_is_its_character_ranges():
     assert TailScopes.ranges("title", untitled, c, head) == [(21, 74)]
 
 
+def test_a_chunk_that_repeats_the_title_covers_the_title_and_its_window():
+    # roots: [CLS] "Obesity and glucose." (4 tokens) "Weight fell." (3 tokens) [SEP]
+    offsets = [(-1, -1), (0, 7), (8, 11), (12, 19), (19, 20), (75, 81), (82, 86), (86, 87), (-1, -1)]
+    c = Chunk(id="d#1", doc_id="d", input_ids=[0] * 9, offsets=offsets, word_ids=[0] * 9,
+              text=TEXT[:20] + " " + TEXT[75:], char_start=0, title_roots=4)
+    assert TailScopes.ranges("chunk", DOC, c, 75) == [(0, 20), (75, 87)]
+    metformin = TEXT.index("Metformin")
+    assert not within((metformin, metformin + 9), TailScopes.ranges("chunk", DOC, c, 75))
+    unsplit = Document("e", TEXT)                       # no sentences: the window is the sentence
+    assert TailScopes.ranges("sentence", unsplit, c, 75) == [(75, 87)]
+    assert TailScopes.ranges("sentence", unsplit, c, 8) == [(0, 20)]         # a head in the title
+
+
 def test_within_needs_the_whole_span_inside_one_range():
     assert within((0, 7), [(21, 74), (0, 20)])
     assert not within((15, 25), [(21, 74), (0, 20)])         # straddles the two

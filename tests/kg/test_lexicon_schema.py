@@ -124,6 +124,18 @@ def test_concatenated_chunk_segments(kg, matcher):
         segments(bad)
 
 
+def test_a_repeated_title_is_a_segment_of_its_own(kg, matcher):
+    title, body = "Metformin trial.", "Later, CAT rises."          # the window starts at char 90
+    ct, cb = _chunk(title, doc_id="d"), _chunk(body, doc_id="d", char_start=90)
+    c = Chunk(id="d#1", doc_id="d", input_ids=ct.input_ids[:-1] + cb.input_ids[1:],
+              offsets=ct.offsets[:-1] + cb.offsets[1:], word_ids=ct.word_ids[:-1] + cb.word_ids[1:],
+              text=title + " " + body, char_start=0, title_roots=len(ct.input_ids) - 2)
+    assert [(s[0], s[2], s[3]) for s in segments(c)] == [(1, 0, 0), (len(ct.input_ids) - 1, 90, len(title) + 1)]
+    ms = lexicon_mentions(c, matcher, kg)
+    assert [(m.text, m.char_start, m.token_start) for m in ms] == [
+        ("Metformin", 0, 1), ("CAT", 97, c.title_roots + 1 + 3)]     # after "Late", "r", ","
+
+
 def test_schema_learned_and_overridden(kg, tmp_path):
     s = RelationSchema.from_kg(kg)
     assert s.allows("treats", "biolink:ChemicalEntity", "biolink:Disease")
