@@ -38,8 +38,9 @@ from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from pipelines.holdout import in_slice  # noqa: E402
 
 
-def _row(ex, plans, queries, scores, gold, rmap, k: int, threshold: float) -> dict:
-    ex.cfg = dataclasses.replace(ex.cfg, tails_per_query=k, min_confidence=threshold)
+def _row(ex, base, plans, queries, scores, gold, rmap, k: int, threshold: float) -> dict:
+    """Pair scores of ``scores`` with the ``base`` extract settings at k and threshold."""
+    ex.cfg = dataclasses.replace(base, tails_per_query=k, min_confidence=threshold)
     m = evaluate_system(*pair_sets(ex.decide(plans, queries, scores, "model"), rmap), gold)
     u, t = m["untyped"]["all"], m["typed"]["all"]
     return {"k": k, "min_conf": threshold, "P": u["precision"], "R": u["recall"], "F1": u["f1"],
@@ -75,16 +76,15 @@ def main() -> None:
     for n in range(1, len(answers) + 1):
         for members in itertools.combinations(answers, n):
             mean = [np.mean([answers[m][i] for m in members], axis=0) for i in range(len(queries))]
-            grid = [_row(ex, plans, queries, mean, gold, rmap, k, th)
+            grid = [_row(ex, base, plans, queries, mean, gold, rmap, k, th)
                     for k, th in itertools.product(a.k, a.thresholds)]
-            ex.cfg = base
-            shipped = _row(ex, plans, queries, mean, gold, rmap, base.tails_per_query, base.min_confidence)
+            shipped = _row(ex, base, plans, queries, mean, gold, rmap, base.tails_per_query,
+                           base.min_confidence)
             best = max(grid, key=lambda r: r["F1"])
             rows.append({"models": "+".join(members), "best k": best["k"], "best min_conf": best["min_conf"],
                          "best P": best["P"], "best R": best["R"], "best F1": best["F1"],
                          "best typed_F1": best["typed_F1"], "config F1": shipped["F1"],
                          "config typed_F1": shipped["typed_F1"]})
-            ex.cfg = base
     print_table(rows, f"mean of the models' answers on {len(docs)} documents, {len(gold.untyped)} gold pairs")
     write_json("ensemble", rows, a.out, run_dirs=[str(r) for r in a.run_dirs], documents=len(docs),
                gold_pairs=len(gold.untyped), overrides=overrides)

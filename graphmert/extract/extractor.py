@@ -21,7 +21,8 @@ A *question* is a (chunk, head, relation); a *query* asks it for tails of one to
                 itself, lie in the tail scope (mention tails: the head's sentence, that sentence or
                 the title, the chunk or the document, per category pair:
                 :mod:`~graphmert.extract.scope`) and fit the relation's range;
-                ``extract.ranking=pmi`` ranks by s minus the tail's mean s over the chunk's heads. Each becomes a Triple with its Evidence
+                ``extract.ranking=pmi`` ranks by s minus the tail's mean s over the chunk's heads.
+                Each becomes a Triple with its Evidence
     filters     :func:`~graphmert.extract.filters.apply_filters`
 
 Everything is deterministic: candidates and queries are built in sorted order, ties broken by key,
