@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
         [--scopes sentence chunk 'sentence,Disease|SequenceVariant=title'] [--k 1 2 3] \\
-        [--thresholds 0.1 0.2 0.3 0.4 0.5] \\
+        [--thresholds 0.1 0.2 0.3 0.4 0.5] [--outside-weights 0 0.1 0.3] \\
         [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
         [--relation-choices score prior prior_only typer typer_score] [override ...]
 
@@ -13,9 +13,10 @@ the run's checkpoint once, asks every question once per scope, scores the answer
 rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
 ``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
 ``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
-extraction relation sets × evidence combinations (``extract.evidence``) × typed-relation choices
-(``extract.relation_choice``), against the gold, as ``graphmert evaluate`` would: untyped and typed
-pair F1, and the type accuracy on the pairs found. It prints the tables and writes
+soft scopes (``extract.outside_scope_weight``, each asked anew), extraction relation sets ×
+evidence combinations (``extract.evidence``) × typed-relation choices (``extract.relation_choice``),
+against the gold, as ``graphmert evaluate`` would: untyped and typed pair F1, and the type accuracy
+on the pairs found. It prints the tables and writes
 ``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
 goes into the config, and is then reported once on dev.
 """
@@ -91,6 +92,8 @@ def main() -> None:
     p.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.1, 0.2, 0.3, 0.4, 0.5])
     p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
+    p.add_argument("--outside-weights", nargs="+", type=float, default=None, metavar="W",
+                   help="extract.outside_scope_weight values to compare at each scope (default: the config's)")
     p.add_argument("--relation-sets", nargs="+", default=None, metavar="R1,R2,...",
                    help="extraction relation sets to compare (default: the config's extract.relations)")
     p.add_argument("--evidence", nargs="+", default=None, choices=_choices("evidence"),
@@ -117,24 +120,24 @@ def main() -> None:
     for relations in relation_sets:
         ex = _extractor(cfg, a.run_dir, docs, relations)
         chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
-        for scope in a.scopes:
-            rows += _sweep(ex, cfg, a, docs, chunks, gold, rmap, scope, choices,
+        for scope, weight in itertools.product(a.scopes, a.outside_weights or [cfg.extract.outside_scope_weight]):
+            rows += _sweep(ex, cfg, a, docs, chunks, gold, rmap, scope, weight, choices,
                            "+".join(r[:5] for r in relations))
     print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
     best = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["ranker"], r["evidence"])
+        key = (r["relations"], r["scope"], r["outside_w"], r["ranker"], r["evidence"])
         if key not in best or r["F1"] > best[key]["F1"]:
             best[key] = r
     print_table(sorted(best.values(), key=lambda r: -r["F1"]),
-                "best untyped setting per (relations, scope, ranker, evidence)")
+                "best untyped setting per (relations, scope, outside weight, ranker, evidence)")
     typed = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["ranker"], r["evidence"], r["choice"])
+        key = (r["relations"], r["scope"], r["outside_w"], r["ranker"], r["evidence"], r["choice"])
         if key not in typed or r["typed_F1"] > typed[key]["typed_F1"]:
             typed[key] = r
     print_table(sorted(typed.values(), key=lambda r: -r["typed_F1"])[:20],
-                "best typed setting per (relations, scope, ranker, evidence, relation choice)")
+                "best typed setting per (relations, scope, outside weight, ranker, evidence, relation choice)")
     write_json("tune_extraction", rows, a.out, run_dir=str(a.run_dir), documents=len(docs),
                gold_pairs=len(gold.untyped), overrides=a.overrides)
 
@@ -150,11 +153,13 @@ def _scope_spec(ex: ExtractConfig, spec: str) -> ExtractConfig:
     return dataclasses.replace(ex, tail_scope=default, tail_scope_by_category=by_category)
 
 
-def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str,
+def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weight: float,
            choices: list[tuple[str, str]], relations: str) -> list[dict]:
-    """Every ranker × k × threshold × (evidence, relation choice) at one scope; one row each.
+    """Every ranker × k × threshold × (evidence, relation choice) at one scope and outside weight; one
+    row each.
     ``type_acc`` is the share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
-    scoped = _scope_spec(cfg.extract, scope)
+    build({"extract": {"outside_scope_weight": weight}})             # checked as the config checks it
+    scoped = dataclasses.replace(_scope_spec(cfg.extract, scope), outside_scope_weight=weight)
     ex.cfg = scoped
     plans = ex.questions(docs, chunks)
     queries = [q for pl in plans for q in pl.queries]
@@ -170,7 +175,7 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str,
             triples = ex.decide(plans, queries, scores, ranker)
             m = evaluate_system(*pair_sets(triples, rmap), gold)
             u, t = m["untyped"]["all"], m["typed"]["all"]
-            rows.append({"relations": relations, "scope": scope, "ranker": ranker, "k": k, "min_conf": th,
+            rows.append({"relations": relations, "scope": scope, "outside_w": weight, "ranker": ranker, "k": k, "min_conf": th,
                          "evidence": evidence, "choice": choice, "P": u["precision"], "R": u["recall"],
                          "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
                          "score_s": round(secs, 1)})

@@ -372,6 +372,12 @@ class ExtractConfig:
     tail_scope_by_category: dict[str, str] = opt(
         factory=dict, help="tail_scope per unordered category pair, e.g. "
                            "{'Disease|SequenceVariant': title}; other pairs get tail_scope")
+    outside_scope_weight: float = opt(0.0, min=0.0, max=1.0,
+                                      help="'fixed' leaf-query models: 0 asks only the tails within "
+                                           "the scope; w in (0, 1] also offers the chunk's other "
+                                           "entities, their odds scaled by w (a log w bias on their "
+                                           "logits before the candidate softmax; control scores times "
+                                           "w): a soft scope")
     ranking: str = opt("likelihood", choices=("likelihood", "pmi"),
                        help="rank tails by their likelihood, or by it minus the mean over the "
                             "chunk's heads (pointwise mutual information: discounts tails every "

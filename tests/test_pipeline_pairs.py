@@ -25,7 +25,7 @@ from graphmert.config import ConfigError, load_config
 from graphmert.extract.triples import read_triples
 from pipelines.cli import app
 from pipelines.scheduler import ENV_ADDRESS
-from pipelines.stages.extract import MODEL_ONLY, fit_typer
+from pipelines.stages.extract import MODEL_ONLY, _check_rankers, fit_typer
 from relation_corpora import pmids, write_pubtator
 
 F = 0.5
@@ -186,3 +186,13 @@ def test_the_typer_without_typer_files_is_a_config_error(setting, asks):
     with pytest.raises(ConfigError, match=f"{asks} needs extract.typer_files: gold files with typed"):
         load_config(None, [f"extract.{k}={v}" for k, v in setting.items()])
     assert fit_typer(SimpleNamespace(cfg=load_config(None, [])), frozenset()) is None     # asked by neither
+
+
+def test_a_soft_scope_needs_a_query_group_checkpoint():
+    ex = load_config(None, ["extract.outside_scope_weight=0.3"]).extract
+    _check_rankers(ex, query_groups=True)
+    with pytest.raises(ConfigError, match="outside_scope_weight: 0.3 .* needs a model trained with "
+                                          "model.leaf_query 'fixed'"):
+        _check_rankers(ex, query_groups=False)
+    with pytest.raises(ConfigError, match="outside_scope_weight"):
+        load_config(None, ["extract.outside_scope_weight=1.5"])

@@ -10,12 +10,17 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
    head's category. Its candidates are the chunk's entities whose category the relation admits after
    the head's, the head's own entity excluded, within the tail scope of the two categories
    (:mod:`graphmert.extract.scope`: the head's sentence, that sentence or the title, or the chunk;
-   ``document`` means the chunk too: the model sees no further);
+   ``document`` means the chunk too: the model sees no further). With ``extract.outside_scope_weight``
+   w > 0 the chunk's other admitted entities are candidates too, marked as outside the scope;
 2. ``answers`` — one graph per (chunk, relation) holding a masked K-leaf group on each of its heads
    (``extract.pack_queries``; else one graph per question, as in training a group sees the others'
    [MASK] leaves either way), scored by a :data:`RANKERS` entry: ``model`` gives
    P(candidate | question) from the candidate head over {none} ∪ candidates, ``likelihood`` the same
-   softmax over the MNM log-likelihood of each candidate's tokens followed by [SEP];
+   softmax over the MNM log-likelihood of each candidate's tokens followed by [SEP]. Candidates
+   outside the scope are then weighed down by w (:meth:`PairExtractor.soft_scope`): a softmax
+   answer becomes p'_c = w_c p_c / (p_∅ + Σ_j w_j p_j), with w_c = w outside and 1 inside, which is
+   the softmax after adding log w_c to each candidate's logit (w → 0 gives the hard scope's answer,
+   w = 1 the chunk's); a control's score is multiplied by w_c;
 3. ``document pairs`` — for each (document, head entity, relation, tail entity) the best score over
    the head's mentions and chunks, or their noisy-OR (``extract.evidence``), with the best mention
    as evidence;
@@ -81,6 +86,7 @@ from graphmert.registry import Registry
 __all__ = ["PairQuery", "PairExtractor", "RANKERS", "CONTROLS", "MODEL_RANKERS", "PROBABILITY_RANKERS"]
 
 MODEL_RANKERS = ("model", "margin", "likelihood")
+SOFTMAX_RANKERS = ("model", "likelihood", "untrained")       # P over {none} ∪ candidates
 CONTROLS = ("candidates", "random", "nearest", "salience", "untrained")
 PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained")
 
@@ -96,6 +102,7 @@ class PairQuery:
     head: str
     relation: str
     candidates: tuple[str, ...]
+    outside: tuple[bool, ...] = ()     # per candidate: outside the head's tail scope (soft scope only)
 
 
 @dataclass(kw_only=True)
@@ -158,8 +165,30 @@ class PairExtractor:
         return out, {"counts": dict(sorted(self.stats.items()))}
 
     def answers(self, plans: list[_ChunkPlan], queries: list[PairQuery], ranker: str) -> list[np.ndarray]:
-        """Step 2: each question's candidate scores under ``ranker`` (a :data:`RANKERS` name)."""
-        return RANKERS.get(ranker)(self, plans, queries)
+        """Step 2: each question's candidate scores under ``ranker`` (a :data:`RANKERS` name), with
+        the candidates outside the scope weighed down (:meth:`soft_scope`)."""
+        return self.soft_scope(RANKERS.get(ranker)(self, plans, queries), queries, ranker)
+
+    def soft_scope(self, scores: list[np.ndarray], queries: list[PairQuery], ranker: str) -> list[np.ndarray]:
+        """Each question's scores with its out-of-scope candidates weighed by
+        w = ``extract.outside_scope_weight`` (module docstring, step 2): softmax answers are
+        renormalised against their "none" share p_∅ = 1 − Σ p, a margin σ(s − s_∅) becomes
+        σ(s + log w − s_∅), any other score is multiplied by w."""
+        w = self.cfg.outside_scope_weight
+        out = []
+        for q, s in zip(queries, scores):
+            if not any(q.outside):
+                out.append(s)
+                continue
+            weight = np.where(np.array(q.outside), w, 1.0)
+            if ranker in SOFTMAX_RANKERS:
+                s = weight * s / max(1.0 - float(s.sum()) + float((weight * s).sum()), 1e-12)
+            elif ranker == "margin":
+                s = weight * s / (weight * s + 1.0 - s)
+            else:
+                s = weight * s
+            out.append(s)
+        return out
 
     def decide(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
                ranker: str) -> list[Triple]:
@@ -188,11 +217,14 @@ class PairExtractor:
                 if not 1 <= root < end <= chunk.num_roots - 1:
                     continue
                 scope = self._scope(plan, root, head, scopes)
+                offered = set(plan.entities.table.ids) if self.cfg.outside_scope_weight > 0 else scope
                 for r in self.relations:
-                    cands = self._candidates(plan, head, r, scope)
+                    cands = self._candidates(plan, head, r, offered)
                     if cands:
+                        outside = tuple(e not in scope for e in cands)
                         plan.queries.append(PairQuery(chunk=ci, root=root, end=end, head=head, relation=r,
-                                                      candidates=cands))
+                                                      candidates=cands, outside=outside if any(outside) else ()))
+                        self.stats["candidates_outside_scope"] += sum(outside)
             self.stats["chunks"] += 1
             self.stats["heads"] += len(plan.entities.heads)
             self.stats["questions"] += len(plan.queries)

@@ -327,6 +327,9 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
     if not query_groups and ex.ranker != "model":
         raise ConfigError(f"extract.ranker: {ex.ranker!r} needs a model trained with "
                           f"model.leaf_query 'fixed'; this checkpoint asks one query per tail length")
+    if not query_groups and ex.outside_scope_weight > 0:
+        raise ConfigError(f"extract.outside_scope_weight: {ex.outside_scope_weight} (a soft scope) needs a "
+                          f"model trained with model.leaf_query 'fixed'; set it to 0 for this checkpoint")
 
 
 def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs) -> dict[str, dict]:

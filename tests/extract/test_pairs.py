@@ -139,6 +139,54 @@ def test_title_scope_adds_the_entities_of_the_title_per_category_pair(world):
         (0, glu, GLU, "treats", (OB,)), (0, met, MET, "treats", (OB, T2D))]
 
 
+def test_a_soft_scope_offers_the_chunks_other_entities_marked_outside(world):
+    docs, chunks = ab(world)
+    hard = {(c, root, rel): cands for c, root, _, rel, cands in
+            asked(extractor(world, tail_scope="sentence"), docs, chunks)}
+    assert asked(extractor(world, tail_scope="sentence", outside_scope_weight=0.0), docs, chunks) == \
+        asked(extractor(world, tail_scope="sentence"), docs, chunks)
+    soft = extractor(world, tail_scope="sentence", outside_scope_weight=0.3)
+    queries = [q for p in soft.questions(docs, chunks) for q in p.queries]
+    # the chunk scope's questions and candidates, each candidate marked by the sentence scope
+    assert [(q.chunk, q.root, q.head, q.relation, q.candidates) for q in queries] == \
+        asked(extractor(world, tail_scope="chunk"), docs, chunks)
+    for q in queries:
+        inside = hard.get((q.chunk, q.root, q.relation), ())
+        assert (q.outside or (False,) * len(q.candidates)) == tuple(c not in inside for c in q.candidates)
+    assert any(q.outside for q in queries) and soft.stats["candidates_outside_scope"] == \
+        sum(sum(q.outside) for q in queries)
+
+
+def test_soft_scope_answers_add_log_w_to_the_outside_logits(world):
+    docs, chunks = ab(world)
+    for w in (0.3, 1e-9):
+        ex = extractor(world, tail_scope="sentence", outside_scope_weight=w, pack_queries=False)
+        plans = ex.questions(docs, chunks)
+        queries = [q for p in plans for q in p.queries]
+        got = ex.answers(plans, queries, "model")
+        for a, b in zip(got, by_hand(world, plans, queries, outside_weight=w)):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    # w → 0: the hard scope's answers (its questions' candidates), nothing outside
+    hard = extractor(world, tail_scope="sentence", pack_queries=False)
+    hard_plans = hard.questions(docs, chunks)
+    want = {(q.chunk, q.root, q.relation): dict(zip(q.candidates, s)) for q, s in
+            zip([q for p in hard_plans for q in p.queries],
+                hard.answers(hard_plans, [q for p in hard_plans for q in p.queries], "model"))}
+    for q, s in zip(queries, got):
+        expect = want.get((q.chunk, q.root, q.relation), {})
+        np.testing.assert_allclose(s, [expect.get(c, 0.0) for c in q.candidates], atol=1e-6)
+    # the margin: σ(s + log w − s_∅); a control: its score times w
+    ex = extractor(world, tail_scope="sentence", outside_scope_weight=0.3)
+    plans = ex.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    raw = {name: RANKERS.get(name)(ex, plans, queries) for name in ("margin", "salience")}
+    for name in raw:
+        for q, s, r in zip(queries, ex.answers(plans, queries, name), raw[name]):
+            wq = np.where(np.array(q.outside or (False,) * len(r)), 0.3, 1.0)
+            want_s = wq * r / (wq * r + 1 - r) if name == "margin" else wq * r
+            np.testing.assert_allclose(s, want_s, rtol=1e-6)
+
+
 def test_a_scope_for_a_category_the_schema_lacks_is_refused(world):
     with pytest.raises(KGError, match="not categories of the relation schema"):
         extractor(world, tail_scope_by_category={"Disease|SequenceVariant": "title"})
@@ -153,9 +201,10 @@ def test_unknown_relations_and_documents_are_refused(world):
 
 
 # ------------------------------------------------------------------ step 2: the model's answers
-def by_hand(w, plans, queries) -> list[np.ndarray]:
+def by_hand(w, plans, queries, outside_weight: float = 1.0) -> list[np.ndarray]:
     """P(candidate | question) from the candidate head, one question per graph, built here from the
-    chunk and the module docstring (not with the extractor's graph builder)."""
+    chunk and the module docstring (not with the extractor's graph builder); with the log of
+    ``outside_weight`` added to the logits of the candidates outside the scope (a soft scope)."""
     model, tok, kg = w["model"], w["tok"], w["kg"]
     sp = special_ids(tok)
     out = []
@@ -173,8 +222,9 @@ def by_hand(w, plans, queries) -> list[np.ndarray]:
         L = batch.input_ids.shape[1]
         cq = candidate_query([g], [layout_arrays(g, "packed").leaf_position], [np.array([q.root])], L)
         with torch.no_grad():
-            p, none = model.candidate_head.probabilities(model(batch).hidden, cq)
-        assert float(p.sum() + none.sum()) == pytest.approx(1.0, abs=1e-5)
+            logits, none = model.candidate_head(model(batch).hidden, cq)
+        bias = torch.tensor([math.log(outside_weight) if o else 0.0 for o in q.outside] or [0.0] * len(logits))
+        p = torch.softmax(torch.cat([none, logits + bias]), 0)[1:]
         out.append(p.numpy())
     return out
 
