@@ -372,6 +372,10 @@ class ExtractConfig:
     tail_scope_by_category: dict[str, str] = opt(
         factory=dict, help="tail_scope per unordered category pair, e.g. "
                            "{'Disease|SequenceVariant': title}; other pairs get tail_scope")
+    propagate_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: every "
+                                   "other whole-word occurrence of a recognised mention's text in "
+                                   "the same document is a mention too, with the same label (one "
+                                   "sense per document)")
     outside_scope_weight: float = opt(0.0, min=0.0, max=1.0,
                                       help="'fixed' leaf-query models: 0 asks only the tails within "
                                            "the scope; w in (0, 1] also offers the chunk's other "

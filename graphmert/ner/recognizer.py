@@ -46,7 +46,7 @@ from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
-           "training_examples", "train_recognizer", "TOKENIZER_VERSION"]
+           "training_examples", "train_recognizer", "propagate_mentions", "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
 
@@ -90,6 +90,30 @@ def _disjoint(spans: Iterable[tuple], tiebreak: Callable[[tuple], tuple] = lambd
         if all(s[1] <= t[0] or s[0] >= t[1] for t in taken):
             taken.append(s)
     return sorted(taken)
+
+
+def propagate_mentions(text: str, spans: Sequence[tuple]) -> list[tuple]:
+    """``spans`` (disjoint ``(start, end, part, text, label)``) plus every other whole-word occurrence
+    of a span's text in ``text`` that overlaps none of them, with the label that text has most often
+    among ``spans`` (ties: the label's name), in start order.
+
+    A model that tags a name once in an abstract often misses it elsewhere in the same abstract (a
+    sentence with less context); one sense per document is the usual repair. Occurrences are matched
+    case-sensitively, at the recognizer's token edges: not inside a longer word (``-`` and ``/`` are
+    edges, as the recognizer's infixes split there)."""
+    labels: dict[str, dict[str, int]] = {}
+    part: dict[str, int] = {}
+    for a, b, k, t, lab in spans:
+        labels.setdefault(t, {})
+        labels[t][lab] = labels[t].get(lab, 0) + 1
+        part.setdefault(t, k)
+    out = list(spans)
+    for t in sorted(labels, key=lambda t: (-len(t), t)):            # longer texts claim their words first
+        lab = min(labels[t], key=lambda x: (-labels[t][x], x))
+        for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", text):
+            if all(m.end() <= s[0] or m.start() >= s[1] for s in out):
+                out.append((m.start(), m.end(), part[t], t, lab))
+    return sorted(out)
 
 
 def _gold_spans(doc: Document, categories: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -309,8 +333,11 @@ class Recognizer:
     def categories(self) -> list[str]:
         return [c for p in self.parts for c in p.categories]
 
-    def recognize(self, docs: Iterable[Document], batch_size: int = 32) -> Iterator[Document]:
-        """The documents in order; those without mentions get the recognised ones (no ids yet)."""
+    def recognize(self, docs: Iterable[Document], batch_size: int = 32,
+                  propagate: bool = False) -> Iterator[Document]:
+        """The documents in order; those without mentions get the recognised ones (no ids yet).
+        With ``propagate`` (``extract.propagate_mentions``), each document's other occurrences of a recognised
+        text become mentions too (:func:`propagate_mentions`)."""
         docs = list(docs)
         todo = [d for d in docs if not d.mentions]
         found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}
@@ -320,6 +347,8 @@ class Recognizer:
         for d in docs:
             if id(d) in found:
                 kept = _disjoint(found[id(d)], tiebreak=lambda s: (s[2],))      # ties: the earlier part
+                if propagate:
+                    kept = propagate_mentions(d.text, kept)
                 d = replace(d, mentions=[Mention(start=a, end=b, text=t, type=lab) for a, b, _, t, lab in kept])
             yield d
 

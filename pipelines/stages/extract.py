@@ -113,8 +113,8 @@ def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
         return docs, {}
     recognizer, linker = tools
     found = {d.id: linker.link_document(d)
-             for d in ctx.progress(recognizer.recognize(todo), total=len(todo), desc="extract: recognize",
-                                   unit="doc")}
+             for d in ctx.progress(recognizer.recognize(todo, propagate=ctx.cfg.extract.propagate_mentions),
+                                   total=len(todo), desc="extract: recognize", unit="doc")}
     return [found.get(d.id, d) for d in docs], found
 
 

@@ -210,3 +210,37 @@ def test_a_one_part_recognizer_saved_before_parts_still_loads(tmp_path):
     del data["parts"]
     meta.write_text(json.dumps({**data, "categories": CATS}))
     assert Recognizer.load(tmp_path / "r").categories == CATS
+
+
+def test_propagation_tags_every_other_whole_word_occurrence_of_a_found_text():
+    from graphmert.ner.recognizer import propagate_mentions
+
+    text = "TP53 loss. TP53-mutant cells, not TP53BP1, and tp53 differ; aspirin and TP53 aspirin."
+    found = [(0, 4, 1, "TP53", "Gene"), (60, 67, 0, "aspirin", "Chemical")]
+    got = propagate_mentions(text, found)
+    # "TP53-mutant" and the last TP53 are found (a hyphen is a token edge); TP53BP1 and the lower-case
+    # tp53 are other words; the second aspirin takes the label and the part of the first
+    assert [(text[a:b], a, k, lab) for a, b, k, _, lab in got] == [
+        ("TP53", 0, 1, "Gene"), ("TP53", 11, 1, "Gene"), ("aspirin", 60, 0, "Chemical"),
+        ("TP53", 72, 1, "Gene"), ("aspirin", 77, 0, "Chemical")]
+    # a text found with two labels takes its more frequent one (its first part) everywhere else
+    text = "BRCA1 and BRCA1 and BRCA1 and BRCA1"
+    found = [(0, 5, 1, "BRCA1", "Gene"), (10, 15, 0, "BRCA1", "Chemical"), (20, 25, 1, "BRCA1", "Gene")]
+    assert propagate_mentions(text, found) == found + [(30, 35, 1, "BRCA1", "Gene")]
+    # the words of a longer found mention are not matched on their own
+    text = "BRCA1 deficiency; BRCA1 deficiency and BRCA1"
+    found = [(0, 16, 0, "BRCA1 deficiency", "Disease")]
+    assert propagate_mentions(text, found) == found + [(18, 34, 0, "BRCA1 deficiency", "Disease")]
+
+
+def test_recognize_propagates_only_when_asked():
+    class FakeNLP:
+        def pipe(self, texts, batch_size):
+            from types import SimpleNamespace as NS
+            return [NS(ents=[NS(start_char=0, end_char=4, text=t[:4], label_="Gene")]) for t in texts]
+
+    rec = Recognizer([RecognizerPart(nlp=FakeNLP(), categories=CATS[:1])])
+    doc = Document(id="x", text="TP53 binds MDM2; TP53 is lost.")
+    assert [m.start for m in next(rec.recognize([doc])).mentions] == [0]
+    assert [(m.start, m.text, m.type) for m in next(rec.recognize([doc], propagate=True)).mentions] == [
+        (0, "TP53", "Gene"), (17, "TP53", "Gene")]
