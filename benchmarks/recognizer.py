@@ -15,8 +15,9 @@ documents need none of the partial-annotation care of the training set. BioRED d
 
 Variants train one after another (never two at once on the shared cores). Each row reports the
 training minutes and the selection-slice F1 that picked its epoch beside the held-out scores. Each
-variant is scored twice: as trained, and with ``extract.propagate_mentions`` (one sense per document: every other
-occurrence of a recognised text is a mention too), which needs no training of its own.
+variant is scored twice: as trained, and with ``extract.propagate_mentions`` (one sense per
+document: every other occurrence of a recognised text is a mention too), which needs no training of
+its own.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ CONFIG = ROOT / "configs" / "biored-raw.yaml"
 def score_row(name: str, recognizer, report: dict, held: list, propagate: bool = False) -> dict:
     found = list(recognizer.recognize([replace(d, mentions=[]) for d in held], propagate=propagate))
     s = recognition_scores(found, held)
-    row = {"variant": name + (" + propagate" if propagate else ""), "minutes": report["minutes"], "selection F1": report["selection"]["f"]}
+    row = {"variant": name + (" + propagate" if propagate else ""), "minutes": report["minutes"],
+           "selection F1": report["selection"]["f"]}
     for cat, label in LABELS.items():
         row[f"{label} P"], row[f"{label} R"], row[f"{label} F1"] = (
             round(s[cat][k], 4) for k in ("precision", "recall", "f1"))

@@ -93,7 +93,8 @@ def main() -> None:
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.1, 0.2, 0.3, 0.4, 0.5])
     p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
     p.add_argument("--outside-weights", nargs="+", type=float, default=None, metavar="W",
-                   help="extract.outside_scope_weight values to compare at each scope (default: the config's)")
+                   help="extract.outside_scope_weight values to compare at each scope "
+                        "(default: the config's)")
     p.add_argument("--relation-sets", nargs="+", default=None, metavar="R1,R2,...",
                    help="extraction relation sets to compare (default: the config's extract.relations)")
     p.add_argument("--evidence", nargs="+", default=None, choices=_choices("evidence"),
@@ -120,7 +121,8 @@ def main() -> None:
     for relations in relation_sets:
         ex = _extractor(cfg, a.run_dir, docs, relations)
         chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
-        for scope, weight in itertools.product(a.scopes, a.outside_weights or [cfg.extract.outside_scope_weight]):
+        weights = a.outside_weights or [cfg.extract.outside_scope_weight]
+        for scope, weight in itertools.product(a.scopes, weights):
             rows += _sweep(ex, cfg, a, docs, chunks, gold, rmap, scope, weight, choices,
                            "+".join(r[:5] for r in relations))
     print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
@@ -137,7 +139,8 @@ def main() -> None:
         if key not in typed or r["typed_F1"] > typed[key]["typed_F1"]:
             typed[key] = r
     print_table(sorted(typed.values(), key=lambda r: -r["typed_F1"])[:20],
-                "best typed setting per (relations, scope, outside weight, ranker, evidence, relation choice)")
+                "best typed setting per (relations, scope, outside weight, ranker, evidence, "
+                "relation choice)")
     write_json("tune_extraction", rows, a.out, run_dir=str(a.run_dir), documents=len(docs),
                gold_pairs=len(gold.untyped), overrides=a.overrides)
 
@@ -175,8 +178,8 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weig
             triples = ex.decide(plans, queries, scores, ranker)
             m = evaluate_system(*pair_sets(triples, rmap), gold)
             u, t = m["untyped"]["all"], m["typed"]["all"]
-            rows.append({"relations": relations, "scope": scope, "outside_w": weight, "ranker": ranker, "k": k, "min_conf": th,
-                         "evidence": evidence, "choice": choice, "P": u["precision"], "R": u["recall"],
+            rows.append({"relations": relations, "scope": scope, "outside_w": weight, "ranker": ranker,
+                         "k": k, "min_conf": th, "evidence": evidence, "choice": choice, "P": u["precision"], "R": u["recall"],
                          "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
                          "score_s": round(secs, 1)})
     return rows

@@ -223,7 +223,8 @@ class PairExtractor:
                     if cands:
                         outside = tuple(e not in scope for e in cands)
                         plan.queries.append(PairQuery(chunk=ci, root=root, end=end, head=head, relation=r,
-                                                      candidates=cands, outside=outside if any(outside) else ()))
+                                                      candidates=cands,
+                                                      outside=outside if any(outside) else ()))
                         self.stats["candidates_outside_scope"] += sum(outside)
             self.stats["chunks"] += 1
             self.stats["heads"] += len(plan.entities.heads)

@@ -336,8 +336,8 @@ class Recognizer:
     def recognize(self, docs: Iterable[Document], batch_size: int = 32,
                   propagate: bool = False) -> Iterator[Document]:
         """The documents in order; those without mentions get the recognised ones (no ids yet).
-        With ``propagate`` (``extract.propagate_mentions``), each document's other occurrences of a recognised
-        text become mentions too (:func:`propagate_mentions`)."""
+        With ``propagate`` (``extract.propagate_mentions``), each document's other occurrences of a
+        recognised text become mentions too (:func:`propagate_mentions`)."""
         docs = list(docs)
         todo = [d for d in docs if not d.mentions]
         found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}

@@ -223,7 +223,8 @@ def by_hand(w, plans, queries, outside_weight: float = 1.0) -> list[np.ndarray]:
         cq = candidate_query([g], [layout_arrays(g, "packed").leaf_position], [np.array([q.root])], L)
         with torch.no_grad():
             logits, none = model.candidate_head(model(batch).hidden, cq)
-        bias = torch.tensor([math.log(outside_weight) if o else 0.0 for o in q.outside] or [0.0] * len(logits))
+        outside = q.outside or (False,) * len(logits)
+        bias = torch.tensor([math.log(outside_weight) if o else 0.0 for o in outside])
         p = torch.softmax(torch.cat([none, logits + bias]), 0)[1:]
         out.append(p.numpy())
     return out
