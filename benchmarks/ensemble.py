@@ -27,15 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 from _common import print_table, write_json  # noqa: E402
-from tune_extraction import _OVERRIDE, _extractor  # noqa: E402
+from tune_extraction import _extractor, split_overrides, tuning_documents  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
-from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.windowing import chunk_documents  # noqa: E402
-from graphmert.eval import evaluate_system, load_gold, pair_sets  # noqa: E402
+from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
 from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
-from pipelines.holdout import in_slice  # noqa: E402
 
 
 def _row(ex, base, plans, queries, scores, gold, rmap, k: int, threshold: float) -> dict:
@@ -54,14 +51,10 @@ def main() -> None:
     p.add_argument("--k", nargs="+", type=int, default=[2, 3, 4])
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.2, 0.3, 0.4])
     p.add_argument("--out", type=Path)
-    argv = sys.argv[1:]
-    a = p.parse_args([x for x in argv if not _OVERRIDE.match(x)])
-    overrides = [x for x in argv if _OVERRIDE.match(x)]
+    args, overrides = split_overrides(sys.argv[1:])
+    a = p.parse_args(args)
     cfg = load_config(a.config, overrides)
-    reader = read_corpus(cfg.extract.paths, format=cfg.extract.format)
-    docs = list(TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
-                .annotate(d for d in reader if in_slice(d.id, cfg.extract.document_fraction)))
-    gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
+    docs, gold = tuning_documents(cfg)
     rmap = dict(cfg.evaluate.relation_map)
     ex = _extractor(cfg, a.run_dirs[0], docs)
     plans = ex.questions(docs, list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph)))

@@ -77,6 +77,20 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
                          untrained=untrained, typer=typer)
 
 
+def tuning_documents(cfg):
+    """The documents ``cfg`` extracts from (``extract.paths`` within ``extract.document_fraction``,
+    with sentences, as the extract stage reads them) and their gold (``evaluate.gold``)."""
+    reader = read_corpus(cfg.extract.paths, format=cfg.extract.format)
+    docs = list(TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
+                .annotate(d for d in reader if in_slice(d.id, cfg.extract.document_fraction)))
+    return docs, load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
+
+
+def split_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(the arguments for argparse, the config overrides SECTION.KEY=VALUE) of a command line."""
+    return [x for x in argv if not _OVERRIDE.match(x)], [x for x in argv if _OVERRIDE.match(x)]
+
+
 def _choices(name: str) -> tuple[str, ...]:
     """The allowed values of ``extract.<name>``, from its config field (defined once there)."""
     return field_choices(ExtractConfig, name)
@@ -103,16 +117,11 @@ def main() -> None:
                    help="typed-relation choices to compare (default: the config's)")
     p.add_argument("--out", type=Path)
     p.add_argument("overrides", nargs="*", help="config overrides SECTION.KEY=VALUE, anywhere on the line")
-    argv = sys.argv[1:]
-    overrides = [x for x in argv if _OVERRIDE.match(x)]
-    a = p.parse_args([x for x in argv if not _OVERRIDE.match(x)])
+    args, overrides = split_overrides(sys.argv[1:])
+    a = p.parse_args(args)
     a.overrides = overrides
     cfg = load_config(a.config, a.overrides)
-    frac = cfg.extract.document_fraction
-    reader = read_corpus(cfg.extract.paths, format=cfg.extract.format)
-    docs = list(TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
-                .annotate(d for d in reader if in_slice(d.id, frac)))
-    gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
+    docs, gold = tuning_documents(cfg)
     rmap = dict(cfg.evaluate.relation_map)
     relation_sets = [x.split(",") for x in a.relation_sets] if a.relation_sets else [cfg.extract.relations]
     choices = list(itertools.product(a.evidence or [cfg.extract.evidence],
@@ -179,7 +188,8 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weig
             m = evaluate_system(*pair_sets(triples, rmap), gold)
             u, t = m["untyped"]["all"], m["typed"]["all"]
             rows.append({"relations": relations, "scope": scope, "outside_w": weight, "ranker": ranker,
-                         "k": k, "min_conf": th, "evidence": evidence, "choice": choice, "P": u["precision"], "R": u["recall"],
+                         "k": k, "min_conf": th, "evidence": evidence, "choice": choice,
+                         "P": u["precision"], "R": u["recall"],
                          "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
                          "score_s": round(secs, 1)})
     return rows
