@@ -132,6 +132,16 @@ class KGConfig:
                               "questions in relation-annotated documents; graphmert.graph.distant)")
     negative_queries: bool = opt(True, help="cooccurrence: ask the relation-annotated documents' "
                                  "questions that have no tail in the chunk (known negatives)")
+    candidate_scope: str = opt("chunk", choices=("sentence", "title", "chunk"),
+                               help="cooccurrence: the entities a training question chooses among: "
+                                    "its chunk's, or those in the head's sentence (or that sentence "
+                                    "and the title), as extract.tail_scope asks; a question whose "
+                                    "tails all lie outside becomes a 'none' question in "
+                                    "relation-annotated documents and asks the candidate head "
+                                    "nothing elsewhere (graphmert.graph.scope)")
+    candidate_scope_by_category: dict[str, str] = opt(
+        factory=dict, help="candidate_scope per unordered category pair, as "
+                           "extract.tail_scope_by_category; other pairs get candidate_scope")
     scorer: str = opt("tfidf", help="triple-to-chunk similarity scorer (registry name)")
     alpha: float = opt(0.55, min=0.0, max=1.0, help="keep candidate injections scoring above alpha")
     min_relation_count: int = opt(100, min=0, help="drop relations with fewer kept triples "
@@ -198,6 +208,10 @@ class ModelConfig:
     candidate_head: bool = opt(False, help="score a query group's candidate tails, the chunk's "
                                "entities, and 'none' (graphmert.model.candidates); needs "
                                "leaf_query 'fixed'")
+    locality_features: bool = opt(False, help="candidate_head: two more candidate features, whether "
+                                  "the candidate is mentioned in the head's sentence and "
+                                  "log(1 + sentence boundaries to its nearest mention) "
+                                  "(graphmert.graph.candidates)")
     relation_dropout: float = opt(0.3, min=0.0, max=1.0, help="dropout on W_r and a_r")
     sbo_head: bool = opt(True, help="SpanBERT span-boundary objective head (training only)")
     sbo_max_span_length: int = opt(10, min=1, help="relative-position rows of the SBO head")
@@ -226,6 +240,9 @@ class ModelConfig:
         if self.candidate_head and self.leaf_query != "fixed":
             raise ConfigError(f"{prefix}.candidate_head: needs {prefix}.leaf_query 'fixed' (the head reads "
                               f"the first leaf of a K-leaf query group)")
+        if self.locality_features and not self.candidate_head:
+            raise ConfigError(f"{prefix}.locality_features: needs {prefix}.candidate_head (they are "
+                              f"features of its candidates)")
         if self.position_embedding == "rotary" and (self.hidden_size // self.num_heads) % 2:
             raise ConfigError(f"{prefix}.position_embedding: rotary needs an even head size, got "
                               f"hidden_size/num_heads = {self.hidden_size // self.num_heads}")
@@ -666,19 +683,26 @@ def _check_cross(cfg: Config) -> None:
                           f"{cfg.corpus.chunk_mode!r} mode holds several documents' text, not one title)")
     if cfg.train.min_lr > cfg.train.lr:
         raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
-    _check_scopes(cfg.extract)
+    _check_scopes(cfg.extract.tail_scope_by_category, "extract.tail_scope_by_category",
+                  field_choices(ExtractConfig, "tail_scope"))
+    _check_scopes(cfg.kg.candidate_scope_by_category, "kg.candidate_scope_by_category",
+                  field_choices(KGConfig, "candidate_scope"))
+    titles = [cfg.kg.candidate_scope, *cfg.kg.candidate_scope_by_category.values()]
+    if "title" in titles and cfg.corpus.chunk_mode != "document":
+        raise ConfigError(f"kg.candidate_scope 'title' needs corpus.chunk_mode 'document' (a "
+                          f"{cfg.corpus.chunk_mode!r} chunk holds several documents' titles)")
     _check_typer(cfg.extract)
     if cfg.train.mask_token_fraction + cfg.train.random_token_fraction > 1.0:
         raise ConfigError(f"train.random_token_fraction: {cfg.train.random_token_fraction} + "
                           f"train.mask_token_fraction ({cfg.train.mask_token_fraction}) exceed 1")
 
 
-def category_pair(key: str) -> frozenset[str]:
-    """An ``extract.tail_scope_by_category`` key, ``"Disease|SequenceVariant"`` (the ``biolink:``
+def category_pair(key: str, option: str = "extract.tail_scope_by_category") -> frozenset[str]:
+    """A key of a scope-per-category-pair ``option``, ``"Disease|SequenceVariant"`` (the ``biolink:``
     prefix optional) → {biolink:Disease, biolink:SequenceVariant}."""
     parts = [p.strip() for p in str(key).split("|")]
     if len(parts) != 2 or not all(parts):
-        raise ConfigError(f"extract.tail_scope_by_category: key {key!r} is not a category pair; write "
+        raise ConfigError(f"{option}: key {key!r} is not a category pair; write "
                           f"two Biolink categories joined by '|', e.g. 'Disease|SequenceVariant'")
     return frozenset(p if p.startswith("biolink:") else f"biolink:{p}" for p in parts)
 
@@ -689,14 +713,12 @@ def field_choices(cls: type, name: str) -> tuple:
     return next(f for f in dataclasses.fields(cls) if f.name == name).metadata["choices"]
 
 
-def _check_scopes(ex: "ExtractConfig") -> None:
-    """``extract.tail_scope_by_category``: category-pair keys, scope values."""
-    choices = field_choices(ExtractConfig, "tail_scope")
-    for key, scope in ex.tail_scope_by_category.items():
-        category_pair(key)
+def _check_scopes(by_category: dict[str, str], name: str, choices: tuple) -> None:
+    """A scope-per-category-pair option (``name``): category-pair keys, scope values."""
+    for key, scope in by_category.items():
+        category_pair(key, name)
         if scope not in choices:
-            raise ConfigError(f"extract.tail_scope_by_category.{key}: {scope!r} is not allowed; choose "
-                              f"from {list(choices)}")
+            raise ConfigError(f"{name}.{key}: {scope!r} is not allowed; choose from {list(choices)}")
 
 
 def _check_typer(ex: "ExtractConfig") -> None:

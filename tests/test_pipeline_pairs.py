@@ -74,7 +74,7 @@ def run(tmp_path_factory):
         "kg": {"relation_files": [str(corpus_path)], "injection": "cooccurrence", "min_relation_count": 1},
         "model": {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "intermediate_size": 64,
                   "leaf_query": "fixed", "candidate_head": True, "entity_type_embedding": True,
-                  "salience_embedding": True, "sbo_head": False},
+                  "salience_embedding": True, "sbo_head": False, "locality_features": True},
         "train": {"max_steps": 3, "eval_every": 3, "checkpoint_every": 3, "nproc": 1, "threads": 1,
                   "batch_size": 8, "effective_batch_size": 8, "warmup_steps": 1, "eval_fraction": 0.2,
                   "mnm_probability": 1.0, "loss": "separate"},
@@ -101,6 +101,11 @@ def _no_scheduler_address(monkeypatch):
 
 def test_graphs_count_leaves_queries_and_the_holdout(run):
     m = manifest(run, "graphs")
+    from graphmert.graph.io import read_graphs
+
+    # the chunks' sentence numbers reach the entity tables (model.locality_features reads them)
+    tables = [g.entities for g in read_graphs(sorted((run / "graphs").glob("*.parquet"))) if g.entities]
+    assert tables and all(t.sentences.max() >= 1 for t in tables)        # title + 2 sentences
     report = json.loads((run / "graphs" / "injection_report.json").read_text())
     assert m["graphs"] == 26 and 0 < m["chunks_with_leaves"] < m["graphs"]     # IN[0] has none
     assert m["injections"] > 0 and m["injections"] == sum(m["injections_per_relation"].values())
@@ -115,6 +120,36 @@ def test_graphs_count_leaves_queries_and_the_holdout(run):
     # IN[0]'s relation (the only Bind) is not a seed triple; OUT[0]'s are
     rmap = json.loads((run / "graphs" / "relation_map.json").read_text())
     assert set(rmap) == {"Association", "Negative_Correlation"}
+
+
+def test_a_sentence_candidate_scope_keeps_the_candidates_of_the_heads_sentence(run, tmp_path):
+    """kg.candidate_scope=sentence on the same chunks: the same questions, each choosing among a
+    subset of its chunk-wide candidates with the same gold flags; the disease of a document's other
+    sentence falls outside."""
+    from graphmert.graph.io import read_graphs
+
+    scoped = tmp_path / "run"
+    shutil.copytree(run, scoped)
+    r = invoke("build-graphs", "--config", run.parent / "config.yaml", "--run-dir", scoped, "--quiet",
+               "kg.candidate_scope=sentence")
+    assert r.exit_code == 0, r.output
+    m, plain = manifest(scoped, "graphs"), manifest(run, "graphs")
+    assert plain["candidates_out_of_scope"] == plain["queries_tails_out_of_scope"] == 0
+    assert m["candidates_out_of_scope"] > 0
+    assert m["injections"] == plain["injections"]
+
+    def rows(run_dir):
+        out = {}
+        for g in read_graphs(sorted((run_dir / "graphs").glob("*.parquet"))):
+            if g.entities is not None:
+                e = g.entities
+                out[g.chunk_id] = {(int(a), e.ids[b], bool(t)) for a, b, t in e.candidates}
+        return out
+
+    narrow, wide = rows(scoped), rows(run)
+    assert narrow.keys() == wide.keys()
+    assert all(narrow[c] <= wide[c] for c in wide)
+    assert sum(map(len, narrow.values())) == sum(map(len, wide.values())) - m["candidates_out_of_scope"]
 
 
 def test_extract_writes_the_documents_and_a_file_per_control(run):

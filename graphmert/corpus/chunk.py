@@ -56,6 +56,8 @@ class Chunk:
     text: str = ""                  # the source text the chunk covers (for scoring and provenance)
     char_start: int = 0             # where that text starts in the document
     title_roots: int = 0            # roots 1..title_roots repeat the document's title (module docstring)
+    sentence_ids: list[int] = field(default_factory=list)   # [n_roots] document sentence of each root
+    title_chars: int = 0            # len(document title) when the text starts with it
 
     @property
     def num_roots(self) -> int:
@@ -99,6 +101,8 @@ SCHEMA = pa.schema([
     ("text", pa.string()),
     ("char_start", pa.int32()),
     ("title_roots", pa.int32()),
+    ("sentence_ids", pa.list_(pa.int32())),
+    ("title_chars", pa.int32()),
 ])
 
 
@@ -114,8 +118,11 @@ def write_chunks(chunks: Iterable[Chunk], path: str | Path) -> int:
 
 def read_chunks(paths: str | Path | Iterable[str | Path]) -> Iterator[Chunk]:
     """Chunks of one shard or several, in order; a file that is not a chunk shard is refused."""
-    for row in read_parquet(paths, SCHEMA, what="chunk", optional=("title_roots",)):
-        row["title_roots"] = row["title_roots"] or 0            # shards written before the column
+    added = ("title_roots", "sentence_ids", "title_chars")     # columns newer than the first shards
+    for row in read_parquet(paths, SCHEMA, what="chunk", optional=added):
+        for key in ("title_roots", "title_chars"):
+            row[key] = row[key] or 0                            # shards written before the column
+        row["sentence_ids"] = list(row["sentence_ids"] or [])
         row["offsets"] = [(int(a), int(b)) for a, b in row["offsets"]]
         row["mentions"] = [ChunkMention(**m) for m in row["mentions"]]
         yield Chunk(**row)

@@ -38,7 +38,7 @@ __all__ = ["TokenizedDocument", "tokenize_document", "chunk_documents", "window_
 class TokenizedDocument:
     """A document's WordPiece tokens (no specials) with char offsets and word ids."""
 
-    __slots__ = ("doc", "ids", "offsets", "word_ids", "_starts")
+    __slots__ = ("doc", "ids", "offsets", "word_ids", "_starts", "_sentences")
 
     def __init__(self, doc: Document, ids: list[int], offsets: list[tuple[int, int]],
                  word_ids: list[int]) -> None:
@@ -47,6 +47,25 @@ class TokenizedDocument:
         self.offsets = offsets
         self.word_ids = word_ids
         self._starts = [o[0] for o in offsets]
+        self._sentences: list[int] | None = None
+
+    def sentence_ids(self) -> list[int]:
+        """[n] the index of the document sentence holding each token's first character (−1: none);
+        empty when the document records no sentences (:attr:`Chunk.sentence_ids`)."""
+        if self._sentences is None:
+            spans = self.doc.sentences
+            starts = [a for a, _ in spans]
+            out = []
+            for c in self._starts:
+                i = bisect.bisect_right(starts, c) - 1
+                out.append(i if i >= 0 and c < spans[i][1] else -1)
+            self._sentences = out if spans else []
+        return self._sentences
+
+    def title_chars(self) -> int:
+        """len(title) when the text starts with the title, else 0 (:attr:`Chunk.title_chars`)."""
+        title = self.doc.title
+        return len(title) if title and self.doc.text.startswith(title) else 0
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -88,10 +107,10 @@ def _renumber_words(word_ids: list[int]) -> list[int]:
 def title_tokens(td: TokenizedDocument, width: int) -> int:
     """How many leading tokens a window repeats as the title (``corpus.repeat_title``): the tokens
     of ``doc.title`` when the text starts with it and it fills at most half a window, else 0."""
-    title = td.doc.title
-    if not title or not td.doc.text.startswith(title):
+    chars = td.title_chars()
+    if not chars:
         return 0
-    t = bisect.bisect_left(td._starts, len(title))
+    t = bisect.bisect_left(td._starts, chars)
     return t if 0 < t <= width // 2 else 0
 
 
@@ -103,6 +122,8 @@ def _window(td: TokenizedDocument, lo: int, hi: int, cls: int, sep: int, chunk_i
     ids = [cls] + [t for a, b in pieces for t in td.ids[a:b]] + [sep]
     offsets = [(-1, -1)] + [o for a, b in pieces for o in td.offsets[a:b]] + [(-1, -1)]
     words = [-1] + _renumber_words([w for a, b in pieces for w in td.word_ids[a:b]]) + [-1]
+    sent = td.sentence_ids()
+    sentences = [-1] + [i for a, b in pieces for i in sent[a:b]] + [-1] if sent else []
     mentions, root = [], 1                                      # root: where the piece starts
     for a, b in pieces:
         for m in doc.mentions:
@@ -116,7 +137,7 @@ def _window(td: TokenizedDocument, lo: int, hi: int, cls: int, sep: int, chunk_i
     texts = [doc.text[td.offsets[a][0]:td.offsets[b - 1][1]] for a, b in pieces]
     return Chunk(id=chunk_id, doc_id=doc.id, input_ids=ids, offsets=offsets, word_ids=words,
                  mentions=mentions, text=" ".join(texts), char_start=td.offsets[pieces[0][0]][0],
-                 title_roots=title)
+                 title_roots=title, sentence_ids=sentences, title_chars=td.title_chars())
 
 
 def _document_mode(tds: Iterable[TokenizedDocument], width: int, overlap: int, cls: int,
@@ -143,6 +164,7 @@ def _concatenate_mode(tds: Iterable[TokenizedDocument], width: int, cls: int,
         ids = [cls] + [td.ids[i] for td, i in items] + [sep]
         offsets = [(-1, -1)] + [td.offsets[i] for td, i in items] + [(-1, -1)]
         doc_ids = [""] + [td.doc.id for td, _ in items] + [""]
+        sentences = [-1] + [(td.sentence_ids() or [-1] * len(td))[i] for td, i in items] + [-1]
         raw_words = [-1] + [(id(td), td.word_ids[i]) for td, i in items] + [-1]
         mapping: dict = {}
         words = [-1 if w == -1 else mapping.setdefault(w, len(mapping)) for w in raw_words]
@@ -165,7 +187,7 @@ def _concatenate_mode(tds: Iterable[TokenizedDocument], width: int, cls: int,
                                              type=m.type, ids=list(m.ids), doc_id=td.doc.id))
         return Chunk(id=f"concat#{k}", doc_id=items[0][0].doc.id, input_ids=ids, offsets=offsets,
                      word_ids=words, mentions=mentions, doc_ids=doc_ids, text=" ".join(texts),
-                     char_start=items[0][0].offsets[items[0][1]][0])
+                     char_start=items[0][0].offsets[items[0][1]][0], sentence_ids=sentences)
 
     k = 0
     for td in tds:

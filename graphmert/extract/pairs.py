@@ -444,7 +444,7 @@ class PairExtractor:
         g = LeafyChainGraph.from_roots(c.id, c.doc_id, c.input_ids, c.word_ids, self.R, self.K, self.sp["pad"])
         table = EntityTable.empty(self.R)
         table.ids, table.types, table.mentions = ents.table.ids, ents.table.types, ents.table.mentions
-        table.counts = ents.table.counts
+        table.counts, table.sentences = ents.table.counts, ents.table.sentences
         rows = []
         for q in questions:
             g.inject(q.root, [self.sp["mask"]] * self.K, self.relation_map[q.relation], q.end - q.root)

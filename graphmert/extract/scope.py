@@ -15,51 +15,25 @@ per category pair").
 The scope may depend on the pair's categories: ``tail_scope_by_category`` maps an unordered pair of
 Biolink categories, written ``"Disease|SequenceVariant"`` (the ``biolink:`` prefix optional), to a
 scope name; every other pair gets ``tail_scope``. This module is shared by both extractors
-(:mod:`graphmert.extract.extractor`, :mod:`graphmert.extract.pairs`).
+(:mod:`graphmert.extract.extractor`, :mod:`graphmert.extract.pairs`); training questions can be held
+to the same scope on roots (:mod:`graphmert.graph.scope`, ``kg.candidate_scope``).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
-
-from graphmert.config import category_pair
 from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.extract.heads import head_sentence
-from graphmert.kg.graph import KGError
-from graphmert.kg.schema import RelationSchema
+from graphmert.graph.scope import ScopeNames
 
 __all__ = ["Ranges", "TailScopes", "within"]
 
 Ranges = list[tuple[int, int]] | None          # document character ranges; None: anywhere
 
 
-class TailScopes:
-    """The scope of each (head category, tail category) pair and its character ranges.
-
-    Args:
-        default: the scope of every pair the mapping does not name (``extract.tail_scope``).
-        by_category: ``"CatA|CatB"`` → scope (``extract.tail_scope_by_category``).
-    """
-
-    def __init__(self, default: str, by_category: Mapping[str, str] | None = None) -> None:
-        # both are validated with the config (graphmert.config._check_scopes)
-        self.default = default
-        self.by_pair = {category_pair(k): v for k, v in (by_category or {}).items()}
-
-    def check(self, schema: RelationSchema) -> "TailScopes":
-        """Raise KGError when a category pair names a category the relation schema does not know (a
-        misspelt key would silently match nothing)."""
-        categories = schema.categories()
-        unknown = sorted({c for pair in self.by_pair for c in pair} - categories)
-        if unknown:
-            raise KGError(f"extract.tail_scope_by_category: {unknown} are not categories of the "
-                          f"relation schema (it has {sorted(categories)})")
-        return self
-
-    def name(self, head_category: str, tail_category: str) -> str:
-        """The scope name of a (head, tail) category pair (order does not matter)."""
-        return self.by_pair.get(frozenset((head_category, tail_category)), self.default)
+class TailScopes(ScopeNames):
+    """The scope of each (head category, tail category) pair (:class:`~graphmert.graph.scope.ScopeNames`:
+    ``extract.tail_scope`` and ``extract.tail_scope_by_category``) and its character ranges."""
 
     @staticmethod
     def ranges(name: str, doc: Document, chunk: Chunk, head_char: int) -> Ranges:

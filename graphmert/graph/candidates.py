@@ -8,11 +8,17 @@ entities of its chunk it chooses among (:class:`~graphmert.graph.layout.EntityTa
     entity_of_token [T]      the entity of each such token, numbered across the batch: e ∈ [0, E)
     cand_group      [C]      the group a candidate row belongs to
     cand_entity     [C]      its entity
-    cand_features   [C, 4]   φ = (log(1 + mentions of the entity in the chunk),
+    cand_features   [C, 6]   φ = (log(1 + mentions of the entity in the chunk),
                                   log(1 + roots from the head to the entity's nearest mention),
                                   log(1 + mentions of the entity in the document),
-                                  log(1 + mentions of the head's entity in the document))
+                                  log(1 + mentions of the head's entity in the document),
+                                  1 if a mention of the entity starts in the head's sentence else 0,
+                                  log(1 + sentence boundaries from the head to its nearest mention))
     cand_positive   [C]      a gold tail of the group (training / evaluation; False at extraction)
+
+The last two are the locality features (``model.locality_features``; a model without them reads the
+first four). Sentences come from the entity table (:attr:`~graphmert.graph.layout.EntityTable.sentences`);
+a graph without them is one sentence (1, 0).
 
 Groups appear in batch order, then root order. Roots sit at index i in both layouts, so mention
 tokens need no layout arrays; leaf positions do (:func:`~graphmert.graph.layout.layout_arrays`).
@@ -30,9 +36,11 @@ from torch import Tensor
 
 from graphmert.graph.layout import LeafyChainGraph
 
-__all__ = ["CandidateQuery", "NUM_CANDIDATE_FEATURES", "candidate_query", "candidate_feature_values"]
+__all__ = ["CandidateQuery", "NUM_CANDIDATE_FEATURES", "NUM_LOCALITY_FEATURES", "candidate_query",
+           "candidate_feature_values"]
 
-NUM_CANDIDATE_FEATURES = 4
+NUM_CANDIDATE_FEATURES = 6
+NUM_LOCALITY_FEATURES = 2                # the last two of them
 
 
 @dataclass
@@ -45,7 +53,7 @@ class CandidateQuery:
     num_entities: int            # E
     cand_group: Tensor           # [C] long ∈ [0, G)
     cand_entity: Tensor          # [C] long ∈ [0, E)
-    cand_features: Tensor        # [C, 4] float
+    cand_features: Tensor        # [C, 6] float
     cand_positive: Tensor        # [C] bool
 
     @property
@@ -64,11 +72,15 @@ class CandidateQuery:
 
 
 def candidate_feature_values(mention_starts: np.ndarray, head_root: int, doc_count: int,
-                             head_doc_count: int) -> tuple[float, float, float, float]:
-    """φ of one candidate (module docstring), each as log(1 + x)."""
+                             head_doc_count: int, sentences: np.ndarray) -> tuple[float, ...]:
+    """φ of one candidate (module docstring); ``sentences``: the chunk's sentence numbers per root
+    (empty: one sentence)."""
     distance = int(np.abs(mention_starts - head_root).min()) if mention_starts.size else 0
+    apart = 0
+    if sentences.size and mention_starts.size:
+        apart = int(np.abs(sentences[mention_starts] - sentences[head_root]).min())     # boundaries
     return (float(np.log1p(mention_starts.size)), float(np.log1p(distance)), float(np.log1p(doc_count)),
-            float(np.log1p(head_doc_count)))
+            float(np.log1p(head_doc_count)), float(apart == 0), float(np.log1p(apart)))
 
 
 def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[np.ndarray],
@@ -106,7 +118,8 @@ def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[n
             for _, ent, is_tail in rows:
                 c_group.append(group)
                 c_ent.append(offset + ent)
-                c_feat.append(candidate_feature_values(starts[ent], int(root), int(counts[ent]), head_count))
+                c_feat.append(candidate_feature_values(starts[ent], int(root), int(counts[ent]), head_count,
+                                                       e.sentences))
                 c_pos.append(bool(is_tail))
         offset += len(e.ids)
     cat = lambda xs: torch.as_tensor(np.concatenate(xs) if xs else np.zeros(0), dtype=torch.long)  # noqa: E731

@@ -22,7 +22,11 @@ rule out. Per chunk (mentions with ids, as annotated or linked):
    surface form of that tail nearest to the head, as leaves (a tail longer than K tokens, or all
    ``[UNK]``, is not shown: that question is skipped);
 5. every group lists its candidates: the chunk's entities whose category the relation admits after
-   a's, a itself excluded, each marked gold or not.
+   a's, a itself excluded, each marked gold or not; with ``kg.candidate_scope`` only those within
+   that scope of the head's root (:mod:`graphmert.graph.scope`), as extraction will ask. A question
+   whose gold tails all lie outside keeps its leaves (the masked-leaf loss still reads them) and
+   becomes a "none" question in a relation-annotated document (none of the sentence's entities is
+   a tail); elsewhere it lists no candidates (absence proves nothing).
 
 Relations with fewer than ``kg.min_relation_count`` seed triples ask nothing (as the paper drops
 rare relations). Everything is a function of the chunk, the seed KG and the config, so chunks are
@@ -41,6 +45,7 @@ import numpy as np
 
 from graphmert.corpus.chunk import Chunk
 from graphmert.graph.layout import EntityTable, LeafyChainGraph
+from graphmert.graph.scope import ScopeNames, in_scope, sentence_keys
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import RelationSchema, entity_type_id, mention_category
 
@@ -86,6 +91,7 @@ def chunk_entities(chunk: Chunk, kg: SeedKG, R: int, doc_counts: Mapping[str, in
     table.mentions = np.array(rows, dtype=np.int64).reshape(-1, 3)
     if doc_counts is not None:
         table.counts = np.array([max(doc_counts.get(e, 0), 1) for e in index], dtype=np.int64)
+    table.sentences = sentence_keys(chunk)
     return ChunkEntities(table, index, spans, heads, categories)
 
 
@@ -126,12 +132,15 @@ class DistantSupervision:
         num_leaves: K.
         min_relation_count: relations with fewer seed triples ask nothing.
         negatives: ask annotated documents' questions that have no tail in the chunk.
+        scopes: the candidate scope of each category pair (``kg.candidate_scope``); None: the chunk.
     """
 
     def __init__(self, kg: SeedKG, schema: RelationSchema, tokenizer, num_leaves: int,
-                 min_relation_count: int = 0, negatives: bool = True) -> None:
+                 min_relation_count: int = 0, negatives: bool = True,
+                 scopes: ScopeNames | None = None) -> None:
         self.kg, self.schema, self.tok, self.K = kg, schema, tokenizer, num_leaves
         self.negatives = negatives
+        self.scopes = None if scopes is None or scopes.everywhere else scopes.check(schema)
         counts = kg.relation_counts()
         self.relations = [r for r in schema.relations if counts.get(r, 0) >= min_relation_count]
         self._tokens: dict[str, tuple[int, ...]] = {}
@@ -154,8 +163,8 @@ class DistantSupervision:
             questions = self._questions(chunk.doc_id, eid, ents, rng)
             for j, (root, end) in enumerate(mentions):
                 if questions:
-                    self._ask(g, root, end - root, questions[j % len(questions)], j // len(questions),
-                              ents, stats)
+                    self._ask(g, chunk, root, end - root, questions[j % len(questions)],
+                              j // len(questions), ents, stats)
         stats["chunks_with_groups"] += bool((g.relation_ids >= 0).any())
         return g
 
@@ -187,7 +196,7 @@ class DistantSupervision:
         rng.shuffle(without)
         return with_tails + without
 
-    def _ask(self, g: LeafyChainGraph, root: int, length: int, q: Question, turn: int,
+    def _ask(self, g: LeafyChainGraph, chunk: Chunk, root: int, length: int, q: Question, turn: int,
              ents: ChunkEntities, stats: Counter) -> None:
         """Hang question ``q`` on ``root``: its tail's tokens (turn-th tail), its candidates."""
         tokens: tuple[int, ...] = ()
@@ -205,10 +214,32 @@ class DistantSupervision:
         e.head[root], e.tail[root] = index[q.head], tail
         rows = [(root, index[c], c in q.tails) for c in e.ids
                 if c != q.head and self.schema.allows(q.relation, cats[q.head], cats[c])]
+        rows = self._in_scope(rows, chunk, root, q, ents, stats)
         e.candidates = np.concatenate([e.candidates, np.array(rows, dtype=np.int64).reshape(-1, 3)])
         stats["groups"] += 1
         stats["groups_with_tail" if q.tails else "groups_without_tail"] += 1
         stats[f"{'relation' if q.tails else 'none'}:{q.relation}"] += 1
+
+    def _in_scope(self, rows: list[tuple[int, int, bool]], chunk: Chunk, root: int, q: Question,
+                  ents: ChunkEntities, stats: Counter) -> list[tuple[int, int, bool]]:
+        """The candidate rows within the scope of the head at ``root`` (module docstring, step 5)."""
+        if self.scopes is None:
+            return rows
+        cats, ids = ents.categories, ents.table.ids
+        keys = ents.table.sentences
+        kept = [r for r in rows if any(
+            in_scope(self.scopes.name(cats[q.head], cats[ids[r[1]]]), chunk, keys, root, (a, b))
+            for a, b, _ in ents.spans[ids[r[1]]])]
+        stats["candidates_out_of_scope"] += len(rows) - len(kept)
+        if any(r[2] for r in rows) and not any(r[2] for r in kept):
+            stats["groups_tails_out_of_scope"] += 1
+            if q.relation not in self._annotated_types(chunk.doc_id):
+                return []                                # the seed KG's: absence proves nothing
+        return kept
+
+    def _annotated_types(self, doc_id: str) -> frozenset:
+        ann = self.kg.annotated.get(doc_id)
+        return ann.types if ann is not None else frozenset()
 
     def _surface(self, spans: Sequence[tuple[int, int, str]], root: int) -> tuple[int, ...]:
         """Tokens of the tail's surface form nearest to ``root``; () when too long or only [UNK]."""

@@ -22,6 +22,7 @@ One row per graph, stored compactly (only real roots, only filled leaves):
 ``group_tail``     list<int32> [n]              injected tail entity of the group, −1
 ``group_candidates`` list<list<int32>> [C][3]   (root, entity, is_tail)
 ``entity_counts``  list<int32> [E] or []        document-level mention count of each entity
+``root_sentences`` list<int32> [n] or []        the sentence number of each root (EntityTable.sentences)
 =================  ===========================  =================================================
 
 A graph has an entity table exactly when ``group_head`` is non-empty.
@@ -66,9 +67,10 @@ SCHEMA = pa.schema([
     ("group_tail", pa.list_(pa.int32())),
     ("group_candidates", pa.list_(pa.list_(pa.int32(), 3))),
     ("entity_counts", pa.list_(pa.int32())),
+    ("root_sentences", pa.list_(pa.int32())),
 ])
 _ENTITY_COLUMNS = ("entity_ids", "entity_types", "entity_mentions", "group_head", "group_tail",
-                   "group_candidates", "entity_counts")
+                   "group_candidates", "entity_counts", "root_sentences")
 _OPTIONAL = {"documents", *_ENTITY_COLUMNS}
 
 
@@ -93,7 +95,7 @@ def _entity_row(g: LeafyChainGraph) -> dict:
     return {"entity_ids": list(e.ids), "entity_types": e.types.tolist(),
             "entity_mentions": e.mentions.tolist(), "group_head": e.head[:n].tolist(),
             "group_tail": e.tail[:n].tolist(), "group_candidates": e.candidates.tolist(),
-            "entity_counts": e.counts.tolist()}
+            "entity_counts": e.counts.tolist(), "root_sentences": e.sentences[:n].tolist()}
 
 
 def _entities(row: dict, R: int) -> EntityTable | None:
@@ -108,6 +110,7 @@ def _entities(row: dict, R: int) -> EntityTable | None:
     e.tail[:n] = row["group_tail"]
     e.candidates = np.asarray(row["group_candidates"], dtype=np.int64).reshape(-1, 3)
     e.counts = np.asarray(row.get("entity_counts") or [], dtype=np.int64)
+    e.sentences = np.asarray(row.get("root_sentences") or [], dtype=np.int64)
     return e
 
 

@@ -81,7 +81,9 @@ class EntityTable:
     entities the group at ``root`` chooses among (every entity of the chunk whose category the
     relation admits after the head's, the head itself excluded) and whether each is a gold tail.
     ``counts`` are how often the whole *document* mentions each entity (its salience, which a chunk
-    of a longer document cannot see; empty when unknown).
+    of a longer document cannot see; empty when unknown). ``sentences[i]`` numbers the sentence of
+    root i (:func:`graphmert.graph.scope.sentence_keys`: equal numbers, same sentence; differences,
+    the sentence boundaries between; empty when unknown).
     """
 
     ids: list[str]                  # [E] entity ids
@@ -91,6 +93,7 @@ class EntityTable:
     tail: np.ndarray                # [R] int64
     candidates: np.ndarray          # [C, 3] int64 (root, entity index, is_tail)
     counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))   # [E] or [0]
+    sentences: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # [n] or [0]
 
     @classmethod
     def empty(cls, R: int) -> "EntityTable":

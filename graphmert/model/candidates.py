@@ -13,7 +13,10 @@ over all its mention tokens, ē_c. With φ_c the candidate's structural features
 c's mentions in the whole document, the head entity's mentions in the document
 (:mod:`graphmert.graph.candidates`): how often and how near the candidate is mentioned, which mean
 pooling alone cannot express (a mean forgets how many mentions it averaged), and how salient both
-entities are in a document the chunk may show only part of. ``w`` starts at 0.
+entities are in a document the chunk may show only part of. With ``model.locality_features`` φ_c
+also says whether c is mentioned in the head's sentence and how many sentence boundaries lie between
+(log(1 + ·)): where the query state reads the words around the head, these say where c stands from
+it. ``w`` starts at 0.
 
 Why a head of its own rather than the MNM likelihood of the candidate's tokens: both are computed
 (extraction can rank by either, :mod:`graphmert.extract`), but a small encoder trained on CPU points
@@ -32,7 +35,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from graphmert.graph.candidates import NUM_CANDIDATE_FEATURES, CandidateQuery
+from graphmert.graph.candidates import NUM_CANDIDATE_FEATURES, NUM_LOCALITY_FEATURES, CandidateQuery
 
 __all__ = ["CandidateHead", "CandidateQuery", "segment_logsumexp"]
 
@@ -52,15 +55,17 @@ class CandidateHead(nn.Module):
 
     Args:
         hidden_size: H.
+        locality: read the two locality features too (``model.locality_features``).
     """
 
-    def __init__(self, hidden_size: int) -> None:
+    def __init__(self, hidden_size: int, locality: bool = False) -> None:
         super().__init__()
         self.hidden_size = hidden_size
+        self.num_features = NUM_CANDIDATE_FEATURES - (0 if locality else NUM_LOCALITY_FEATURES)
         self.query = nn.Linear(hidden_size, hidden_size)          # W_q
         self.key = nn.Linear(hidden_size, hidden_size)            # W_k
         self.none = nn.Linear(hidden_size, 1)                     # w_∅, b_∅
-        self.features = nn.Linear(NUM_CANDIDATE_FEATURES, 1, bias=False)     # w
+        self.features = nn.Linear(self.num_features, 1, bias=False)          # w
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -86,7 +91,8 @@ class CandidateHead(nn.Module):
         ent = self.entity_states(flat, cq.entity_token, cq.entity_of_token, cq.num_entities)
         k = self.key(ent)                                                                # [E, H]
         s = (q[cq.cand_group] * k[cq.cand_entity]).sum(-1) / math.sqrt(self.hidden_size)  # [C]
-        s = s + self.features(cq.cand_features.to(flat.dtype)).squeeze(-1)               # [C]
+        phi = cq.cand_features[:, :self.num_features].to(flat.dtype)                     # [C, F]
+        s = s + self.features(phi).squeeze(-1)                                           # [C]
         return s, self.none(q_state).squeeze(-1)                                         # [C], [G]
 
     def margins(self, hidden: Tensor, cq: CandidateQuery) -> Tensor:
@@ -105,4 +111,4 @@ class CandidateHead(nn.Module):
         return torch.exp(s - z[cq.cand_group]), torch.exp(none - z)
 
     def extra_repr(self) -> str:
-        return f"hidden_size={self.hidden_size}, features={NUM_CANDIDATE_FEATURES}"
+        return f"hidden_size={self.hidden_size}, features={self.num_features}"

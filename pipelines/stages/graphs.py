@@ -32,6 +32,7 @@ from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.graph.builder import InjectionError, check_inputs, find_candidates, select_candidates
 from graphmert.graph.distant import DistantSupervision, document_counts
+from graphmert.graph.scope import ScopeNames
 from graphmert.graph.io import write_graphs
 from graphmert.graph.layout import Injection, LeafyChainGraph
 from graphmert.io import atomic_write_json
@@ -162,8 +163,10 @@ def _graphs_distant(ctx: StageContext, kg: SeedKG, tok, chunk_paths: list[str], 
     cfg = ctx.cfg
     schema = RelationSchema.from_kg(kg, cfg.kg.relation_schema)
     sp = check_inputs([], tok, cfg.graph)
+    scopes = ScopeNames(cfg.kg.candidate_scope, cfg.kg.candidate_scope_by_category,
+                        key="kg.candidate_scope_by_category")
     ds = DistantSupervision(kg, schema, tok, cfg.graph.num_leaves, cfg.kg.min_relation_count,
-                            cfg.kg.negative_queries)
+                            cfg.kg.negative_queries, scopes)
     shards = ctx.map_shards(distant_shard, chunk_paths, name="graphs",
                             shared=DistantInputs(ds, cfg.graph, tok, sp["pad"], no_leaves))
     totals: Counter = Counter()
@@ -179,6 +182,8 @@ def _graphs_distant(ctx: StageContext, kg: SeedKG, tok, chunk_paths: list[str], 
               "injections": totals["groups_with_tail"], "queries_without_tail": totals["groups_without_tail"],
               "injections_per_relation": per_rel, "queries_without_tail_per_relation": per_none,
               "tails_not_shown": totals["tails_not_shown"], "chunks_held_out": totals["chunks_held_out"],
+              "candidates_out_of_scope": totals["candidates_out_of_scope"],
+              "queries_tails_out_of_scope": totals["groups_tails_out_of_scope"],
               "tokens_dense": n_chunks * cfg.graph.num_roots * (1 + cfg.graph.num_leaves),
               "tokens_packed": totals["tokens_packed"], "relation_map": dict(kg.relation_map)}
     schema.save(ctx.out / "relation_schema.json")
@@ -281,9 +286,8 @@ def _finish(ctx: StageContext, kg: SeedKG, report: dict, shards: list, held_out:
     atomic_write_json(ctx.out / "injection_report.json", report)
     keys = ("graphs", "chunks_with_leaves", "injections", "injections_per_relation",
             "tokens_dense", "tokens_packed", "held_out_documents", "corpus_documents_held_out")
-    return {**{k: report[k] for k in keys},
-            **({"queries_without_tail": report["queries_without_tail"]}
-               if "queries_without_tail" in report else {}),
+    distant = ("queries_without_tail", "candidates_out_of_scope", "queries_tails_out_of_scope")
+    return {**{k: report[k] for k in keys}, **{k: report[k] for k in distant if k in report},
             "kg": kg.stats(), "shards": [ctx.publish(s) for s in shards]}
 
 

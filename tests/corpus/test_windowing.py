@@ -180,3 +180,45 @@ def test_repeat_title_needs_document_mode():
 
     with pytest.raises(ConfigError, match="corpus.repeat_title: needs corpus.chunk_mode 'document'"):
         build({"corpus": {"repeat_title": True, "chunk_mode": "concatenate"}})
+
+
+# ---------------------------------------------------------------- sentence ids (kg.candidate_scope)
+def _sentenced(repeats: int) -> Document:
+    doc = _titled(repeats)
+    at, spans = 0, []
+    for piece in doc.text.rstrip().split(". "):          # every ". " ends a sentence
+        spans.append((at, at + len(piece) + 1))
+        at += len(piece) + 2
+    doc.sentences = spans
+    return doc
+
+
+def _sentence_of(doc: Document, char: int) -> int:
+    return next((i for i, (a, b) in enumerate(doc.sentences) if a <= char < b), -1)
+
+
+@pytest.mark.parametrize("cfg", [CorpusConfig(chunk_overlap=4), CorpusConfig(chunk_overlap=4, repeat_title=True),
+                                 CorpusConfig(chunk_mode="concatenate")])
+def test_each_root_knows_its_document_sentence(tok, cfg):
+    doc = _sentenced(8)
+    chunks = list(chunk_documents([doc], tok, cfg, GraphConfig(num_roots=32)))
+    assert len(chunks) > 2
+    for ch in chunks:
+        assert len(ch.sentence_ids) == ch.num_roots and ch.sentence_ids[0] == ch.sentence_ids[-1] == -1
+        assert ch.sentence_ids[1:-1] == [_sentence_of(doc, s) for s, _ in ch.offsets[1:-1]]
+        assert ch.title_chars == (len(TITLE) if cfg.chunk_mode == "document" else 0)
+    assert {i for ch in chunks for i in ch.sentence_ids} == {-1, *range(len(doc.sentences))}
+
+
+def test_sentence_ids_round_trip_and_old_shards_read_as_unknown(tmp_path, tok):
+    import pyarrow.parquet as pq
+
+    chunks = list(chunk_documents([_sentenced(8), _titled(2)], tok, CorpusConfig(chunk_overlap=4),
+                                  GraphConfig(num_roots=32)))
+    assert chunks[-1].sentence_ids == []                  # a document without sentences
+    write_chunks(chunks, tmp_path / "c.parquet")
+    assert list(read_chunks(tmp_path / "c.parquet")) == chunks
+    table = pq.read_table(tmp_path / "c.parquet").drop_columns(["sentence_ids", "title_chars"])
+    pq.write_table(table, tmp_path / "old.parquet")            # a shard written before the columns
+    old = list(read_chunks(tmp_path / "old.parquet"))
+    assert [(c.sentence_ids, c.title_chars) for c in old] == [([], 0)] * len(chunks)

@@ -26,12 +26,13 @@ EXPECTED_QUERY_INDEX = {"dense": [15, 30, 2 * 48 + 18], "packed": [10, 13, 2 * 1
 EXPECTED_L = {"dense": 48, "packed": 16}
 
 
-def phi(mentions, distance, doc, head_doc):
-    return [log1p(mentions), log1p(distance), log1p(doc), log1p(head_doc)]
+def phi(mentions, distance, doc, head_doc, same=1.0, apart=0):
+    return [log1p(mentions), log1p(distance), log1p(doc), log1p(head_doc), same, log1p(apart)]
 
 
-def build(layout: str):
+def build(layout: str, a_sentences=()):
     graphs = [graph_a(), graph_b(), graph_c()]
+    graphs[0].entities.sentences = np.asarray(a_sentences, dtype=np.int64)
     shown = [as_queries(g, q) for g, q in zip(graphs, QUERIES)]
     L = collate_graphs(shown, layout).input_ids.shape[1]
     positions = [layout_arrays(g, layout).leaf_position for g in shown]
@@ -89,10 +90,26 @@ def test_nothing_to_ask():
     assert cq.num_groups == 0 and cq.num_entities == 0 and cq.entity_token.numel() == 0
 
 
+def test_the_locality_features_count_sentence_boundaries():
+    # graph a: roots 0–3 in sentence 0, 4–7 in sentence 1, 8–9 in sentence 2
+    *_, cq = build("packed", a_sentences=[0, 0, 0, 0, 1, 1, 1, 1, 2, 2])
+    locality = cq.cand_features[:, 4:].tolist()
+    want = [(0.0, log1p(1)), (0.0, log1p(2)), (0.0, log1p(1)),       # group a@1 (sentence 0): A1, A2, A3
+            (1.0, 0.0), (0.0, log1p(1)),                             # group a@6 (sentence 1): A1, A2
+            (1.0, 0.0)]                                               # c has no sentences: one sentence
+    torch.testing.assert_close(torch.tensor(locality), torch.tensor(want))
+    *_, plain = build("packed")
+    torch.testing.assert_close(cq.cand_features[:, :4], plain.cand_features[:, :4])
+
+
 def test_feature_values():
-    assert candidate_feature_values(np.asarray([9, 3, 14]), 6, 4, 2) == pytest.approx(
-        (log1p(3), log1p(3), log1p(4), log1p(2)))
-    assert candidate_feature_values(np.zeros(0, dtype=np.int64), 6, 0, 0) == (0.0, 0.0, 0.0, 0.0)
+    none = np.zeros(0, dtype=np.int64)
+    assert candidate_feature_values(np.asarray([9, 3, 14]), 6, 4, 2, none) == pytest.approx(
+        (log1p(3), log1p(3), log1p(4), log1p(2), 1.0, 0.0))
+    sentences = np.asarray([0] * 5 + [1] * 5 + [2] * 5)
+    assert candidate_feature_values(np.asarray([9, 14]), 3, 4, 2, sentences)[4:] == pytest.approx(
+        (0.0, log1p(1)))                                              # nearest by sentence: root 9
+    assert candidate_feature_values(none, 6, 0, 0, sentences) == (0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 
 
 def test_to_and_pin_keep_every_field():

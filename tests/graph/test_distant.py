@@ -31,7 +31,8 @@ from graphmert.graph import io as graph_io
 from graphmert.graph.distant import DistantSupervision, chunk_entities, document_counts
 from graphmert.graph.io import graphs_equal, read_graphs, write_graphs
 from graphmert.graph.layout import LeafyChainGraph
-from graphmert.kg.graph import AnnotatedDocument, Edge, Node, SeedKG
+from graphmert.graph.scope import ScopeNames
+from graphmert.kg.graph import AnnotatedDocument, Edge, KGError, Node, SeedKG
 from graphmert.kg.schema import RelationSchema, entity_type_id
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -59,7 +60,8 @@ def tok() -> Tokenizer:
     return t
 
 
-def make_chunk(tok, doc_id: str, mentions=MENTIONS, window: int = 0) -> Chunk:
+def make_chunk(tok, doc_id: str, mentions=MENTIONS, window: int = 0, sentences=(), title_chars=0) -> Chunk:
+    """``sentences``: the sentence of each word (root 1 on), empty: unknown."""
     text = " ".join(WORDS)
     offsets, at = [(-1, -1)], 0
     for w in WORDS:
@@ -70,7 +72,8 @@ def make_chunk(tok, doc_id: str, mentions=MENTIONS, window: int = 0) -> Chunk:
     cms = [ChunkMention(a, b, offsets[a][0], offsets[b - 1][1], " ".join(WORDS[a - 1:b - 1]), typ, [eid],
                         doc_id) for a, b, typ, eid in mentions]
     return Chunk(id=f"{doc_id}#{window}", doc_id=doc_id, input_ids=ids, offsets=offsets,
-                 word_ids=[-1, *range(len(WORDS)), -1], mentions=cms, text=text, char_start=0)
+                 word_ids=[-1, *range(len(WORDS)), -1], mentions=cms, text=text, char_start=0,
+                 sentence_ids=[-1, *sentences, -1] if sentences else [], title_chars=title_chars)
 
 
 def make_kg(annotated=None) -> SeedKG:
@@ -89,11 +92,12 @@ def make_kg(annotated=None) -> SeedKG:
         "d3": AnnotatedDocument(frozenset({"treats"}), frozenset(both(H, "treats", T1)))})
 
 
-def run(tok, doc_id, kg=None, min_relation_count=2, negatives=True, mentions=MENTIONS):
+def run(tok, doc_id, kg=None, min_relation_count=2, negatives=True, mentions=MENTIONS, scopes=None,
+        **chunk_args):
     kg = kg or make_kg()
-    ds = DistantSupervision(kg, RelationSchema.from_kg(kg), tok, K, min_relation_count, negatives)
+    ds = DistantSupervision(kg, RelationSchema.from_kg(kg), tok, K, min_relation_count, negatives, scopes)
     stats: Counter = Counter()
-    chunk = make_chunk(tok, doc_id, mentions)
+    chunk = make_chunk(tok, doc_id, mentions, **chunk_args)
     g = ds.graph(chunk, R, tok.token_to_id("[PAD]"), stats, {H: 3, T1: 5})
     g.validate()
     return g, stats, kg
@@ -246,3 +250,88 @@ def test_shards_without_entity_columns_still_read(tmp_path):
     (back,) = read_graphs(tmp_path / "old.parquet")
     assert back.entities is None and graphs_equal(back, g)
     assert np.array_equal(back.leaf_ids, g.leaf_ids)
+
+
+# ---------------------------------------------------------------- kg.candidate_scope
+# sentences of the words, root 1 on: "aspro eases alpha itis and beta" | "aspro binds kinase near" |
+# "xeno aspro with betoid bromo long tail disease name here"
+THREE = [0] * 6 + [1] * 4 + [2] * 10
+
+
+def test_sentence_scope_keeps_the_candidates_of_the_heads_sentence(tok):
+    g, stats, kg = run(tok, "d1", scopes=ScopeNames("sentence"), sentences=THREE)
+    chunk_wide, _, _ = run(tok, "d1", sentences=THREE)
+    assert groups(g, kg) == groups(chunk_wide, kg)        # the same questions and leaves
+    assert candidates(g, 1) == {T1: 1, T2: 1}              # X and L lie in another sentence
+    assert candidates(g, 12) == {T2: 1, X: 0, L: 0}        # T2 by its second form, "betoid"
+    assert candidates(g, 7) == {G: 0}
+    # G's associated_with tails (T1, T2) come from the seed KG and lie outside its sentence: the
+    # question keeps its leaves and asks the candidate head nothing
+    assert groups(g, kg)[9] == (G, "associated_with", T1, "alpha itis") and candidates(g, 9) == {}
+    assert stats["groups_tails_out_of_scope"] == 1
+    assert stats["candidates_out_of_scope"] == 2 + 1 + 0 + 4 + 1    # roots 1, 12, 7, 9, 15
+
+
+def test_an_annotated_question_whose_tails_lie_outside_becomes_a_none_question(tok):
+    # root 12 "aspro" shares its sentence with "xeno" only: d1 annotates treats, so none of the
+    # sentence's diseases is a treats tail
+    sentences = [0] * 10 + [1] * 3 + [2] * 7
+    g, stats, kg = run(tok, "d1", scopes=ScopeNames("sentence"), sentences=sentences)
+    assert groups(g, kg)[12] == (H, "treats", T2, "betoid") and candidates(g, 12) == {X: 0}
+    assert candidates(g, 9) == {T1: 1, T2: 1}              # G's sentence holds its tails
+    assert stats["groups_tails_out_of_scope"] == 1
+    # the title (the first six words) is in scope too for chemical-disease pairs under 'title'
+    title = len("aspro eases alpha itis and beta")
+    g, _, _ = run(tok, "d1", scopes=ScopeNames("sentence", {"ChemicalEntity|Disease": "title"}),
+                  sentences=sentences, title_chars=title)
+    assert candidates(g, 12) == {T1: 1, T2: 1, X: 0}
+    assert candidates(g, 7) == {G: 0}                      # chemical-gene: its own sentence only
+
+
+def test_chunk_scope_or_unknown_sentences_change_nothing(tok):
+    plain, _, kg = run(tok, "d1")
+    for scopes, sentences in ((ScopeNames("chunk", {"ChemicalEntity|Disease": "document"}), THREE),
+                              (ScopeNames("sentence"), ())):       # no sentences: one sentence
+        g, stats, _ = run(tok, "d1", scopes=scopes, sentences=sentences)
+        assert groups(g, kg) == groups(plain, kg) and stats["candidates_out_of_scope"] == 0
+        assert np.array_equal(g.entities.candidates, plain.entities.candidates)
+
+
+@pytest.mark.parametrize("kg_cfg, corpus, message", [
+    ({"candidate_scope": "paragraph"}, {}, "kg.candidate_scope"),
+    ({"candidate_scope_by_category": {"Disease": "chunk"}}, {},
+     "kg.candidate_scope_by_category: key 'Disease' is not a category pair"),
+    ({"candidate_scope_by_category": {"Disease|Gene": "document"}}, {},
+     r"kg.candidate_scope_by_category.Disease\|Gene: 'document' is not allowed"),
+    ({"candidate_scope_by_category": {"Disease|Gene": "title"}}, {"chunk_mode": "concatenate"},
+     "kg.candidate_scope 'title' needs corpus.chunk_mode 'document'"),
+])
+def test_bad_candidate_scopes_are_config_errors(kg_cfg, corpus, message):
+    from graphmert.config import ConfigError, build
+
+    with pytest.raises(ConfigError, match=message):
+        build({"kg": kg_cfg, "corpus": corpus})
+
+
+def test_a_candidate_scope_category_the_schema_does_not_know_is_refused(tok):
+    kg = make_kg()
+    scopes = ScopeNames("sentence", {"Disease|Variant": "chunk"}, key="kg.candidate_scope_by_category")
+    with pytest.raises(KGError, match=r"kg.candidate_scope_by_category: \['biolink:Variant'\] are not"):
+        DistantSupervision(kg, RelationSchema.from_kg(kg), tok, K, scopes=scopes)
+
+
+def test_sentence_keys_count_sentence_boundaries_along_the_roots(tok, tmp_path):
+    from dataclasses import replace
+
+    from graphmert.graph.scope import sentence_keys
+
+    c = make_chunk(tok, "d1", sentences=THREE)
+    assert sentence_keys(c).tolist() == [0] * 7 + [1] * 4 + [2] * 11          # [CLS] … [SEP]
+    assert sentence_keys(make_chunk(tok, "d1")).tolist() == [0] * 22          # unknown: one sentence
+    # a concatenated chunk: the same sentence index in two documents is two sentences
+    two = replace(c, sentence_ids=[-1] + [0] * 20 + [-1], doc_ids=[""] + ["a"] * 10 + ["b"] * 10 + [""])
+    assert sentence_keys(two).tolist() == [0] * 11 + [1] * 11
+    g, _, _ = run(tok, "d1", sentences=THREE)
+    assert g.entities.sentences.tolist() == sentence_keys(c).tolist()
+    write_graphs([g], tmp_path / "g.parquet")
+    assert graphs_equal(next(read_graphs(tmp_path / "g.parquet")), g)

@@ -4,6 +4,7 @@ against a naive loop (empty segments give −inf), and the feature weights' zero
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -62,14 +63,15 @@ def naive_scores(head: CandidateHead, hidden: torch.Tensor, cq: CandidateQuery):
             rows = [int(t) for t, te in zip(cq.entity_token, cq.entity_of_token) if int(te) == e]
             mean = sum(flat[t] for t in rows) / len(rows)
             k = Wk @ mean + bk
-            cand.append((c, float(q @ k) / math.sqrt(Hs) + float(w @ cq.cand_features[c].double())))
+            phi = cq.cand_features[c, :head.num_features].double()
+            cand.append((c, float(q @ k) / math.sqrt(Hs) + float(w @ phi)))
     cand.sort()
     return torch.tensor([s for _, s in cand], dtype=torch.float64), torch.tensor(none, dtype=torch.float64)
 
 
-def head_with_features(seed: int) -> CandidateHead:
+def head_with_features(seed: int, locality: bool = False) -> CandidateHead:
     torch.manual_seed(seed)
-    head = CandidateHead(H)
+    head = CandidateHead(H, locality)
     with torch.no_grad():
         head.features.weight.normal_()            # a trained head: the feature term really counts
         head.none.bias.fill_(0.3)
@@ -77,10 +79,11 @@ def head_with_features(seed: int) -> CandidateHead:
     return head
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_forward_matches_naive_per_group_loop(seed):
+@pytest.mark.parametrize("seed, locality", [(0, False), (1, False), (2, True)])
+def test_forward_matches_naive_per_group_loop(seed, locality):
     gen = torch.Generator().manual_seed(seed)
-    head = head_with_features(seed)
+    head = head_with_features(seed, locality)
+    assert head.num_features == (NUM_CANDIDATE_FEATURES if locality else 4)
     hidden = torch.randn(B, L, H, generator=gen)
     cq = random_query(gen)
     s, none = head(hidden, cq)
@@ -187,12 +190,14 @@ def test_segment_logsumexp_is_stable_and_differentiable():
 def test_feature_weights_start_at_zero():
     head = CandidateHead(H)
     head.reset_parameters()
-    assert torch.equal(head.features.weight, torch.zeros(1, NUM_CANDIDATE_FEATURES))
+    assert torch.equal(head.features.weight, torch.zeros(1, 4))
     assert head.features.bias is None
     cfg = ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32,
                       leaf_query="fixed", candidate_head=True)
     model = build_model(cfg, 30, 2)
-    assert torch.equal(model.candidate_head.features.weight, torch.zeros(1, NUM_CANDIDATE_FEATURES))
+    assert torch.equal(model.candidate_head.features.weight, torch.zeros(1, 4))
+    local = build_model(dataclasses.replace(cfg, locality_features=True), 30, 2)
+    assert torch.equal(local.candidate_head.features.weight, torch.zeros(1, NUM_CANDIDATE_FEATURES))
     assert model.candidate_head.query.weight.abs().sum() > 0        # the projections are initialised
     # so at step 0 the features do not move a score
     gen = torch.Generator().manual_seed(1)
@@ -202,3 +207,10 @@ def test_feature_weights_start_at_zero():
     cq.cand_features = cq.cand_features * 10
     s1, _ = model.candidate_head(hidden, cq)
     assert torch.equal(s0, s1)
+
+
+def test_locality_features_need_the_candidate_head():
+    from graphmert.config import ConfigError
+
+    with pytest.raises(ConfigError, match="model.locality_features: needs model.candidate_head"):
+        ModelConfig(leaf_query="fixed", locality_features=True).validate()

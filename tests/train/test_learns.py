@@ -75,10 +75,10 @@ def corpus(informative: bool, seed: int = 0) -> list[LeafyChainGraph]:
     return [chunk(rng, i, informative) for i in range(CHUNKS)]
 
 
-def trainer(graphs, tmp_path: Path) -> Trainer:
+def trainer(graphs, tmp_path: Path, **model_options) -> Trainer:
     model = {"leaf_query": "fixed", "candidate_head": True, "leaf_copy": True, "entity_type_embedding": True,
              "leaf_slot_embedding": True, "max_leaf_slots": K,
-             "hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64}
+             "hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, **model_options}
     cfg = tiny_config(R=R, K=K, model=model, batch_size=16, effective_batch_size=16, max_steps=STEPS,
                       warmup_steps=20, lr=3e-3, min_lr=3e-4, eval_every=STEPS, checkpoint_every=STEPS,
                       eval_fraction=0.2, mlm_probability=0.0, mnm_probability=1.0, resume=False)
@@ -143,3 +143,46 @@ def test_negative_control_context_that_does_not_determine_the_tail(tmp_path):
     ev = t.fit().eval
     assert ev["mnm_tail_acc"] < 0.4, ev                     # ~1/4 at best: any entity of the chunk
     assert ev["cand_acc"] < 0.5, ev                         # ~1/4
+
+
+# ---------------------------------------------------------------- model.locality_features
+def sentence_chunk(rng: np.random.Generator, i: int) -> LeafyChainGraph:
+    """No cue: the head and its gold tail share a sentence, in random order; the three other
+    candidates fill the sentences before and after it (a random split), so the gold's nearest rival
+    often lies as near the head, on its other side, and only the sentence tells them apart."""
+    toks = rng.choice(ENTITY_TOKENS, 5, replace=False).tolist()
+    entities = [[t] for t in toks]                          # 0: head, 1: gold, 2–4: the others
+    others = [int(u) for u in rng.permutation([2, 3, 4])]
+    cut = int(rng.integers(0, 4))
+    body, start, sentence = [], {}, []
+    for part, units in enumerate((others[:cut], [int(u) for u in rng.permutation([0, 1])], others[cut:])):
+        for u in units:
+            filler = rng.choice(FILLERS, int(rng.integers(1, 3))).tolist()
+            start[u] = 1 + len(body) + len(filler)
+            body += filler + entities[u]
+        sentence += [part] * (len(body) - len(sentence))
+    ids = [CLS, *body, SEP]
+    g = LeafyChainGraph.from_roots(f"doc{i}#0", f"doc{i}", ids, [-1, *range(len(body)), -1], R, K, PAD)
+    head = start[0]
+    mentions = np.array([(start[e], start[e] + 1, e) for e in range(5)], dtype=np.int64)
+    head_of, tail_of = np.full(R, -1, dtype=np.int64), np.full(R, -1, dtype=np.int64)
+    head_of[head], tail_of[head] = 0, 1
+    candidates = np.array([(head, e, int(e == 1)) for e in range(1, 5)], dtype=np.int64)
+    g.entities = EntityTable([f"e{e}" for e in range(5)], np.ones(5, dtype=np.int64), mentions, head_of,
+                             tail_of, candidates)
+    g.entities.sentences = np.array([0, *sentence, sentence[-1]], dtype=np.int64)
+    g.inject(head, entities[1], RELATIONS["treats"], 1)
+    g.validate()
+    return g
+
+
+def test_the_locality_features_learn_which_candidate_shares_the_heads_sentence(tmp_path):
+    rng = np.random.default_rng(0)
+    graphs = [sentence_chunk(rng, i) for i in range(CHUNKS)]
+    acc = {}
+    for locality in (False, True):
+        (tmp_path / str(locality)).mkdir()
+        t = trainer(graphs, tmp_path / str(locality), locality_features=locality)
+        acc[locality] = t.fit().eval["cand_acc"]
+    assert acc[True] >= 0.9, acc
+    assert acc[True] >= acc[False] + 0.2, acc
