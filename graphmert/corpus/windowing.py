@@ -164,7 +164,7 @@ def _concatenate_mode(tds: Iterable[TokenizedDocument], width: int, cls: int,
         ids = [cls] + [td.ids[i] for td, i in items] + [sep]
         offsets = [(-1, -1)] + [td.offsets[i] for td, i in items] + [(-1, -1)]
         doc_ids = [""] + [td.doc.id for td, _ in items] + [""]
-        sentences = [-1] + [(td.sentence_ids() or [-1] * len(td))[i] for td, i in items] + [-1]
+        sentences = [-1] + [td.sentence_ids()[i] if td.sentence_ids() else -1 for td, i in items] + [-1]
         raw_words = [-1] + [(id(td), td.word_ids[i]) for td, i in items] + [-1]
         mapping: dict = {}
         words = [-1 if w == -1 else mapping.setdefault(w, len(mapping)) for w in raw_words]

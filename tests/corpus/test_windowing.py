@@ -197,7 +197,8 @@ def _sentence_of(doc: Document, char: int) -> int:
     return next((i for i, (a, b) in enumerate(doc.sentences) if a <= char < b), -1)
 
 
-@pytest.mark.parametrize("cfg", [CorpusConfig(chunk_overlap=4), CorpusConfig(chunk_overlap=4, repeat_title=True),
+@pytest.mark.parametrize("cfg", [CorpusConfig(chunk_overlap=4),
+                                 CorpusConfig(chunk_overlap=4, repeat_title=True),
                                  CorpusConfig(chunk_mode="concatenate")])
 def test_each_root_knows_its_document_sentence(tok, cfg):
     doc = _sentenced(8)
