@@ -6,7 +6,8 @@ head's sentence. A training question of the candidate head (:mod:`graphmert.grap
 among its chunk's entities unless ``kg.candidate_scope`` narrows it the same way, so that training
 asks what extraction asks: the softmax then learns to answer "none" when the head's sentence holds
 none of its tails, instead of learning to point outside it. Per (head root h, candidate mention m)
-of a chunk, with S(i) the document sentence of root i (:attr:`~graphmert.corpus.chunk.Chunk.sentence_ids`)::
+of a chunk, with S(i) the document sentence of root i (``Chunk.sentence_ids``, as numbered by
+:func:`sentence_keys`)::
 
     sentence   S(first root of m) = S(h)
     title      that, or m ends within the document's title (Chunk.title_chars)
