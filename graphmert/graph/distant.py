@@ -174,7 +174,7 @@ class DistantSupervision:
         """Head ``head``'s questions in this chunk, those with tails first (module docstring)."""
         cat, index = ents.categories[head], ents.index
         ann = self.kg.annotated.get(doc_id)
-        covered = ann.types if ann is not None else frozenset()
+        covered = self._annotated_types(doc_id)
         tails: dict[str, set[str]] = defaultdict(set)
         if ann is not None:                  # the relations the document annotates: its own tails
             for s, r, o in ann.triples:
@@ -238,6 +238,7 @@ class DistantSupervision:
         return kept
 
     def _annotated_types(self, doc_id: str) -> frozenset:
+        """The relation types ``doc_id``'s relation corpus annotates exhaustively (none: not annotated)."""
         ann = self.kg.annotated.get(doc_id)
         return ann.types if ann is not None else frozenset()
 
