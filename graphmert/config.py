@@ -273,6 +273,10 @@ class TrainConfig:
     mnm_probability: float = opt(0.15, min=0.0, max=1.0, help="chance a filled leaf group is masked")
     span_geometric_p: float = opt(0.2, min=0.0, max=1.0, min_exclusive=True,
                                   help="span length in words ~ Geometric(p), truncated to [1, K]")
+    entity_mask_probability: float = opt(
+        0.0, min=0.0, max=1.0, help="chance that an entity of a chunk's entity table has every mention "
+        "masked whole (MLM targets), so the model must read its context rather than its name; "
+        "training only (graphmert.train.masking)")
     mask_token_fraction: float = opt(0.8, min=0.0, max=1.0, help="masked spans/groups shown as [MASK]")
     random_token_fraction: float = opt(0.1, min=0.0, max=1.0,
                                        help="masked spans/groups shown as random tokens (the rest "

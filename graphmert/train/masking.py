@@ -15,6 +15,14 @@ lengths follow P(ℓ) exactly and the expected share of masked roots is mlm_prob
 instead cuts the last span at the budget, which biases the length law towards short spans). Only
 when no run of ℓ free words is left is ℓ cut to the longest free run (in very short chunks).
 
+Entities (``train.entity_mask_probability`` p_e, training only). Each entity of the chunk's entity
+table is drawn with probability p_e, and every root of every mention of a drawn entity becomes [MASK]
+and an MLM target (always [MASK]: a name left visible or replaced by random tokens would not hide
+it). The candidate head then sees a drawn candidate only through its context, and a query whose
+tail is drawn cannot copy the tail's name from the text: the model has to learn what the words around
+an entity say about it, not which names the seed KG relates (entity masking as in Peng et al., 2020,
+"Learning from Context or Names?"). Held-out evaluation never masks entities, as extraction does not.
+
 Leaves (MNM). Every filled leaf group (the tail of one injection) is masked whole with probability
 mnm_probability. Groups *related* to a masked group are masked with it: those that share its tail,
 or its (head, tail) pair in the other direction. Left visible, such a twin would spell out the
@@ -105,6 +113,7 @@ class MaskingSpec:
     unk_id: int = -1                       # [UNK]: maskable, but never a random replacement
     leaf_query: str = "tail"               # model.leaf_query: "tail" (the paper) or "fixed"
     end_id: int = -1                       # [SEP]: the end-of-tail target of "fixed" queries
+    entity_mask_probability: float = 0.0   # p_e: chance an entity has all its mentions masked
 
     def __post_init__(self) -> None:
         if self.mask_token_fraction + self.random_token_fraction > 1.0 + 1e-12:
@@ -128,11 +137,14 @@ class MaskingSpec:
         return cls(train.mlm_probability, train.mnm_probability, train.span_geometric_p, num_leaves,
                    train.mask_token_fraction, train.random_token_fraction, int(special_ids["mask"]),
                    never, int(vocab_size), sbo_max_span_length, int(special_ids.get("unk", -1)),
-                   leaf_query, int(special_ids.get("sep", -1)))
+                   leaf_query, int(special_ids.get("sep", -1)),
+                   entity_mask_probability=train.entity_mask_probability)
 
     def for_evaluation(self) -> "MaskingSpec":
-        """The same rates with every masked unit shown as [MASK] (no random/kept tokens)."""
-        return dataclasses.replace(self, mask_token_fraction=1.0, random_token_fraction=0.0)
+        """The same rates with every masked unit shown as [MASK] (no random/kept tokens) and no
+        entity masking: held-out questions are asked as extraction asks them."""
+        return dataclasses.replace(self, mask_token_fraction=1.0, random_token_fraction=0.0,
+                                   entity_mask_probability=0.0)
 
     @cached_property
     def random_ids(self) -> np.ndarray:
@@ -161,7 +173,7 @@ class GraphMask:
 
     Attributes:
         root_ids: [R] root tokens after replacement.  leaf_ids: [R, K] leaf tokens after replacement.
-        root_masked: [R] bool, roots that are MLM targets.
+        root_masked: [R] bool, roots that are MLM targets (spans and masked entities).
         leaf_groups: [R] bool, roots whose whole leaf group is an MNM target.
         leaf_length: [R] leaves of each root in the masked graph (K for "fixed" queries; 0 for a
             tail-less group left out).
@@ -281,11 +293,25 @@ def mask_graph(g: LeafyChainGraph, spec: MaskingSpec, rng: np.random.Generator,
             root_ids[a:e] = spec.mask_id
         elif mode == MODE_RANDOM:
             root_ids[a:e] = random_ids[rng.integers(random_ids.size, size=e - a)]
+    if spec.entity_mask_probability > 0 and g.entities is not None and len(g.entities.ids):
+        _mask_entities(g, spec, rng, root_ids, root_masked)
 
     # -- leaves: whole groups -----------------------------------------------------------------------
     groups, group_mode, leaf_length = _mask_leaves(g, spec, rng, leaf_ids, random_ids)
     return GraphMask(root_ids, leaf_ids, root_masked, groups, span_arr, words_arr, span_mode, group_mode,
                      leaf_length)
+
+
+def _mask_entities(g: LeafyChainGraph, spec: MaskingSpec, rng: np.random.Generator, root_ids: np.ndarray,
+                   root_masked: np.ndarray) -> None:
+    """Mask every mention of each entity drawn with p_e in ``root_ids`` / ``root_masked`` (in place;
+    module docstring). No draw is made when p_e = 0, so the other masks stay as they were."""
+    e = g.entities
+    drawn = rng.random(len(e.ids)) < spec.entity_mask_probability                      # [E]
+    for a, end, ent in e.mentions:
+        if drawn[ent]:
+            root_ids[a:end] = spec.mask_id
+            root_masked[a:end] = True
 
 
 def _mask_leaves(g: LeafyChainGraph, spec: MaskingSpec, rng: np.random.Generator, leaf_ids: np.ndarray,

@@ -5,7 +5,9 @@ tokens, then [SEP] at slot t (none when t = K); a group without a tail is always
 slot 0; groups sharing a tail, or a (head, tail) pair in either direction, are masked together (with
 entity tables and with the paper's injection provenance); ``mnm_end`` marks the end targets; the
 batch's candidate questions are the masked groups with candidate rows; and the paper's masking is
-unchanged for graphs without twins."""
+unchanged for graphs without twins. Whole-entity masking (``train.entity_mask_probability``) masks every
+mention of a drawn entity as MLM targets, at its rate, in training only and only with an entity
+table."""
 
 from __future__ import annotations
 
@@ -255,3 +257,54 @@ def test_tail_and_fixed_draw_the_same_roots_and_groups_on_twin_free_graphs():
     want = sum(int(g.leaf_length[m.leaf_groups].sum()) for i, g in enumerate(graphs)
                for m in [mask_graph(g, tail, sample_rng(0, 0, 0, i))])
     assert batch.mnm_index.numel() == want                      # the tail tokens, nothing else
+
+
+# -- whole-entity masking (train.entity_mask_probability) --------------------------------------------
+
+
+def _mention_roots(g: LeafyChainGraph, entity: int) -> list[int]:
+    return [r for a, end, e in g.entities.mentions if e == entity for r in range(a, end)]
+
+
+@pytest.mark.parametrize("layout", ["dense", "packed"])
+def test_a_drawn_entity_has_every_mention_masked_as_an_mlm_target(layout):
+    spec = make_spec(mnm_probability=1.0, entity_mask_probability=1.0, mask_token_fraction=0.0,
+                     random_token_fraction=0.0)                   # the 80/10/10 split does not apply
+    g = graph_a()
+    m = mask_graph(g, spec, sample_rng(0, 0, 0, 0))
+    mentions = sorted({r for e in range(len(g.entities.ids)) for r in _mention_roots(g, e)})
+    assert mentions == [1, 2, 4, 6, 8]
+    assert np.flatnonzero(m.root_masked).tolist() == mentions      # no spans: mlm_probability is 0
+    assert (m.root_ids[mentions] == MASK).all()
+    others = np.setdiff1d(np.arange(R), mentions)
+    assert (m.root_ids[others] == g.root_ids[others]).all()
+    batch = MaskingCollator(spec, layout, seed=0)([(0, 0, g)])
+    assert sorted(zip(batch.mlm_index.tolist(), batch.mlm_labels.tolist())) == \
+        [(r, int(g.root_ids[r])) for r in mentions]                # targets: the names' own tokens
+    assert (g.root_ids[mentions] != MASK).all()                    # the graph is untouched
+
+
+def test_entities_are_masked_whole_at_the_configured_rate():
+    spec = make_spec(entity_mask_probability=0.3)
+    g = graph_a()
+    drawn = []
+    for i in range(2000):
+        m = mask_graph(g, spec, sample_rng(0, 0, 0, i))
+        for e in range(len(g.entities.ids)):
+            roots = _mention_roots(g, e)
+            hit = m.root_masked[roots]
+            if e in (1, 3):            # one mention with two ids: masked when either is drawn
+                continue
+            assert hit.all() or not hit.any(), (i, e)
+            drawn.append(bool(hit.all()))
+    assert abs(np.mean(drawn) - 0.3) < 0.03
+
+
+def test_entity_masking_is_for_training_only_and_needs_an_entity_table():
+    spec = make_spec(entity_mask_probability=1.0)
+    assert spec.for_evaluation().entity_mask_probability == 0.0
+    m = mask_graph(graph_a(), spec.for_evaluation(), sample_rng(0, 0, 0, 0))
+    assert not m.root_masked.any()
+    b = graph_b()                                                  # no entity table: nothing to mask
+    assert not mask_graph(b, spec, sample_rng(0, 0, 0, 0)).root_masked.any()
+
