@@ -50,6 +50,7 @@ def test_int_is_accepted_for_float():
     ({"model": {"hidden_size": 100, "num_heads": 8}}, "model.hidden_size: 100 is not divisible"),
     ({"corpus": {"paths": "a.txt"}}, "corpus.paths: expected a list"),
     ({"train": {"batch_size": 0}}, "train.batch_size: 0 is out of range; must be >= 1"),
+    ({"train": {"entity_mask_probability": 1.5}}, "train.entity_mask_probability: 1.5 is out of range"),
 ])
 def test_errors_name_the_key(data, fragment):
     with pytest.raises(ConfigError) as e:
