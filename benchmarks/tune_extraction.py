@@ -9,8 +9,9 @@
 RUN is a finished run whose model was trained with the tuning documents held out — for BioRED, the
 slice of its *train* file (configs/biored.yaml shows the command); the same overrides select those
 documents here (``extract.paths``, ``extract.document_fraction``, ``evaluate.gold``). The script loads
-the run's checkpoint once, asks every question once per scope, scores the answers with the model
-rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
+the run's checkpoint once (with its ensemble members, ``train.ensemble_size``, whose answers are
+averaged as extraction averages them), asks every question once per scope, scores the answers with
+the model rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
 ``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
 ``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
 soft scopes (``extract.outside_scope_weight``, each asked anew), extraction relation sets ×
@@ -52,6 +53,8 @@ from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from graphmert.extract.relation_typer import RelationTyper  # noqa: E402
 from pipelines.holdout import held_out_documents, in_slice  # noqa: E402
 from pipelines.stages.extract import typer_documents  # noqa: E402
+from pipelines.stages.train import member_models  # noqa: E402
+from graphmert.io import read_json  # noqa: E402
 
 
 # A config override (section.key=value): taken out of the command line before argparse, so that it
@@ -64,6 +67,8 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
     rmap = load_relation_map(run / "graphs" / "relation_map.json")
     model, info = load_checkpoint(run / "train" / "model", expected_vocab=tok.get_vocab_size(),
                                   expected_relations=rmap)
+    members = [load_checkpoint(m, expected_vocab=tok.get_vocab_size(), expected_relations=rmap)[0]
+               for m in member_models(run / "train", read_json(run / "train" / "manifest.json"))]
     torch.manual_seed(cfg.train.seed)
     untrained = build_model(info["config"], tok.get_vocab_size(), len(rmap))
     held_out = held_out_documents(cfg, (d.id for d in docs))
@@ -74,7 +79,7 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
         typer = RelationTyper.from_config(cfg.extract).fit(typer_documents(cfg, held_out))
     return PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
                          cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
-                         untrained=untrained, typer=typer)
+                         untrained=untrained, typer=typer, members=members)
 
 
 def tuning_documents(cfg):

@@ -254,6 +254,9 @@ class TrainConfig:
     """Optimisation (DESIGN §6)."""
 
     seed: int = opt(0, help="seed of parameter initialisation, data order and masking")
+    ensemble_size: int = opt(1, min=1, help="models trained one after another on the same graphs, "
+                             "with seeds train.seed, train.seed + 1, …; extraction averages their "
+                             "answers (model.leaf_query 'fixed' only)")
     lr: float = opt(4e-4, min=0.0, min_exclusive=True, help="peak learning rate (after warm-up)")
     min_lr: float = opt(1e-5, min=0.0, help="floor of the cosine decay (<= lr)")
     warmup_steps: int = opt(500, min=0, help="optimizer steps of linear warm-up to lr")
@@ -685,6 +688,9 @@ def _check_cross(cfg: Config) -> None:
     if cfg.corpus.repeat_title and cfg.corpus.chunk_mode != "document":
         raise ConfigError(f"corpus.repeat_title: needs corpus.chunk_mode 'document' (a chunk of "
                           f"{cfg.corpus.chunk_mode!r} mode holds several documents' text, not one title)")
+    if cfg.train.ensemble_size > 1 and m.leaf_query != "fixed":
+        raise ConfigError(f"train.ensemble_size: {cfg.train.ensemble_size} models need model.leaf_query "
+                          f"'fixed' (extraction averages the members' answers to its query groups)")
     if cfg.train.min_lr > cfg.train.lr:
         raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
     _check_scopes(cfg.extract.tail_scope_by_category, "extract.tail_scope_by_category",

@@ -178,7 +178,7 @@ def test_evaluate_scores_the_slice_and_every_control(run):
     model = metrics["model"]
     assert model["injections"] == manifest(run, "graphs")["injections"]
     assert model["queries_without_tail"] == manifest(run, "graphs")["queries_without_tail"]
-    assert "heldout_leaf_accuracy" in model
+    assert "heldout_leaf_accuracy" in model and "ensemble_size" not in model     # one model: no rows of it
     table = (run / "evaluate" / "metrics.md").read_text()
     for name in ["graphmert", *CONTROLS]:
         assert f"| {name} |" in table
@@ -212,6 +212,29 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     chem_disease = [t for t in by_typer if {t.head_category, t.tail_category} ==
                     {"biolink:ChemicalEntity", "biolink:Disease"}]
     assert chem_disease and {t.relation for t in chem_disease} == {"Negative_Correlation"}
+
+
+def test_an_ensemble_is_trained_and_extracts_with_the_mean_of_its_members(run, tmp_path):
+    """train.ensemble_size=2 on the same run: two models (seeds 0 and 1), extraction asks both (a new
+    checkpoint id over the two), and evaluate's model table names the ensemble and its members."""
+    ens = tmp_path / "run"
+    shutil.copytree(run, ens)
+    cfg, override = run.parent / "config.yaml", "train.ensemble_size=2"
+    for stage in ("train", "extract", "evaluate"):
+        r = invoke(stage, "--config", cfg, "--run-dir", ens, "--quiet", override)
+        assert r.exit_code == 0, r.output
+    t = manifest(ens, "train")
+    assert t["ensemble_size"] == 2 and [m["seed"] for m in t["members"]] == [0, 1]
+    assert (ens / "train" / "member-1" / "model" / "model.safetensors").is_file()
+    m, single = manifest(ens, "extract"), manifest(run, "extract")
+    assert m["ensemble_size"] == 2 and single["ensemble_size"] == 1
+    assert m["checkpoint_id"] != single["checkpoint_id"]
+    graphmert = list(read_triples([ens / "extract" / s for s in m["shards"]]))
+    assert graphmert and {t.checkpoint_id for t in graphmert} == {m["checkpoint_id"]}
+    model = json.loads((ens / "evaluate" / "metrics.json").read_text())["model"]
+    assert model["ensemble_size"] == 2 and set(model["member_candidate_accuracy"]) == {"0", "1"}
+    assert model["member_candidate_accuracy"]["0"] == model["heldout_candidate_accuracy"]
+    assert "| ensemble_size | 2 |" in (ens / "evaluate" / "metrics.md").read_text()
 
 
 @pytest.mark.parametrize("setting, asks", [({"relation_choice": "typer"}, "extract.relation_choice 'typer'"),

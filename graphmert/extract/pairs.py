@@ -20,7 +20,9 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
    outside the scope are then weighed down by w (:meth:`PairExtractor.soft_scope`): a softmax
    answer becomes p'_c = w_c p_c / (p_∅ + Σ_j w_j p_j), with w_c = w outside and 1 inside, which is
    the softmax after adding log w_c to each candidate's logit (w → 0 gives the hard scope's answer,
-   w = 1 the chunk's); a control's score is multiplied by w_c;
+   w = 1 the chunk's); a control's score is multiplied by w_c. An ensemble (``members``,
+   ``train.ensemble_size``) answers with the mean of its models' scores, p̄_c = (1/N) Σ_n p_c^(n),
+   again a distribution over {none} ∪ candidates;
 3. ``document pairs`` — for each (document, head entity, relation, tail entity) the best score over
    the head's mentions and chunks, or their noisy-OR (``extract.evidence``), with the best mention
    as evidence;
@@ -127,18 +129,22 @@ class PairExtractor:
         num_roots, num_leaves: R and K.  relations: the relations to ask.
         untrained: a freshly initialised model for the ``untrained`` control.
         typer: the fitted relation typer ``relation_choice`` 'typer' and 'typer_score' ask.
+        members: further trained models of the same configuration (an ensemble): the model rankers
+            answer with the mean of ``model``'s and their scores.
     """
 
     def __init__(self, model: GraphMERT | None, tokenizer, kg: SeedKG, schema: RelationSchema,
                  relation_map: dict[str, int], cfg: ExtractConfig, num_roots: int, num_leaves: int,
                  relations: Sequence[str], checkpoint_id: str = "", run_id: str = "",
-                 untrained: GraphMERT | None = None, typer: RelationTyper | None = None) -> None:
+                 untrained: GraphMERT | None = None, typer: RelationTyper | None = None,
+                 members: Sequence[GraphMERT] = ()) -> None:
         unknown = [r for r in relations if r not in relation_map]
         if unknown:
             raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
                           f"(it knows {sorted(relation_map)})")
         TailScopes(cfg.tail_scope, cfg.tail_scope_by_category).check(schema)
         self.model, self.untrained, self.typer = model, untrained, typer
+        self.members = list(members)
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
         self.relation_map, self.relations = relation_map, sorted(relations)
         self.R, self.K = num_roots, num_leaves
@@ -427,6 +433,11 @@ class PairExtractor:
         by_question = dict(zip((id(q) for _, qs in units for q in qs), out))
         return [by_question[id(q)] for p in plans for q in p.queries]
 
+    def ensemble_scores(self, plans: list[_ChunkPlan], how: str, ranker: str) -> list[np.ndarray]:
+        """:meth:`model_scores` of the trained model, averaged with its ensemble members' (if any)."""
+        runs = [self.model_scores(m, plans, how) for m in [_need(self.model, ranker), *self.members]]
+        return runs[0] if len(runs) == 1 else [np.mean(per_model, axis=0) for per_model in zip(*runs)]
+
     def _graph_units(self, plan: _ChunkPlan) -> list[list[PairQuery]]:
         """The questions of one chunk per graph: one graph per relation (``pack_queries``), else one
         per question."""
@@ -523,20 +534,21 @@ def _form_logp(lq: torch.Tensor, form: tuple[int, ...], end: int, K: int) -> flo
 # ---------------------------------------------------------------------- rankers
 @RANKERS.register("model")
 def _rank_model(ex: PairExtractor, plans: list[_ChunkPlan], queries: list[PairQuery]) -> list[np.ndarray]:
-    """P(candidate) from the trained model's candidate head."""
-    return ex.model_scores(_need(ex.model, "model"), plans, "candidate")
+    """P(candidate) from the trained model's candidate head (the ensemble's mean)."""
+    return ex.ensemble_scores(plans, "candidate", "model")
 
 
 @RANKERS.register("margin")
 def _rank_margin(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
-    """σ(s(candidate) − s(none)) from the trained model's candidate head."""
-    return ex.model_scores(_need(ex.model, "margin"), plans, "margin")
+    """σ(s(candidate) − s(none)) from the trained model's candidate head (the ensemble's mean)."""
+    return ex.ensemble_scores(plans, "margin", "margin")
 
 
 @RANKERS.register("likelihood")
 def _rank_likelihood(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
-    """P(candidate) from the trained model's MNM likelihood of the candidate's tokens."""
-    return ex.model_scores(_need(ex.model, "likelihood"), plans, "likelihood")
+    """P(candidate) from the trained model's MNM likelihood of the candidate's tokens (the ensemble's
+    mean)."""
+    return ex.ensemble_scores(plans, "likelihood", "likelihood")
 
 
 @RANKERS.register("untrained")

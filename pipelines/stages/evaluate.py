@@ -101,17 +101,23 @@ def _as_recognised(gold: GoldSet, found: list[Document]) -> GoldSet:
 
 def _model_numbers(ctx: StageContext) -> dict:
     """What the trained model and its training data were (train and graphs manifests), for the
-    report: held-out leaf accuracy against its majority baseline, candidate accuracy, injections."""
+    report: held-out leaf accuracy against its majority baseline, candidate accuracy, injections;
+    for an ensemble its size and each member's held-out accuracies (by train.seed)."""
     train, graphs = ctx.upstream.get("train", {}), ctx.upstream.get("graphs", {})
     acc, base = train.get("leaf_acc"), train.get("leaf_majority_acc")
-    return {"heldout_leaf_accuracy": acc, "leaf_majority_baseline": base,
-            "leaf_accuracy_over_baseline": acc / base if acc is not None and base else None,
-            "heldout_masked_leaves": train.get("heldout_masked_leaves"),
-            "heldout_candidate_accuracy": train.get("candidate_acc"),
-            "parameters": train.get("parameters"), "train_steps": train.get("steps"),
-            "chunks_with_leaves": graphs.get("chunks_with_leaves"), "injections": graphs.get("injections"),
-            "queries_without_tail": graphs.get("queries_without_tail"),
-            "injections_per_relation": graphs.get("injections_per_relation")}
+    out = {"heldout_leaf_accuracy": acc, "leaf_majority_baseline": base,
+           "leaf_accuracy_over_baseline": acc / base if acc is not None and base else None,
+           "heldout_masked_leaves": train.get("heldout_masked_leaves"),
+           "heldout_candidate_accuracy": train.get("candidate_acc"),
+           "parameters": train.get("parameters"), "train_steps": train.get("steps"),
+           "chunks_with_leaves": graphs.get("chunks_with_leaves"), "injections": graphs.get("injections"),
+           "queries_without_tail": graphs.get("queries_without_tail"),
+           "injections_per_relation": graphs.get("injections_per_relation")}
+    if train.get("members"):        # an ensemble: the rows above are member 0's
+        out["ensemble_size"] = train["ensemble_size"]
+        out["member_candidate_accuracy"] = {m["seed"]: m["candidate_acc"] for m in train["members"]}
+        out["member_leaf_accuracy"] = {m["seed"]: m["leaf_acc"] for m in train["members"]}
+    return out
 
 
 def _sources(cfg: Config) -> list[Path]:

@@ -14,6 +14,7 @@ rerun. The driver merges the per-chunk triples of all parts
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -45,6 +46,7 @@ from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext
 from pipelines.stages.corpus import document_shards
 from pipelines.stages.ner import load_entity_tools
+from pipelines.stages.train import member_models
 
 log = logging.getLogger("graphmert.pipeline")
 
@@ -57,20 +59,34 @@ def checkpoint_dir(ctx: StageContext) -> Path:
     return Path(ctx.cfg.extract.checkpoint) if ctx.cfg.extract.checkpoint else ctx.stage_dir("train") / "model"
 
 
+def member_dirs(ctx: StageContext) -> list[Path]:
+    """The further ensemble members whose answers extraction averages with the model's
+    (``train.ensemble_size``, :mod:`pipelines.stages.train`); none with ``extract.checkpoint``."""
+    if ctx.cfg.extract.checkpoint:
+        return []
+    return member_models(ctx.stage_dir("train"), ctx.upstream.get("train", {}))
+
+
 def _load_model(ctx: StageContext, tok_path: Path):
-    ckpt = checkpoint_dir(ctx)
-    if not (ckpt / "model.safetensors").exists():
-        raise CheckpointError(f"{ckpt}: no model checkpoint; run `graphmert train` first or set "
-                              f"extract.checkpoint")
+    """(member 0's model, tokenizer, relation map, checkpoint id): every member checked against this
+    run's tokenizer and relations, the id a hash over all of them."""
     tok = load_tokenizer(tok_path)
     rmap = load_relation_map(ctx.stage_dir("graphs") / "relation_map.json")
-    ck_tok = ckpt / "tokenizer.json"
-    if ck_tok.exists() and file_sha256(ck_tok) != file_sha256(tok_path):
-        raise CheckpointError(f"{ckpt}: the checkpoint was trained with a different tokenizer than "
-                              f"{tok_path}; extract with the run the checkpoint came from")
-    # loaded here only to check it fits this run (clear errors in the driver); workers load their own
-    model, info = load_checkpoint(ckpt, expected_vocab=tok.get_vocab_size(), expected_relations=rmap)
-    return model, tok, rmap, file_sha256(ckpt / "model.safetensors")[:16]
+    ids, model = [], None
+    for ckpt in [checkpoint_dir(ctx), *member_dirs(ctx)]:
+        if not (ckpt / "model.safetensors").exists():
+            raise CheckpointError(f"{ckpt}: no model checkpoint; run `graphmert train` first or set "
+                                  f"extract.checkpoint")
+        ck_tok = ckpt / "tokenizer.json"
+        if ck_tok.exists() and file_sha256(ck_tok) != file_sha256(tok_path):
+            raise CheckpointError(f"{ckpt}: the checkpoint was trained with a different tokenizer than "
+                                  f"{tok_path}; extract with the run the checkpoint came from")
+        # loaded here only to check it fits this run (clear errors in the driver); workers load their own
+        loaded, _ = load_checkpoint(ckpt, expected_vocab=tok.get_vocab_size(), expected_relations=rmap)
+        model = loaded if model is None else model
+        ids.append(file_sha256(ckpt / "model.safetensors")[:16])
+    ckpt_id = ids[0] if len(ids) == 1 else hashlib.sha256("+".join(ids).encode()).hexdigest()[:16]
+    return model, tok, rmap, ckpt_id
 
 
 def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
@@ -148,6 +164,7 @@ class ExtractInputs:
     held_out: frozenset = frozenset()  # documents whose relations are not seed triples (holdout)
     ranker: str = ""                  # query-group models: the ranker of this pass ("": extract.ranker)
     seed: int = 0                     # train.seed: the untrained control's initialisation
+    members: tuple[str, ...] = ()     # further ensemble members (model folders), averaged with checkpoint
     typer: RelationTyper | None = None  # fitted in the driver when extract.relation_choice asks for it
 
     @property
@@ -161,6 +178,8 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
     device = "cuda" if inp.device != "cpu" and torch.cuda.is_available() else "cpu"
     model, info = load_checkpoint(inp.checkpoint, expected_vocab=tok.get_vocab_size(),
                                   expected_relations=inp.relation_map, device=device)
+    members = [load_checkpoint(m, expected_vocab=tok.get_vocab_size(), expected_relations=inp.relation_map,
+                               device=device)[0] for m in inp.members]
     kg, schema = load_kg(inp.kg, inp.held_out), RelationSchema.from_dict(inp.schema)
     if info["config"].leaf_query == "fixed":
         untrained = None
@@ -170,7 +189,10 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
         return PairExtractor(model, tok, kg, schema, inp.relation_map, inp.extract, inp.num_roots,
                              inp.num_leaves, relations=inp.extract.relations or inp.relations,
                              checkpoint_id=inp.checkpoint_id,
-                             run_id=inp.run_id, untrained=untrained, typer=inp.typer)
+                             run_id=inp.run_id, untrained=untrained, typer=inp.typer, members=members)
+    if members:
+        raise ConfigError(f"{inp.checkpoint}: an ensemble of {len(members) + 1} models needs "
+                          f"model.leaf_query 'fixed'; this checkpoint asks one query per tail length")
     llm = None
     if inp.extract.llm_url:
         from graphmert.extract.llm import LLMClient
@@ -224,7 +246,8 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     inputs = ExtractInputs(str(checkpoint_dir(ctx).resolve()), ckpt_id, str(tok_path.resolve()), rmap,
                            _absolute(cfg.kg), schema_dict, cfg.extract, cfg.graph.num_roots,
                            cfg.graph.num_leaves, trained, ctx.run_dir.resolve().name, cfg.train.device,
-                           held_out=held_out, seed=cfg.train.seed)
+                           held_out=held_out, seed=cfg.train.seed,
+                           members=tuple(str(m.resolve()) for m in member_dirs(ctx)))
     query_groups = model.config.leaf_query == "fixed"
     _check_rankers(cfg.extract, query_groups)
     if cfg.extract.beta > 0:
@@ -273,6 +296,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "triples_per_relation": dict(sorted(per_rel.items())),
         "triples_per_tail_source": dict(sorted(Counter(t.tail_source for t in merged).items())),
         "checkpoint_id": ckpt_id,
+        "ensemble_size": 1 + len(inputs.members),
         "relation_documents_held_out": kg.skipped.get("relation_documents_held_out", 0),
         "ranker": cfg.extract.ranker if query_groups else "",
         "controls": controls,

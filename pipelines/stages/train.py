@@ -19,6 +19,13 @@ change —, ``model``, ``graph``, and the ``train`` keys that are not in
 When training finishes the outputs are hard-linked (no copy) into the stage folder, and
 ``train-work`` is marked finished. ``train.resume`` is not part of the stage's config hash.
 
+Ensembles. With ``train.ensemble_size`` N > 1 the stage trains N models one after another on the
+same graphs, member i with ``train.seed`` + i (member 0 is the single model of N = 1, in the same
+folders); members i ≥ 1 work in ``train-work/member-<i>/`` and land in ``RUN/train/member-<i>/``
+with the same files. The manifest is member 0's, plus ``ensemble_size`` and a ``members`` list
+(seed, folder, held-out leaf and candidate accuracy); extract averages the members' answers. A
+member that finished before an interruption is kept when the stage runs again.
+
 Multi-process. With ``train.nproc`` > 1 the stage runs ``python -m torch.distributed.run
 --standalone --nproc-per-node N`` over :func:`worker_main` (:func:`torchrun_command`; gloo on CPU,
 NCCL on CUDA); the launch spec is ``train-work/launch.json`` and process 0 writes
@@ -146,35 +153,76 @@ def _launch(spec_path: Path, nproc: int, threads: int, quiet: bool) -> None:
         raise StageError(f"torchrun with {nproc} processes failed (exit code {proc.returncode}){detail}")
 
 
+def member_name(index: int) -> str:
+    """The folder of ensemble member ``index`` ≥ 1 under ``train-work/`` and ``RUN/train/``
+    (member 0 is the stage folder itself)."""
+    return f"member-{index}"
+
+
+def member_models(train_dir: Path, manifest: dict) -> list[Path]:
+    """The model folders of the ensemble members ≥ 1 that a train stage folder holds (its manifest's
+    ``ensemble_size``); [] for a single model."""
+    return [train_dir / member_name(i) / "model" for i in range(1, manifest.get("ensemble_size", 1))]
+
+
 def _train(ctx: StageContext) -> dict:
+    """Train ``train.ensemble_size`` models one after another, member i with seed train.seed + i in
+    ``train-work/`` (i = 0) or ``train-work/member-<i>/``; a member that finished in an interrupted
+    run of the same fingerprint is not trained again."""
     cfg = ctx.cfg
     if ctx.session is not None:
         ctx.session.release_local()          # training takes the cores; the workers come back later
     work = ctx.run_dir / WORK_DIR
     fingerprint = _fingerprint(ctx)
     _prepare_work(work, fingerprint, cfg.train.resume)
+    n = cfg.train.ensemble_size
+    bodies = []
+    for i in range(n):
+        member = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=cfg.train.seed + i))
+        if n > 1:
+            log.info("train: ensemble member %d of %d (train.seed %d)", i + 1, n, member.train.seed)
+        member_work = work / member_name(i) if i else work
+        bodies.append(_train_member(ctx, member, member_work))
+        out = ctx.out / member_name(i) if i else ctx.out
+        out.mkdir(exist_ok=True)
+        for name in LINKED + COPIED:
+            src = member_work / name
+            if not src.exists():
+                raise StageError(f"train: the trainer did not write {src}")
+            (_link_tree if name in LINKED else shutil.copy2)(src, out / name)
+    atomic_write_json(work / "run.json", {"fingerprint": fingerprint, "finished": True})
+    body = {**bodies[0], "ensemble_size": n}
+    if n > 1:
+        body["members"] = [{"seed": cfg.train.seed + i, "folder": member_name(i) if i else ".",
+                            "leaf_acc": b.get("leaf_acc"), "candidate_acc": b.get("candidate_acc")}
+                           for i, b in enumerate(bodies)]
+    return body
+
+
+def _train_member(ctx: StageContext, cfg, work: Path) -> dict:
+    """One model in ``work``: the result summary of a finished run there, else train (resuming from
+    the latest checkpoint of ``work``) and return it."""
+    result = work / "result.json"
+    if result.exists() and (work / "model").exists():
+        body = read_json(result)
+        if "error" not in body:
+            log.info("train: %s finished in an earlier attempt; kept", work)
+            return body
+    work.mkdir(parents=True, exist_ok=True)
     graphs_dir = ctx.stage_dir("graphs")
     spec = {"config": to_dict(cfg), "graphs": [str(graphs_dir / s) for s in ctx.upstream["graphs"]["shards"]],
             "tokenizer": str(ctx.stage_dir("tokenizer") / "tokenizer.json"),
             "relation_map": str(graphs_dir / "relation_map.json"), "work_dir": str(work),
             "quiet": ctx.quiet}
-    (work / "result.json").unlink(missing_ok=True)
+    result.unlink(missing_ok=True)
     try:
         if cfg.train.nproc > 1:
             spec_path = atomic_write_json(work / "launch.json", spec)
             _launch(spec_path, cfg.train.nproc, cfg.train.threads, ctx.quiet)
-            body = read_json(work / "result.json")
-        else:
-            body = train_from_spec(spec)
+            return read_json(result)
+        return train_from_spec(spec)
     except TrainingDiverged as e:
         raise StageError(str(e)) from None
-    for name in LINKED + COPIED:
-        src = work / name
-        if not src.exists():
-            raise StageError(f"train: the trainer did not write {src}")
-        (_link_tree if name in LINKED else shutil.copy2)(src, ctx.out / name)
-    atomic_write_json(work / "run.json", {"fingerprint": fingerprint, "finished": True})
-    return body
 
 
 def worker_main(spec_path: str) -> int:

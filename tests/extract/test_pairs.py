@@ -62,13 +62,13 @@ def world():
                 model=tiny_model(tok.get_vocab_size(), len(kg.relations)))
 
 
-def extractor(w, model="default", relations=None, untrained=None, kg=None, schema=None,
+def extractor(w, model="default", relations=None, untrained=None, kg=None, schema=None, members=(),
               **cfg) -> PairExtractor:
     kg = kg or w["kg"]
     c = build_section(ExtractConfig, {"tails_per_query": 5, "beta": 0.0, **cfg}, "extract")
     return PairExtractor(w["model"] if model == "default" else model, w["tok"], kg, schema or w["schema"],
                          kg.relation_map, c, R, K, relations=relations or kg.relations,
-                         checkpoint_id="ck", run_id="run", untrained=untrained)
+                         checkpoint_id="ck", run_id="run", untrained=untrained, members=members)
 
 
 def ab(w):
@@ -262,6 +262,27 @@ def test_other_model_rankers_give_probabilities(world):
             assert ((s > 0) & (s < 1)).all()
     assert all(s.sum() < 1 for s in ex.answers(plans, queries, "likelihood"))   # "none" takes the rest
     assert set(PROBABILITY_RANKERS) >= {"model", "margin", "likelihood", "untrained"}
+
+
+def test_an_ensemble_answers_with_the_mean_of_its_models(world):
+    """Members: every model ranker's answer is the mean of the models' own answers, computed one by
+    one; the controls do not change."""
+    docs, chunks = world["docs"], world["chunks"]
+    other = tiny_model(world["tok"].get_vocab_size(), len(world["kg"].relations), seed=7)
+    alone = [extractor(world), extractor(world, model=other)]
+    ens = extractor(world, members=[other])
+    plans = ens.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    for name in ("model", "margin", "likelihood"):
+        a, b = (e.answers(plans, queries, name) for e in alone)
+        got = ens.answers(plans, queries, name)
+        assert any(not np.allclose(x, y) for x, y in zip(a, b))          # the two models differ
+        for g, x, y in zip(got, a, b):
+            np.testing.assert_allclose(g, (x + y) / 2, rtol=1e-5, atol=1e-6)
+    assert all((s.sum() < 1) for s in ens.answers(plans, queries, "model"))   # still P over {none} ∪ C
+    for name in ("salience", "nearest"):
+        for g, x in zip(ens.answers(plans, queries, name), alone[0].answers(plans, queries, name)):
+            np.testing.assert_array_equal(g, x)
 
 
 def test_packed_and_single_question_graphs_agree_when_groups_cannot_meet(world):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from graphmert.config import ConfigError
 from graphmert.io import atomic_write_json
 from graphmert.train.trainer import Trainer
 from pipelines.stage import run_stage
@@ -145,3 +146,54 @@ def test_a_code_change_does_not_resume_the_old_work_dir(tmp_path, monkeypatch):
     assert m["status"] == "ran" and m["code_fingerprint"] == "edited"
     assert [r["step"] for r in train_records(run / "train") if r["split"] == "train"] == list(range(1, 7))
     assert json.loads((run / "train-work" / "run.json").read_text())["fingerprint"] != old_fingerprint
+
+
+def test_an_ensemble_trains_each_member_with_its_seed_and_keeps_finished_members(tmp_path, monkeypatch):
+    """train.ensemble_size 2: member 0 is exactly the single model (same folders, same updates),
+    member 1 trains with seed + 1 in member-1/; after a crash in member 1 the rerun trains member 1
+    only, resuming its own checkpoints."""
+    fixed = {"leaf_query": "fixed"}
+    single = make_run(tmp_path / "single")
+    run_stage(TRAIN, tiny_config(**CFG, model=fixed), single, quiet=True)
+
+    run = make_run(tmp_path / "run")
+    cfg = tiny_config(**CFG, ensemble_size=2, model=fixed)
+    original = Trainer.save_checkpoint
+
+    def crash_in_member_1(self):
+        path = original(self)
+        if self.cfg.train.seed == 1 and self.step >= 4:
+            raise RuntimeError("simulated crash")
+        return path
+
+    monkeypatch.setattr(Trainer, "save_checkpoint", crash_in_member_1)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_stage(TRAIN, cfg, run, quiet=True)
+    monkeypatch.undo()
+    work = run / "train-work"
+    assert (work / "result.json").exists() and (work / "model").exists()          # member 0 finished
+    assert sorted(p.name for p in (work / "member-1" / "checkpoints").iterdir()) == \
+        ["step-00000002", "step-00000004"]
+
+    seeds = []
+    real_init = Trainer.__init__
+    monkeypatch.setattr(Trainer, "__init__",
+                        lambda self, c, *a, **k: (seeds.append(c.train.seed), real_init(self, c, *a, **k))[1])
+    restored = []
+    real_restore = Trainer._restore
+    monkeypatch.setattr(Trainer, "_restore", lambda self, d: (restored.append(d.name), real_restore(self, d)))
+    m = run_stage(TRAIN, cfg, run, quiet=True)
+    assert seeds == [1] and restored == ["step-00000004"]        # member 0 kept, member 1 resumed
+    assert m["ensemble_size"] == 2 and [x["seed"] for x in m["members"]] == [0, 1]
+    assert [x["folder"] for x in m["members"]] == [".", "member-1"]
+    out = run / "train"
+    assert {p.name for p in (out / "member-1").iterdir()} == {"model", "checkpoints", "metrics.jsonl",
+                                                             "curves.png"}
+    assert train_records(out) == train_records(single / "train")        # member 0 = the single model
+    assert train_records(out / "member-1") != train_records(out)
+    assert run_stage(TRAIN, cfg, run, quiet=True)["status"] == "skipped"
+
+
+def test_an_ensemble_needs_query_group_models():
+    with pytest.raises(ConfigError, match="train.ensemble_size: 2 models need model.leaf_query 'fixed'"):
+        tiny_config(**CFG, ensemble_size=2)
