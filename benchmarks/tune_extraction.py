@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
         [--scopes sentence chunk 'sentence,Disease|SequenceVariant=title'] [--k 1 2 3] \\
-        [--thresholds 0.1 0.2 0.3 0.4 0.5] [--outside-weights 0 0.1 0.3] \\
+        [--thresholds 0.1 0.2 0.3 0.4 0.5] [--outside-weights 0 0.1 0.3 | --outside-thresholds 0.6 0.8] \\
         [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
         [--relation-choices score prior prior_only typer typer_score] [override ...]
 
@@ -14,7 +14,8 @@ averaged as extraction averages them), asks every question once per scope, score
 the model rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
 ``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
 ``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
-soft scopes (``extract.outside_scope_weight``, each asked anew), extraction relation sets ×
+soft scopes (``extract.outside_scope_weight``, each asked anew) or the outside band's thresholds
+(``extract.outside_min_confidence``, one more grid axis over the same answers), extraction relation sets ×
 evidence combinations (``extract.evidence``) × typed-relation choices (``extract.relation_choice``),
 against the gold, as ``graphmert evaluate`` would: untyped and typed pair F1, and the type accuracy
 on the pairs found. It prints the tables and writes
@@ -114,6 +115,9 @@ def main() -> None:
     p.add_argument("--outside-weights", nargs="+", type=float, default=None, metavar="W",
                    help="extract.outside_scope_weight values to compare at each scope "
                         "(default: the config's)")
+    p.add_argument("--outside-thresholds", nargs="+", type=float, default=None, metavar="T",
+                   help="extract.outside_min_confidence values (the outside band) to compare at each "
+                        "scope, beside the band off (default: the config's); not with --outside-weights")
     p.add_argument("--relation-sets", nargs="+", default=None, metavar="R1,R2,...",
                    help="extraction relation sets to compare (default: the config's extract.relations)")
     p.add_argument("--evidence", nargs="+", default=None, choices=_choices("evidence"),
@@ -142,18 +146,19 @@ def main() -> None:
     print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
     best = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["outside_w"], r["ranker"], r["evidence"])
+        key = (r["relations"], r["scope"], r["outside_w"], r["outside_t"], r["ranker"], r["evidence"])
         if key not in best or r["F1"] > best[key]["F1"]:
             best[key] = r
     print_table(sorted(best.values(), key=lambda r: -r["F1"]),
-                "best untyped setting per (relations, scope, outside weight, ranker, evidence)")
+                "best untyped setting per (relations, scope, outside weight or band, ranker, evidence)")
     typed = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["outside_w"], r["ranker"], r["evidence"], r["choice"])
+        key = (r["relations"], r["scope"], r["outside_w"], r["outside_t"], r["ranker"], r["evidence"],
+               r["choice"])
         if key not in typed or r["typed_F1"] > typed[key]["typed_F1"]:
             typed[key] = r
     print_table(sorted(typed.values(), key=lambda r: -r["typed_F1"])[:20],
-                "best typed setting per (relations, scope, outside weight, ranker, evidence, "
+                "best typed setting per (relations, scope, outside weight or band, ranker, evidence, "
                 "relation choice)")
     write_json("tune_extraction", rows, a.out, run_dir=str(a.run_dir), documents=len(docs),
                gold_pairs=len(gold.untyped), overrides=a.overrides)
@@ -175,29 +180,38 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weig
     """Every ranker × k × threshold × (evidence, relation choice) at one scope and outside weight; one
     row each.
     ``type_acc`` is the share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
-    build({"extract": {"outside_scope_weight": weight}})             # checked as the config checks it
-    scoped = dataclasses.replace(_scope_spec(cfg.extract, scope), outside_scope_weight=weight)
-    ex.cfg = scoped
+    bands = [None, *a.outside_thresholds] if a.outside_thresholds else [cfg.extract.outside_min_confidence]
+    # checked as the config checks them
+    build({"extract": {"outside_scope_weight": weight, "outside_min_confidence": max(bands, key=_known)}})
+    scoped = dataclasses.replace(_scope_spec(cfg.extract, scope), outside_scope_weight=weight,
+                                 outside_min_confidence=max(bands, key=_known))
+    ex.cfg = scoped                  # with a band, the questions offer the outside candidates too
     plans = ex.questions(docs, chunks)
     queries = [q for pl in plans for q in pl.queries]
     rows = []
     for ranker in a.rankers:
         t0 = time.perf_counter()
-        scores = ex.answers(plans, queries, ranker)
+        scores = ex.answers(plans, queries, ranker)   # band answers: in-scope ones are the hard scope's
         secs = time.perf_counter() - t0
         grid = a.thresholds if ranker in PROBABILITY_RANKERS else [0.0]
-        for k, th, (evidence, choice) in itertools.product(a.k, grid, choices):
-            ex.cfg = dataclasses.replace(scoped, tails_per_query=k,
-                                         min_confidence=th, evidence=evidence, relation_choice=choice)
+        for k, th, band, (evidence, choice) in itertools.product(a.k, grid, bands, choices):
+            ex.cfg = dataclasses.replace(scoped, tails_per_query=k, min_confidence=th,
+                                         outside_min_confidence=band, evidence=evidence, relation_choice=choice)
             triples = ex.decide(plans, queries, scores, ranker)
             m = evaluate_system(*pair_sets(triples, rmap), gold)
             u, t = m["untyped"]["all"], m["typed"]["all"]
-            rows.append({"relations": relations, "scope": scope, "outside_w": weight, "ranker": ranker,
+            rows.append({"relations": relations, "scope": scope, "outside_w": weight,
+                         "outside_t": "off" if band is None else band, "ranker": ranker,
                          "k": k, "min_conf": th, "evidence": evidence, "choice": choice,
                          "P": u["precision"], "R": u["recall"],
                          "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
                          "score_s": round(secs, 1)})
     return rows
+
+
+def _known(band: float | None) -> float:
+    """Sort key: any threshold before None (off), so that ``max`` turns the band on when one is asked."""
+    return -1.0 if band is None else band
 
 
 if __name__ == "__main__":

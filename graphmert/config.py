@@ -406,6 +406,13 @@ class ExtractConfig:
                                            "entities, their odds scaled by w (a log w bias on their "
                                            "logits before the candidate softmax; control scores times "
                                            "w): a soft scope")
+    outside_min_confidence: Optional[float] = opt(
+        None, min=0.0, max=1.0,
+        help="'fixed' leaf-query models: None asks only the tails within the scope; a value also "
+             "offers the chunk's other entities (a document-level band): a pair that shares no "
+             "scope anywhere in its document is answered by the chunk-wide softmax and kept at or "
+             "above this (its own tails_per_query per head and relation), while in-scope answers "
+             "stay the scope's. Excludes outside_scope_weight > 0")
     ranking: str = opt("likelihood", choices=("likelihood", "pmi"),
                        help="rank tails by their likelihood, or by it minus the mean over the "
                             "chunk's heads (pointwise mutual information: discounts tails every "
@@ -702,6 +709,7 @@ def _check_cross(cfg: Config) -> None:
         raise ConfigError(f"kg.candidate_scope 'title' needs corpus.chunk_mode 'document' (a "
                           f"{cfg.corpus.chunk_mode!r} chunk holds several documents' titles)")
     _check_typer(cfg.extract)
+    check_outside_scope(cfg.extract)
     if cfg.train.mask_token_fraction + cfg.train.random_token_fraction > 1.0:
         raise ConfigError(f"train.random_token_fraction: {cfg.train.random_token_fraction} + "
                           f"train.mask_token_fraction ({cfg.train.mask_token_fraction}) exceed 1")
@@ -729,6 +737,15 @@ def _check_scopes(by_category: dict[str, str], name: str, choices: tuple) -> Non
         category_pair(key, name)
         if scope not in choices:
             raise ConfigError(f"{name}.{key}: {scope!r} is not allowed; choose from {list(choices)}")
+
+
+def check_outside_scope(ex: "ExtractConfig") -> None:
+    """The soft scope (``outside_scope_weight`` > 0) and the band (``outside_min_confidence``) are two
+    ways to answer the candidates outside the scope: at most one may be set."""
+    if ex.outside_min_confidence is not None and ex.outside_scope_weight > 0:
+        raise ConfigError(f"extract.outside_min_confidence ({ex.outside_min_confidence}, the band) and "
+                          f"extract.outside_scope_weight ({ex.outside_scope_weight}, a soft scope) "
+                          f"both weigh the candidates outside the scope: set one")
 
 
 def _check_typer(ex: "ExtractConfig") -> None:

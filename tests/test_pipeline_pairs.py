@@ -254,3 +254,17 @@ def test_a_soft_scope_needs_a_query_group_checkpoint():
         _check_rankers(ex, query_groups=False)
     with pytest.raises(ConfigError, match="outside_scope_weight"):
         load_config(None, ["extract.outside_scope_weight=1.5"])
+
+
+def test_the_band_needs_a_query_group_checkpoint_and_excludes_the_soft_scope():
+    ex = load_config(None, ["extract.outside_min_confidence=0.6"]).extract
+    assert ex.outside_min_confidence == 0.6 and load_config(None, []).extract.outside_min_confidence is None
+    _check_rankers(ex, query_groups=True)
+    with pytest.raises(ConfigError, match=r"outside_min_confidence: 0.6 \(the band\) needs a model trained "
+                                          r"with model.leaf_query 'fixed'"):
+        _check_rankers(ex, query_groups=False)
+    with pytest.raises(ConfigError, match="outside_min_confidence"):
+        load_config(None, ["extract.outside_min_confidence=1.5"])
+    # read with the config, before any stage runs
+    with pytest.raises(ConfigError, match=r"both weigh the candidates outside the scope: set one"):
+        load_config(None, ["extract.outside_min_confidence=0.6", "extract.outside_scope_weight=0.3"])

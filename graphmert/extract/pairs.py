@@ -11,7 +11,8 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
    the head's, the head's own entity excluded, within the tail scope of the two categories
    (:mod:`graphmert.extract.scope`: the head's sentence, that sentence or the title, or the chunk;
    ``document`` means the chunk too: the model sees no further). With ``extract.outside_scope_weight``
-   w > 0 the chunk's other admitted entities are candidates too, marked as outside the scope;
+   w > 0, or with ``extract.outside_min_confidence`` set, the chunk's other admitted entities are
+   candidates too, marked as outside the scope;
 2. ``answers`` — one graph per (chunk, relation) holding a masked K-leaf group on each of its heads
    (``extract.pack_queries``; else one graph per question, as in training a group sees the others'
    [MASK] leaves either way), scored by a :data:`RANKERS` entry: ``model`` gives
@@ -20,14 +21,19 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
    outside the scope are then weighed down by w (:meth:`PairExtractor.soft_scope`): a softmax
    answer becomes p'_c = w_c p_c / (p_∅ + Σ_j w_j p_j), with w_c = w outside and 1 inside, which is
    the softmax after adding log w_c to each candidate's logit (w → 0 gives the hard scope's answer,
-   w = 1 the chunk's); a control's score is multiplied by w_c. An ensemble (``members``,
+   w = 1 the chunk's); a control's score is multiplied by w_c. The *band* (``outside_min_confidence``
+   t_o) instead keeps the two apart: an inside candidate gets the hard scope's answer
+   p_c / (1 − Σ_{j outside} p_j), an outside one the chunk-wide p_c. An ensemble (``members``,
    ``train.ensemble_size``) answers with the mean of its models' scores, p̄_c = (1/N) Σ_n p_c^(n),
    again a distribution over {none} ∪ candidates;
 3. ``document pairs`` — for each (document, head entity, relation, tail entity) the best score over
    the head's mentions and chunks, or their noisy-OR (``extract.evidence``), with the best mention
-   as evidence;
+   as evidence. With the band, inside and outside answers form two sets, and an outside pair is
+   dropped when its two entities share the scope anywhere in the document (some inside question
+   asks one of them about the other): only pairs that no scope holds are answered across it;
 4. ``selection`` — per (document, head entity, relation) the ``extract.tails_per_query`` best tails
-   scoring at least ``extract.min_confidence``; then, with ``extract.one_relation_per_pair``, one
+   scoring at least ``extract.min_confidence`` (the outside band: its own best tails scoring at
+   least t_o, so in-scope answers are the scope's own); then, with ``extract.one_relation_per_pair``, one
    relation per (document, unordered entity pair), chosen by ``extract.relation_choice`` (below;
    ties: the relation with more seed triples, then the name) — BioRED-style relations are unordered
    pairs with one type;
@@ -68,7 +74,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from graphmert.config import TYPER_CHOICES, ExtractConfig
+from graphmert.config import TYPER_CHOICES, ExtractConfig, check_outside_scope
 from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
@@ -143,6 +149,7 @@ class PairExtractor:
             raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
                           f"(it knows {sorted(relation_map)})")
         TailScopes(cfg.tail_scope, cfg.tail_scope_by_category).check(schema)
+        check_outside_scope(cfg)
         self.model, self.untrained, self.typer = model, untrained, typer
         self.members = list(members)
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
@@ -179,14 +186,20 @@ class PairExtractor:
         """Each question's scores with its out-of-scope candidates weighed by
         w = ``extract.outside_scope_weight`` (module docstring, step 2): softmax answers are
         renormalised against their "none" share p_∅ = 1 − Σ p, a margin σ(s − s_∅) becomes
-        σ(s + log w − s_∅), any other score is multiplied by w."""
-        w = self.cfg.outside_scope_weight
+        σ(s + log w − s_∅), any other score is multiplied by w. With the band
+        (``outside_min_confidence``) a softmax answer's inside candidates get the hard scope's
+        p_c / (1 − Σ_outside p) and its outside ones keep p_c; other scores are unchanged."""
+        w, band = self.cfg.outside_scope_weight, self.banded
         out = []
         for q, s in zip(queries, scores):
-            if not any(q.outside):
+            if not any(q.outside) or (band and ranker not in SOFTMAX_RANKERS):
                 out.append(s)
                 continue
-            weight = np.where(np.array(q.outside), w, 1.0)
+            outside = np.array(q.outside)
+            if band:                                                   # [C]: inside renormalised
+                out.append(np.where(outside, s, s / max(1.0 - float(s[outside].sum()), 1e-12)))
+                continue
+            weight = np.where(outside, w, 1.0)
             if ranker in SOFTMAX_RANKERS:
                 s = weight * s / max(1.0 - float(s.sum()) + float((weight * s).sum()), 1e-12)
             elif ranker == "margin":
@@ -196,16 +209,33 @@ class PairExtractor:
             out.append(s)
         return out
 
+    @property
+    def banded(self) -> bool:
+        """Whether the outside band is on (``extract.outside_min_confidence`` set)."""
+        return self.cfg.outside_min_confidence is not None
+
     def decide(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
                ranker: str) -> list[Triple]:
         """Steps 3–5 for one ranker's scores (``min_confidence`` only for probability rankers)."""
         noisy_or = self.cfg.evidence == "noisy_or" and ranker in PROBABILITY_RANKERS
-        pairs = self.document_pairs(plans, queries, scores, noisy_or=noisy_or)
+        # outside candidates join the pairs under a soft scope only; the band reads them apart
+        soft = self.cfg.outside_scope_weight > 0
+        pairs = self.document_pairs(plans, queries, scores, noisy_or=noisy_or, band=None if soft else False)
+        outside = self.cross_scope_pairs(pairs, self.document_pairs(plans, queries, scores, noisy_or=noisy_or,
+                                                                    band=True)) if self.banded else None
         categories = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
         rows = self.select(pairs, probabilities=ranker in PROBABILITY_RANKERS,
                            keep_all=ranker == "candidates", categories=categories,
-                           docs={p.doc.id: p.doc for p in plans})
+                           docs={p.doc.id: p.doc for p in plans}, outside=outside)
         return self.triples(plans, rows)
+
+    def cross_scope_pairs(self, inside: dict, outside: dict) -> dict:
+        """The outside band's pairs whose two entities no inside question of their document joins
+        (step 3): the pairs that no scope holds."""
+        joined = {(doc, frozenset((head, tail))) for doc, head, _, tail in inside}
+        out = {key: v for key, v in outside.items() if (key[0], frozenset((key[1], key[3]))) not in joined}
+        self.stats["cross_scope_pairs_asked"] = len({(k[0], frozenset((k[1], k[3]))) for k in out})
+        return out
 
     def questions(self, docs: Sequence[Document], chunks: Sequence[Chunk]) -> list[_ChunkPlan]:
         """Step 1: the chunks' questions and candidates."""
@@ -223,7 +253,8 @@ class PairExtractor:
                 if not 1 <= root < end <= chunk.num_roots - 1:
                     continue
                 scope = self._scope(plan, root, head, scopes)
-                offered = set(plan.entities.table.ids) if self.cfg.outside_scope_weight > 0 else scope
+                offered = set(plan.entities.table.ids) if self.cfg.outside_scope_weight > 0 or self.banded \
+                    else scope
                 for r in self.relations:
                     cands = self._candidates(plan, head, r, offered)
                     if cands:
@@ -262,19 +293,24 @@ class PairExtractor:
                      if e != head and e in scope and self.schema.allows(relation, cats[head], cats[e]))
 
     def document_pairs(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
-                       noisy_or: bool = False) -> dict[tuple[str, str, str, str], tuple[float, PairQuery]]:
+                       noisy_or: bool = False, band: bool | None = None
+                       ) -> dict[tuple[str, str, str, str], tuple[float, PairQuery]]:
         """Step 3: (document, head, relation, tail) → (score, the question with the best score).
 
         The score is the best over the head's mentions and chunks, or with ``noisy_or`` (probability
         rankers, ``extract.evidence``) their noisy-OR 1 − Π(1 − p): each question that finds the
         tail is independent evidence. With ``one_relation_per_pair`` (unordered pairs) the evidence
-        of the reverse question (tail asks the relation, head answers) joins it.
+        of the reverse question (tail asks the relation, head answers) joins it. ``band``: None
+        reads every candidate, False only those inside the scope, True only those outside.
         """
         best: dict[tuple[str, str, str, str], tuple[float, PairQuery]] = {}
         miss: dict[tuple[str, str, str, str], float] = {}           # Π(1 − p) per key
         for q, s in zip(queries, scores):
             doc = plans[q.chunk].doc.id
-            for tail, v in zip(q.candidates, s.tolist()):
+            flags = q.outside or (False,) * len(q.candidates)
+            for tail, v, out in zip(q.candidates, s.tolist(), flags):
+                if band is not None and out != band:
+                    continue
                 key = (doc, q.head, q.relation, tail)
                 old = best.get(key)
                 if old is None or v > old[0]:
@@ -291,21 +327,19 @@ class PairExtractor:
 
     def select(self, pairs: dict, probabilities: bool, keep_all: bool = False,
                categories: dict[tuple[str, str], str] | None = None,
-               docs: dict[str, Document] | None = None) -> list[tuple[str, str, str, str, float, PairQuery]]:
+               docs: dict[str, Document] | None = None,
+               outside: dict | None = None) -> list[tuple[str, str, str, str, float, PairQuery]]:
         """Step 4: top tails per (document, head, relation) — every tail with ``keep_all`` — less
         the pairs the relation typer finds unrelated (``typer_min_relation``), then one relation per
         pair by ``relation_choice`` (``categories``: (document, entity) → Biolink category, for the
-        category-pair prior and the schema; ``docs``: id → document, for the relation typer)."""
-        by_question: dict[tuple[str, str, str], list] = {}
-        for (doc, head, rel, tail), (v, q) in pairs.items():
-            if probabilities and v < self.cfg.min_confidence:
-                continue
-            by_question.setdefault((doc, head, rel), []).append((v, tail, q))
-        kept = []
-        for (doc, head, rel), rows in sorted(by_question.items()):
-            rows.sort(key=lambda x: (-x[0], x[1]))
-            top = rows if keep_all else rows[:self.cfg.tails_per_query]
-            kept += [(doc, head, rel, tail, v, q) for v, tail, q in top]
+        category-pair prior and the schema; ``docs``: id → document, for the relation typer).
+        ``outside``: the band's cross-scope pairs, with top tails of their own at
+        ``outside_min_confidence``."""
+        kept = self._top_tails(pairs, probabilities, keep_all, self.cfg.min_confidence)
+        if outside:
+            band = self._top_tails(outside, probabilities, keep_all, self.cfg.outside_min_confidence or 0.0)
+            self.stats["cross_scope_rows_kept"] += len(band)
+            kept += band
         kept = self._related_only(kept, docs or {})
         if not self.cfg.one_relation_per_pair:
             return kept
@@ -319,6 +353,21 @@ class PairExtractor:
         self.stats["dropped_other_relation_or_direction"] += len(kept) - len(best)
         self.stats["pairs_typed_by_typer"] += sum(v is not None for v in typed.values())
         return sorted(best, key=lambda row: row[:4])
+
+    def _top_tails(self, pairs: dict, probabilities: bool, keep_all: bool, floor: float) -> list[tuple]:
+        """The ``tails_per_query`` best tails per (document, head, relation) scoring at least
+        ``floor`` (probability rankers only), every tail with ``keep_all``; ties by tail id."""
+        by_question: dict[tuple[str, str, str], list] = {}
+        for (doc, head, rel, tail), (v, q) in pairs.items():
+            if probabilities and v < floor:
+                continue
+            by_question.setdefault((doc, head, rel), []).append((v, tail, q))
+        kept = []
+        for (doc, head, rel), rows in sorted(by_question.items()):
+            rows.sort(key=lambda x: (-x[0], x[1]))
+            top = rows if keep_all else rows[:self.cfg.tails_per_query]
+            kept += [(doc, head, rel, tail, v, q) for v, tail, q in top]
+        return kept
 
     def _one_relation(self, rows: list[tuple], cats: Callable[[str, str], str],
                       typed: dict[str, float] | None) -> tuple:

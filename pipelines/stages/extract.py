@@ -354,6 +354,10 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
     if not query_groups and ex.outside_scope_weight > 0:
         raise ConfigError(f"extract.outside_scope_weight: {ex.outside_scope_weight} (a soft scope) needs a "
                           f"model trained with model.leaf_query 'fixed'; set it to 0 for this checkpoint")
+    if not query_groups and ex.outside_min_confidence is not None:
+        raise ConfigError(f"extract.outside_min_confidence: {ex.outside_min_confidence} (the band) needs a "
+                          f"model trained with model.leaf_query 'fixed'; leave it unset (null) for this "
+                          f"checkpoint")
 
 
 def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs) -> dict[str, dict]:

@@ -4,6 +4,7 @@ packed vs single-question graphs, the selection rules, and the model-free contro
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections import Counter
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 from extract_helpers import _mentions, make_chunks, make_docs, make_kg, make_schema, make_tokenizer
-from graphmert.config import ExtractConfig, ModelConfig, build_section
+from graphmert.config import ConfigError, ExtractConfig, ModelConfig, build_section
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.pairs import CONTROLS, PROBABILITY_RANKERS, RANKERS, PairExtractor, PairQuery
@@ -185,6 +186,45 @@ def test_soft_scope_answers_add_log_w_to_the_outside_logits(world):
             wq = np.where(np.array(q.outside or (False,) * len(r)), 0.3, 1.0)
             want_s = wq * r / (wq * r + 1 - r) if name == "margin" else wq * r
             np.testing.assert_allclose(s, want_s, rtol=1e-6)
+
+
+def test_the_band_keeps_in_scope_answers_and_adds_the_pairs_no_scope_holds(world):
+    docs, chunks = ab(world)
+    made = {name: extractor(world, pack_queries=False, **cfg) for name, cfg in {
+        "hard": dict(tail_scope="sentence"), "chunk": dict(tail_scope="chunk"),
+        "band": dict(tail_scope="sentence", outside_min_confidence=0.0)}.items()}
+    answers = {}
+    for name, ex in made.items():
+        plans = ex.questions(docs, chunks)
+        queries = [q for p in plans for q in p.queries]
+        answers[name] = [(q, s) for q, s in zip(queries, ex.answers(plans, queries, "model"))]
+    table = {name: {(q.chunk, q.root, q.relation, c): v for q, s in answers[name] for c, v in zip(q.candidates, s)}
+             for name in ("hard", "chunk")}
+    # inside: the hard scope's renormalised answer; outside: the chunk-wide softmax
+    for q, s in answers["band"]:
+        for c, v, out in zip(q.candidates, s, q.outside or (False,) * len(s)):
+            want = table["chunk" if out else "hard"][(q.chunk, q.root, q.relation, c)]
+            assert v == pytest.approx(want, rel=1e-4, abs=1e-6)
+    # the triples: the hard scope's, plus exactly the chunk's pairs whose entities share no sentence
+    found = {name: pairs_of(ex.extract(docs, chunks)[0]["model"]) for name, ex in made.items()}
+    joined = {(d, frozenset((h, t))) for d, h, _, t in found["hard"]}
+    cross = {k for k in found["chunk"] if (k[0], frozenset((k[1], k[3]))) not in joined}
+    assert ("docA", GLU, "treats", OB) in cross                 # glucose in sentence 1, obesity in 2
+    assert found["band"] == found["hard"] | cross
+    assert made["band"].stats["cross_scope_rows_kept"] == len(cross)
+    # the band's questions read with the band off (benchmarks/tune_extraction.py): the hard scope
+    band = made["band"]
+    plans = band.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    scores = band.answers(plans, queries, "model")
+    band.cfg = dataclasses.replace(band.cfg, outside_min_confidence=None)
+    assert pairs_of(band.decide(plans, queries, scores, "model")) == found["hard"]
+    # t_o = 1: no chunk-wide probability reaches it, so the band adds nothing
+    assert pairs_of(extractor(world, tail_scope="sentence", outside_min_confidence=1.0)
+                    .extract(docs, chunks)[0]["model"]) == found["hard"]
+    with pytest.raises(ConfigError, match=r"outside_min_confidence \(0.5, the band\) and .*"
+                                          r"outside_scope_weight \(0.3, a soft scope\).*: set one"):
+        extractor(world, tail_scope="sentence", outside_min_confidence=0.5, outside_scope_weight=0.3)
 
 
 def test_a_scope_for_a_category_the_schema_lacks_is_refused(world):
