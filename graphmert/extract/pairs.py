@@ -489,12 +489,14 @@ class PairExtractor:
 
     def _graph_units(self, plan: _ChunkPlan) -> list[list[PairQuery]]:
         """The questions of one chunk per graph: one graph per relation (``pack_queries``), else one
-        per question."""
+        per question. Questions whose candidates all lie outside the scope (asked for a soft scope or
+        the band only) get graphs of their own, so the other questions' graphs, and with the band
+        their in-scope answers, are the hard scope's."""
         if not self.cfg.pack_queries:
             return [[q] for q in plan.queries]
-        by_rel: dict[str, list[PairQuery]] = {}
+        by_rel: dict[tuple[str, bool], list[PairQuery]] = {}
         for q in plan.queries:
-            by_rel.setdefault(q.relation, []).append(q)
+            by_rel.setdefault((q.relation, bool(q.outside) and all(q.outside)), []).append(q)
         return [by_rel[r] for r in sorted(by_rel)]
 
     def _graph(self, plan: _ChunkPlan, questions: list[PairQuery]) -> LeafyChainGraph:

@@ -190,7 +190,7 @@ def test_soft_scope_answers_add_log_w_to_the_outside_logits(world):
 
 def test_the_band_keeps_in_scope_answers_and_adds_the_pairs_no_scope_holds(world):
     docs, chunks = ab(world)
-    made = {name: extractor(world, pack_queries=False, **cfg) for name, cfg in {
+    made = {name: extractor(world, **cfg) for name, cfg in {          # packed graphs, as shipped
         "hard": dict(tail_scope="sentence"), "chunk": dict(tail_scope="chunk"),
         "band": dict(tail_scope="sentence", outside_min_confidence=0.0)}.items()}
     answers = {}
@@ -200,6 +200,13 @@ def test_the_band_keeps_in_scope_answers_and_adds_the_pairs_no_scope_holds(world
         answers[name] = [(q, s) for q, s in zip(queries, ex.answers(plans, queries, "model"))]
     table = {name: {(q.chunk, q.root, q.relation, c): v for q, s in answers[name] for c, v in zip(q.candidates, s)}
              for name in ("hard", "chunk")}
+    # questions with no candidate in scope (type 2 diabetes at 5 asks about obesity, sentence 2) get
+    # graphs of their own: the packed graphs of the others are the hard scope's
+    units = {name: [[(q.root, q.relation) for q in u] for p in made[name].questions(docs, chunks)
+                    for u in made[name]._graph_units(p)] for name in ("hard", "band")}
+    alone = [u for u in units["band"] if u not in units["hard"]]
+    assert alone == [[(5, "associated_with")], [(1, "treats")]]
+    assert [u for u in units["band"] if u not in alone] == units["hard"]
     # inside: the hard scope's renormalised answer; outside: the chunk-wide softmax
     for q, s in answers["band"]:
         for c, v, out in zip(q.candidates, s, q.outside or (False,) * len(s)):
