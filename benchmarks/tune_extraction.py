@@ -181,10 +181,10 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weig
     row each.
     ``type_acc`` is the share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
     bands = [None, *a.outside_thresholds] if a.outside_thresholds else [cfg.extract.outside_min_confidence]
-    # checked as the config checks them
-    build({"extract": {"outside_scope_weight": weight, "outside_min_confidence": max(bands, key=_known)}})
+    band_on = next((b for b in bands if b is not None), None)    # any band asks the outside candidates
+    build({"extract": {"outside_scope_weight": weight, "outside_min_confidence": band_on}})   # checked
     scoped = dataclasses.replace(_scope_spec(cfg.extract, scope), outside_scope_weight=weight,
-                                 outside_min_confidence=max(bands, key=_known))
+                                 outside_min_confidence=band_on)
     ex.cfg = scoped                  # with a band, the questions offer the outside candidates too
     plans = ex.questions(docs, chunks)
     queries = [q for pl in plans for q in pl.queries]
@@ -207,11 +207,6 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weig
                          "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
                          "score_s": round(secs, 1)})
     return rows
-
-
-def _known(band: float | None) -> float:
-    """Sort key: any threshold before None (off), so that ``max`` turns the band on when one is asked."""
-    return -1.0 if band is None else band
 
 
 if __name__ == "__main__":
