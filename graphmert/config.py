@@ -400,6 +400,10 @@ class ExtractConfig:
                                    "other whole-word occurrence of a recognised mention's text in "
                                    "the same document is a mention too, with the same label (one "
                                    "sense per document)")
+    variant_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: the "
+                                 "sequence variants a rule-based finder reads in the text ('R215W', "
+                                 "'c.643C>T', 'rs1800795') become mentions too, with tmVar-style ids, "
+                                 "where no recognised mention lies (graphmert.ner.variants)")
     outside_scope_weight: float = opt(0.0, min=0.0, max=1.0,
                                       help="'fixed' leaf-query models: 0 asks only the tails within "
                                            "the scope; w in (0, 1] also offers the chunk's other "

@@ -146,8 +146,9 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert raw.ner.paths and not biored.ner.paths
     for section in ("corpus", "kg", "graph", "model", "train", "evaluate"):
         assert section_hash(getattr(raw, section)) == section_hash(getattr(biored, section)), section
-    # the documents, and one sense per document for the mentions the recognizer finds (gold-annotated
-    # documents are not recognised, so the setting changes nothing for biored.yaml)
-    assert raw.extract.propagate_mentions
+    # the documents, one sense per document and rule-found variants for the documents the recognizer
+    # annotates (gold-annotated documents are not recognised, so these change nothing for biored.yaml)
+    assert raw.extract.propagate_mentions and raw.extract.variant_mentions
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths,
-                               propagate_mentions=biored.extract.propagate_mentions) == biored.extract
+                               propagate_mentions=biored.extract.propagate_mentions,
+                               variant_mentions=biored.extract.variant_mentions) == biored.extract

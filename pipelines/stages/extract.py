@@ -41,6 +41,7 @@ from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.model import build_model
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint
+from graphmert.ner.variants import add_variants
 from pipelines.holdout import held_out_documents, in_slice
 from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext
@@ -121,16 +122,20 @@ def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
 
 
 def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
-    """Documents without mentions get the recognizer's mentions, linked by the linker; the others
-    are kept as they are. Returns the documents and the recognised ones by id."""
+    """Documents without mentions get the recognizer's mentions, linked by the linker, and with
+    ``extract.variant_mentions`` the sequence variants of :func:`add_variants`; the others are kept
+    as they are. Returns the documents and the recognised ones by id."""
     tools = load_entity_tools(ctx)
     todo = [d for d in docs if not d.mentions]
     if tools is None or not todo:
         return docs, {}
     recognizer, linker = tools
+    ex = ctx.cfg.extract
     found = {d.id: linker.link_document(d)
-             for d in ctx.progress(recognizer.recognize(todo, propagate=ctx.cfg.extract.propagate_mentions),
+             for d in ctx.progress(recognizer.recognize(todo, propagate=ex.propagate_mentions),
                                    total=len(todo), desc="extract: recognize", unit="doc")}
+    if ex.variant_mentions:
+        found = {i: add_variants(d) for i, d in found.items()}
     return [found.get(d.id, d) for d in docs], found
 
 

@@ -1,0 +1,70 @@
+"""The rule-based variant finder (graphmert/ner/variants.py) against BioRED's variant mentions.
+
+    .venv/bin/python benchmarks/variants.py            # a few seconds
+
+Over BioRED train (where the patterns were chosen) and dev (reported, never tuned on), with the
+documents' gold annotations as the reference:
+- mentions: strict span P / R / F1 against the gold ``SequenceVariant`` mentions;
+- ids: of the found mentions whose span is a gold mention, how many carry its id;
+- entities: of the documents' gold variant ids, how many some found mention carries (what pair
+  extraction needs), split by the gold id's kind (dbSNP or tmVar key).
+As in extraction (``extract.variant_mentions``), the variants come from :func:`add_variants` over
+the document's other mentions, here its gold gene, disease and chemical mentions: a variant never
+overlaps one of them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import print_table, require_shared, write_json  # noqa: E402
+
+from graphmert.eval.gold import load_gold  # noqa: E402
+from graphmert.kg.schema import mention_category  # noqa: E402
+from graphmert.ner.variants import VARIANT_TYPE, add_variants  # noqa: E402
+
+VARIANT = mention_category(VARIANT_TYPE)
+
+
+def score(name: str, path: Path) -> dict:
+    gold = load_gold(path)
+    found_spans = gold_spans = hit = right_id = 0
+    entities: Counter = Counter()
+    for doc in gold.documents.values():
+        truth = {(m.start, m.end): m.ids for m in doc.mentions if mention_category(m.type) == VARIANT}
+        others = replace(doc, mentions=[m for m in doc.mentions if mention_category(m.type) != VARIANT])
+        found = [m for m in add_variants(others).mentions if m.type == VARIANT_TYPE]
+        ids = {m.ids[0] for m in found}
+        found_spans += len(found)
+        gold_spans += len(truth)
+        for m in found:
+            if (m.start, m.end) in truth:
+                hit += 1
+                right_id += m.ids[0] in truth[(m.start, m.end)]
+        for eid in {i for m_ids in truth.values() for i in m_ids}:
+            kind = "dbSNP" if eid.startswith("dbSNP:") else "tmVar key"
+            entities[(kind, "gold")] += 1
+            entities[(kind, "found")] += eid in ids
+    p, r = hit / max(1, found_spans), hit / max(1, gold_spans)
+    row = {"split": name, "documents": len(gold.documents), "gold mentions": gold_spans,
+           "found": found_spans, "P": round(p, 3), "R": round(r, 3),
+           "F1": round(2 * p * r / max(1e-9, p + r), 3), "right id": round(right_id / max(1, hit), 3)}
+    for kind in ("dbSNP", "tmVar key"):
+        row[f"{kind} entities found"] = f"{entities[(kind, 'found')]} / {entities[(kind, 'gold')]}"
+    return row
+
+
+def main() -> None:
+    rows = [score("train (chosen on)", require_shared("biored", "Train.PubTator")),
+            score("dev (report only)", require_shared("biored", "Dev.PubTator"))]
+    print_table(rows, "Rule-based variant finder against BioRED's SequenceVariant mentions")
+    write_json("variants", rows)
+
+
+if __name__ == "__main__":
+    main()
