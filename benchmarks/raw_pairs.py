@@ -1,0 +1,114 @@
+"""Where a raw-text extraction loses its pairs: recognition, linking or the model (issue #19).
+
+    .venv/bin/python benchmarks/raw_pairs.py --run-dir runs/biored-raw \
+        --gold ../shared/datasets/biored/Dev.PubTator                          # a few seconds
+
+Reads a finished raw-text run (``configs/biored-raw.yaml``: the recognised, linked documents of
+``RUN/extract/documents.parquet`` and the extracted triples) and the annotated gold of the same
+documents. An entity of a document is *found* when some recognised mention carries its gold id.
+A gold entity that is not found is *unrecognised* when no recognised mention overlaps any of its
+gold mentions, and *mislinked* otherwise (a mention over it carries other ids, or none).
+
+Every gold pair then falls in exactly one row: both ends found and the pair extracted (true
+positive), both found but not extracted (the model's or the selection's miss), or not found, by
+its worse end (unrecognised before mislinked), with that end's category (the first by name when
+both are as bad). Every extracted pair that is not gold falls in one row
+too: both ends are gold entities of the document (the model paired the wrong ones), or an end
+carries an id the gold document does not have (a linking or recognition error: a wrong id, or a
+mention of something BioRED does not annotate).
+
+On a gold-mention run (``configs/biored.yaml``, no recognised documents) every entity is found, and
+the table is the model's share alone. Run it on dev to explain a number already reported, not to
+choose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import print_table, write_json  # noqa: E402
+
+from graphmert.corpus.document import Document, read_documents  # noqa: E402
+from graphmert.eval import load_gold, pair_sets  # noqa: E402
+from graphmert.eval.gold import GoldSet  # noqa: E402
+from graphmert.extract.triples import read_triples  # noqa: E402
+from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
+
+ORDER = ("unrecognised", "mislinked", "found")            # an end's status, worst first
+
+
+def _ids(mention) -> set[str]:
+    return set(mention.ids) | ({"|".join(mention.ids)} if len(mention.ids) > 1 else set())
+
+
+def entity_status(gold_doc: Document, found_doc: Document | None) -> dict[str, str]:
+    """Gold entity id → 'found', 'mislinked' or 'unrecognised' (module docstring)."""
+    found = [(m.start, m.end, _ids(m)) for m in (found_doc.mentions if found_doc else [])]
+    found_ids = set().union(*(ids for _, _, ids in found)) if found else set()
+    status: dict[str, str] = {}
+    for m in gold_doc.mentions:
+        overlaps = any(s < m.end and m.start < e for s, e, _ in found)
+        for eid in _ids(m):
+            now = "found" if eid in found_ids else "mislinked" if overlaps else "unrecognised"
+            if ORDER.index(now) > ORDER.index(status.get(eid, "unrecognised")):
+                status[eid] = now
+            status.setdefault(eid, now)
+    return status
+
+
+def decompose(gold: GoldSet, found: dict[str, Document], predicted: set) -> tuple[Counter, Counter]:
+    """(gold pairs per row, extracted non-gold pairs per row) over the gold's documents."""
+    status = {d: entity_status(doc, found.get(d)) for d, doc in gold.documents.items()}
+    missed: Counter = Counter()
+    for doc, pair in gold.untyped:
+        ends = [status[doc].get(e, "unrecognised") for e in pair]
+        if all(s == "found" for s in ends):
+            missed["both ends found: extracted (true positive)" if (doc, pair) in predicted
+                   else "both ends found: not extracted"] += 1
+        else:
+            worst = min(ends, key=ORDER.index)
+            bad = sorted(gold.category(doc, e).replace("biolink:", "") or "?"
+                         for e, st in zip(pair, ends) if st == worst)
+            missed[f"an end {worst} ({bad[0]})"] += 1
+    wrong: Counter = Counter()
+    for doc, pair in predicted - gold.untyped:
+        known = sum(e in status[doc] for e in pair)
+        wrong[{2: "both ends gold entities: the wrong pair", 1: "one end not a gold entity",
+               0: "neither end a gold entity"}[known]] += 1
+    return missed, wrong
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--gold", required=True, nargs="+")
+    p.add_argument("--out", type=Path)
+    a = p.parse_args()
+    ex = a.run_dir / "extract"
+    docs = set((ex / DOCUMENTS_FILE).read_text().split())
+    gold = load_gold(a.gold).subset(docs)
+    if (ex / RECOGNIZED_FILE).is_file():
+        found = {d.id: d for d in read_documents(ex / RECOGNIZED_FILE)}
+    else:                                   # a gold-mention run: every gold entity is found
+        print(f"{ex / RECOGNIZED_FILE} absent: the run read gold mentions")
+        found = dict(gold.documents)
+    predicted, _ = pair_sets(read_triples(sorted(ex.glob("triples-*.parquet"))))
+    predicted = {x for x in predicted if x[0] in docs}
+    missed, wrong = decompose(gold, found, predicted)
+    rows = [{"gold pairs": k, "count": n, "share": n / max(1, len(gold.untyped))}
+            for k, n in sorted(missed.items(), key=lambda kv: -kv[1])]
+    print_table(rows, f"{a.run_dir}: the {len(gold.untyped)} gold pairs of {len(docs)} documents")
+    false = sum(wrong.values())
+    rows2 = [{"extracted, not gold": k, "count": n, "share": n / max(1, len(predicted))}
+             for k, n in sorted(wrong.items(), key=lambda kv: -kv[1])]
+    print_table(rows2, f"the {false} false of the {len(predicted)} extracted pairs")
+    write_json("raw_pairs", rows + rows2, a.out, run_dir=str(a.run_dir))
+
+
+if __name__ == "__main__":
+    main()
