@@ -58,6 +58,8 @@ def main() -> None:
     ap.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME [OVERRIDE]",
                     help="a name, then its dotted overrides (repeatable)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
+    ap.add_argument("--save", type=Path, default=None, metavar="DIR",
+                    help="also save each variant's recognizer in DIR/<name> (to score rules on top of it)")
     a = ap.parse_args()
     variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", [])]
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
@@ -71,6 +73,8 @@ def main() -> None:
         cfg = load_config(CONFIG, overrides).ner
         t0 = time.perf_counter()
         recognizer, report = train_recognizer(train, cfg)
+        if a.save:
+            recognizer.save(a.save / name, report)
         rows += [score_row(name, recognizer, report, held, propagate) for propagate in (False, True)]
         print(f"{name}: {time.perf_counter() - t0:.0f} s; {rows[-2:]}", flush=True)
     print_table(rows, f"recognition on {len(held)} held-out BioRED-train documents (strict spans)")
