@@ -17,7 +17,8 @@ where PRF = ``{"precision", "recall", "f1", "tp", "predicted", "gold"}`` (:func:
 metrics.prf`). The Markdown table has one row per system: untyped P / R / F1, typed P / R / F1,
 untyped F1 on seed-known and on novel pairs, and validity, to 3 decimals ("–" where undefined).
 An optional ``"entities"`` object (``{"recognition", "normalisation"}``: the scores of
-:mod:`graphmert.eval.entities` when extraction recognised the mentions itself) follows as its own
+:mod:`graphmert.eval.entities` when extraction recognised the mentions itself, and ``"apart"``, the
+same for categories kept out of the micro average) follows as its own
 table (:func:`entity_table`). An optional ``"model"`` object of plain numbers (the training run's
 held-out leaf accuracy and its baseline, injection counts, …) follows as a two-column table, so
 every number a run is judged by is in one file.
@@ -83,7 +84,9 @@ def markdown_table(payload: dict) -> str:
         rows.append("| " + " | ".join([name] + [_fmt(c) for c in cells]) + " |")
     entities = payload.get("entities")
     if entities:
-        rows += ["", entity_table(entities["recognition"], entities["normalisation"]).rstrip("\n")]
+        apart = entities.get("apart") or {}
+        rows += ["", entity_table(entities["recognition"], entities["normalisation"],
+                                  apart.get("recognition"), apart.get("normalisation")).rstrip("\n")]
     model = payload.get("model") or {}
     if model:
         rows += ["", "| model | value |", "|---|---|"]
@@ -106,18 +109,26 @@ def write_report(directory: str | Path, payload: dict) -> dict[str, Path]:
             "metrics.md": atomic_write_text(directory / "metrics.md", markdown_table(payload))}
 
 
-def entity_table(rec: dict[str, dict], norm: dict[str, dict]) -> str:
+def entity_table(rec: dict[str, dict], norm: dict[str, dict], apart_rec: dict[str, dict] | None = None,
+                 apart_norm: dict[str, dict] | None = None) -> str:
     """Markdown table of :func:`recognition_scores` and :func:`normalisation_scores` results: one row
     per category of ``rec`` (``micro`` last), numbers to 3 decimals ("–" where ``norm`` lacks the
-    row); the mention counts are recognition's (distinct gold / predicted spans)."""
+    row); the mention counts are recognition's (distinct gold / predicted spans). ``apart_rec`` /
+    ``apart_norm``: scores of categories kept out of the micro average (the rule-found variants),
+    one row each after it, marked "(not in micro)"."""
     head = ("| entities | recognition P | recognition R | recognition F1 | normalisation P | "
             "normalisation R | normalisation F1 | gold mentions | predicted mentions |")
     rows = [head, "|" + "---|" * 9]
     names = [c for c in rec if c != MICRO] + ([MICRO] if MICRO in rec else [])
     for name in names:
-        r, n = rec[name], norm.get(name) or {}
-        cells = [_fmt(r["precision"]), _fmt(r["recall"]), _fmt(r["f1"]),
-                 _fmt(n.get("precision")), _fmt(n.get("recall")), _fmt(n.get("f1")),
-                 str(r["gold"]), str(r["predicted"])]
-        rows.append("| " + " | ".join([name] + cells) + " |")
+        rows.append(_entity_row(name, rec[name], norm.get(name) or {}))
+    for name in [c for c in (apart_rec or {}) if c != MICRO]:
+        rows.append(_entity_row(f"{name} (not in micro)", apart_rec[name], (apart_norm or {}).get(name) or {}))
     return "\n".join(rows) + "\n"
+
+
+def _entity_row(name: str, r: dict, n: dict) -> str:
+    cells = [_fmt(r["precision"]), _fmt(r["recall"]), _fmt(r["f1"]),
+             _fmt(n.get("precision")), _fmt(n.get("recall")), _fmt(n.get("f1")),
+             str(r["gold"]), str(r["predicted"])]
+    return "| " + " | ".join([name] + cells) + " |"

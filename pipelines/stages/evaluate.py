@@ -25,7 +25,7 @@ from graphmert.eval import (BASELINES, GoldSet, evaluate_system, load_gold, metr
 from graphmert.eval.entities import normalisation_scores, recognition_scores
 from graphmert.extract.triples import read_triples
 from graphmert.kg.loaders import load_kg
-from graphmert.kg.schema import RelationSchema
+from graphmert.kg.schema import RelationSchema, mention_category
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE
@@ -82,12 +82,19 @@ def _recognised(ctx: StageContext) -> list[Document]:
 
 
 def _entity_scores(gold: GoldSet, found: list[Document], categories: list[str]) -> dict:
-    """Recognition and normalisation scores of the recognised mentions against the gold ones."""
+    """Recognition and normalisation scores of the recognised mentions against the gold ones, over
+    ``ner.categories``; the other categories extraction found mentions of (the variants of
+    ``extract.variant_mentions``) are scored ``"apart"``, outside the micro average."""
     if not found:
         return {}
     docs = list(gold.documents.values())
-    return {"entities": {"recognition": recognition_scores(found, docs, categories),
-                         "normalisation": normalisation_scores(found, docs, categories)}}
+    scores = {"recognition": recognition_scores(found, docs, categories),
+              "normalisation": normalisation_scores(found, docs, categories)}
+    others = sorted({mention_category(m.type) for d in found for m in d.mentions} - set(categories) - {""})
+    if others:
+        scores["apart"] = {"recognition": recognition_scores(found, docs, others),
+                           "normalisation": normalisation_scores(found, docs, others)}
+    return {"entities": scores}
 
 
 def _as_recognised(gold: GoldSet, found: list[Document]) -> GoldSet:

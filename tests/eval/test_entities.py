@@ -334,3 +334,25 @@ def test_matches_a_naive_reference(seed):
         assert {k: counts(v) for k, v in got.items()} == want
         for v in got.values():
             assert v["f1"] == pytest.approx(f1(*counts(v)))
+
+
+def test_categories_apart_get_their_own_rows_after_micro_and_stay_out_of_it():
+    from pipelines.stages.evaluate import _entity_scores
+    from graphmert.eval.gold import GoldSet
+
+    variant = "biolink:SequenceVariant"
+    gold_doc = doc("1", m(0, 4, "Chemical", "MESH:D000001"), m(5, 10, "SequenceVariant", "tmVar:p|SUB|R|2|W"),
+                   m(11, 16, "SequenceVariant", "dbSNP:rs123"))
+    found = [doc("1", m(0, 4, "Chemical", "MESH:D000001"), m(5, 10, "SequenceVariant", "tmVar:p|SUB|R|2|W"))]
+    scores = _entity_scores(GoldSet.from_documents([gold_doc]), found, list(ENTITY_CATEGORIES))["entities"]
+    assert scores["recognition"]["micro"]["gold"] == 1                      # the chemical only
+    apart = scores["apart"]["recognition"][variant]
+    assert (apart["precision"], apart["recall"], apart["gold"]) == (1.0, 0.5, 2)
+    lines = entity_table(scores["recognition"], scores["normalisation"], scores["apart"]["recognition"],
+                         scores["apart"]["normalisation"]).splitlines()
+    assert [ln.split("|")[1].strip() for ln in lines[2:]] == [GENE, DISEASE, CHEM, "micro",
+                                                               f"{variant} (not in micro)"]
+    assert lines[-1].split("|")[2:10] == [" 1.000 ", " 0.500 ", " 0.667 ", " 1.000 ", " 0.500 ", " 0.667 ",
+                                          " 2 ", " 1 "]
+    no_variants = _entity_scores(GoldSet.from_documents([gold_doc]), [doc("1")], list(ENTITY_CATEGORIES))
+    assert "apart" not in no_variants["entities"]
