@@ -151,6 +151,9 @@ def main() -> None:
     ap.add_argument("--no-abbreviations", action="store_true", help="skip the abbreviation detector")
     ap.add_argument("--extra-sources", nargs="+", default=[], metavar="SOURCE",
                     help="corpus sources whose documents also teach the dictionary (tmvar3_pubtator)")
+    ap.add_argument("--kg-gene-species", default=None, metavar="TAXON",
+                    help="the seed KG's gene taxon (extract.kg_gene_species, e.g. NCBITaxon:9606): genes "
+                         "of other species' documents are not linked to KG genes")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
@@ -158,6 +161,7 @@ def main() -> None:
     docs, held, dev, xrefs = load_inputs(not a.no_abbreviations, a.extra_sources)
     kg = read_hetionet_disgenet_mesh(require_shared("seed_kg_hetionet_disgenet_mesh"))
     linker = EntityLinker.build(docs, kg, xrefs, exclude={d.id for d in held})
+    linker.kg_species = a.kg_gene_species
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
           f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
     rows = sweep(linker, held, thresholds)
@@ -172,7 +176,7 @@ def main() -> None:
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
-                   held_out_genes=genes, extra_sources=a.extra_sources,
+                   held_out_genes=genes, extra_sources=a.extra_sources, kg_gene_species=a.kg_gene_species,
                    abbreviations=not a.no_abbreviations)
 
 

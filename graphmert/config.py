@@ -400,6 +400,10 @@ class ExtractConfig:
                                    "other whole-word occurrence of a recognised mention's text in "
                                    "the same document is a mention too, with the same label (one "
                                    "sense per document)")
+    kg_gene_species: Optional[str] = opt(
+        None, help="documents the ner stage's recognizer annotates: the taxon of the seed KG's genes "
+        "(NCBITaxon:9606 for Hetionet); in a document whose species is another, a gene is not linked "
+        "to a KG gene by name (graphmert.ner.linking); null: it may be")
     variant_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: the "
                                  "sequence variants a rule-based finder reads in the text ('R215W', "
                                  "'c.643C>T', 'rs1800795') become mentions too, with tmVar-style ids, "

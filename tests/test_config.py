@@ -149,6 +149,8 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     # the documents, one sense per document and rule-found variants for the documents the recognizer
     # annotates (gold-annotated documents are not recognised, so these change nothing for biored.yaml)
     assert raw.extract.propagate_mentions and raw.extract.variant_mentions
+    assert raw.extract.kg_gene_species == "NCBITaxon:9606"
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths,
                                propagate_mentions=biored.extract.propagate_mentions,
-                               variant_mentions=biored.extract.variant_mentions) == biored.extract
+                               variant_mentions=biored.extract.variant_mentions,
+                               kg_gene_species=biored.extract.kg_gene_species) == biored.extract

@@ -37,6 +37,12 @@ category), and so does every other mention with that text, overriding the contex
 (a fuzzy long-form link only replaces a short form that has no exact link of its own).
 Mentions that cannot be linked keep ``ids=[]``; none is dropped.
 
+**The seed KG's species.** A seed KG names the genes of one species (Hetionet: human). With
+:attr:`EntityLinker.kg_species` set (``extract.kg_gene_species``), a gene mention in a document whose
+species is another is never linked through the KG's names, directly or by the fuzzy look-up: a mouse
+"Tnf" is not the human TNF node. Only the dictionary (its votes of that species first) can link it;
+otherwise it stays unlinked, a text node.
+
 A built linker is saved as one gzipped JSON file (:meth:`EntityLinker.save`, format version
 :data:`FORMAT_VERSION`); the TF-IDF index is fitted lazily on the first fuzzy look-up of a category.
 """
@@ -491,6 +497,8 @@ class EntityLinker:
                        (kg_plural, "kg", False), (kg, "kg", True))
         self._fuzzy = {c: _FuzzyIndex(n) for c, n in tables.names.items()}
         self._fuzzy_cache: dict[tuple[str, str], tuple[int, float]] = {}
+        #: the taxon of the seed KG's genes, or None: genes of other species' documents skip the KG
+        self.kg_species: str | None = None
 
     @classmethod
     def build(cls, documents: Iterable[Document], kg: SeedKG | None,
@@ -514,10 +522,10 @@ class EntityLinker:
         return cls(tables, fuzzy_threshold)
 
     # ------------------------------------------------------------------ look-ups
-    def _exact(self, category: str, key: str, text: str,
-               species: str | None = None) -> tuple[tuple[str, ...], str] | None:
+    def _exact(self, category: str, key: str, text: str, species: str | None = None,
+               kg: bool = True) -> tuple[tuple[str, ...], str] | None:
         singulars = _singular_keys(text, key)
-        steps = self._steps
+        steps = self._steps if kg else tuple(s for s in self._steps if s[1] != "kg")
         if species in self._species and category in SPECIES_CATEGORIES:
             own = self._species[species]
             steps = ((own, "dictionary", False), (own, "dictionary", True), *steps)
@@ -552,7 +560,9 @@ class EntityLinker:
         key = surface_key(text)
         if category not in NAMESPACES or not key:
             return UNLINKED
-        found = self._exact(category, key, text, species)
+        kg = not (self.kg_species and species and species != self.kg_species
+                  and category in SPECIES_CATEGORIES)          # module docstring: the KG's species
+        found = self._exact(category, key, text, species, kg)
         if found is not None:
             return LinkResult(self._with_xrefs(found[0]), 1.0, found[1])
         if len(key) < _FUZZY_MIN_CHARS or self.fuzzy_threshold > 1.0:
@@ -561,8 +571,8 @@ class EntityLinker:
         if i < 0 or score < self.fuzzy_threshold:
             return UNLINKED
         name = self._tables.names[category][i]
-        found = self._exact(category, surface_key(name), name)
-        if found is None:  # pragma: no cover - every indexed name is in a table
+        found = self._exact(category, surface_key(name), name, kg=kg)
+        if found is None:               # a KG name, in a document of another species than the KG's
             return UNLINKED
         return LinkResult(self._with_xrefs(found[0]), round(score, 6), "fuzzy")
 

@@ -202,6 +202,25 @@ def test_species_votes_for_genes(linker):
     assert linker.link_document(no_species_mentions).mentions[0].ids == ["NCBIGene:21926"]
 
 
+def test_kg_species_keeps_other_species_genes_off_the_kg_genes(linker):
+    """The KG's genes are human: in a mouse abstract "TGFB1" is not the human TGFB1 node, by its name
+    or by the fuzzy look-up; the dictionary's mouse votes still link; diseases are not concerned."""
+    strict = EntityLinker(linker._tables, fuzzy_threshold=0.7)
+    strict.kg_species = "NCBITaxon:9606"
+    mouse, human = "NCBITaxon:10090", "NCBITaxon:9606"
+    assert linker.link("TGFB1", "Gene", species=mouse).ids == ("NCBIGene:7040",)        # off: the KG links
+    assert strict.link("TGFB1", "Gene", species=mouse).how == "none"
+    assert linker.link("TGFBB1", "Gene", species=mouse).how == "fuzzy"                  # a KG name, fuzzily
+    assert strict.link("TGFBB1", "Gene", species=mouse).how == "none"
+    assert strict.link("TGFB1", "Gene", species=human).ids == ("NCBIGene:7040",)
+    assert strict.link("TGFB1", "Gene").ids == ("NCBIGene:7040",)                        # species unknown
+    assert strict.link("TNF", "Gene", species=mouse).ids == ("NCBIGene:21926",)         # dictionary votes
+    assert strict.link("Neoplasms", "Disease", species=mouse).ids == ("MESH:D009369",)
+    in_mice = doc("m2", "In mice, TGFB1 rose.", [("mice", "OrganismTaxon", []), ("TGFB1", "Gene", [])])
+    assert strict.link_document(in_mice).mentions[1].ids == []                          # a text node
+    assert linker.link_document(in_mice).mentions[1].ids == ["NCBIGene:7040"]
+
+
 # --------------------------------------------------------------------------------------------------
 # fuzzy
 # --------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Rule-based sequence variants (graphmert/ner/variants.py): the tmVar-style keys of the forms
 abstracts write, the ids BioRED's own annotations normalise to, the collisions left out, and the
-extract stage's ``extract.variant_mentions`` wiring."""
+extract stage's wiring of ``extract.variant_mentions`` (and of ``extract.kg_gene_species`` into the
+linker)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,8 @@ def test_extract_stage_adds_variants_only_when_asked(monkeypatch):
                 yield replace(d, mentions=[Mention(start=0, end=5, text="BRCA1", type="Gene")])
 
     class Linker:
+        kg_species = "unset"
+
         def link_document(self, d):
             return replace(d, mentions=[replace(m, ids=["NCBIGene:672"]) for m in d.mentions])
 
@@ -84,3 +87,8 @@ def test_extract_stage_adds_variants_only_when_asked(monkeypatch):
         assert set(found) == {"d"} and docs[1] is annotated           # annotated documents untouched
         types = [m.type for m in docs[0].mentions]
         assert types == (["Gene", VARIANT_TYPE] if on else ["Gene"])
+    cfg.extract.kg_gene_species = "NCBITaxon:9606"
+    linker = Linker()
+    monkeypatch.setattr(stage, "load_entity_tools", lambda ctx: (Recognizer(), linker))
+    stage._recognize(SimpleNamespace(cfg=cfg, progress=lambda it, **kw: it), [raw])
+    assert linker.kg_species == "NCBITaxon:9606"                        # extract.kg_gene_species
