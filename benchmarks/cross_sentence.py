@@ -35,12 +35,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import print_table, require_shared, write_json  # noqa: E402
 
-from graphmert.eval.gold import GoldSet, load_gold  # noqa: E402
+from graphmert.eval.gold import GoldSet, load_gold, mention_entity_ids  # noqa: E402
 from graphmert.train.data import document_fraction  # noqa: E402
 
 VARIANT_PAIR = "biolink:Disease|biolink:SequenceVariant"
@@ -59,8 +60,7 @@ def document_pairs(gold: GoldSet, doc_id: str) -> list[dict]:
     doc = gold.documents[doc_id]
     where: dict[str, list[tuple[int, bool]]] = {}          # entity → [(sentence, in the title)]
     for m in doc.mentions:
-        names = list(m.ids) + (["|".join(m.ids)] if len(m.ids) > 1 else [])
-        for eid in names:
+        for eid in mention_entity_ids(m):
             where.setdefault(eid, []).append((_sentence_of(doc.sentences, m.start), m.start < len(doc.title)))
     counts = {e: len(v) for e, v in where.items()}
     rank = {e: 1 + sum(c > counts[e] for c in counts.values()) for e in counts}
@@ -82,7 +82,8 @@ def document_pairs(gold: GoldSet, doc_id: str) -> list[dict]:
             "sentences_max": max(len(sa), len(sb)) / n_sent,
             "first_sentence": min(min(sa), min(sb)) / n_sent,
         }
-        rows.append({"doc": doc_id, "pair": "|".join(sorted((gold.category(doc_id, a), gold.category(doc_id, b)))),
+        pair = "|".join(sorted((gold.category(doc_id, a), gold.category(doc_id, b))))
+        rows.append({"doc": doc_id, "pair": pair,
                      "shared": bool(sa & sb), "gold": frozenset((a, b)) in gold_pairs, "features": features})
     return rows
 
@@ -134,12 +135,13 @@ def main() -> None:
         "slice": [r for d in sorted(in_slice) for r in document_pairs(train, d)],
         "dev": [r for d in dev.documents for r in document_pairs(dev, d)],
     }
-    gold_totals = {"fit": len([1 for d, _ in train.untyped if d not in in_slice]),
-                   "slice": len([1 for d, _ in train.untyped if d in in_slice]), "dev": len(dev.untyped)}
+    gold_totals = {"fit": sum(d not in in_slice for d, _ in train.untyped),
+                   "slice": sum(d in in_slice for d, _ in train.untyped), "dev": len(dev.untyped)}
     admitted = {r["pair"] for r in splits["fit"] if r["gold"]}
     references = {"slice": tuple(args.slice_reference), "dev": tuple(args.dev_reference)}
     counts, scores = [], []
-    for group, keep in (("other pairs", lambda p: p != VARIANT_PAIR), ("disease-variant", lambda p: p == VARIANT_PAIR)):
+    groups = (("other pairs", lambda p: p != VARIANT_PAIR), ("disease-variant", lambda p: p == VARIANT_PAIR))
+    for group, keep in groups:
         outside = {s: [r for r in rows if not r["shared"] and r["pair"] in admitted and keep(r["pair"])]
                    for s, rows in splits.items()}
         for s, rows in outside.items():
@@ -154,7 +156,6 @@ def main() -> None:
                 row["ceiling F1"] = round(_f1(tp + g, tp / p + g, gold_totals[s]), 3)
             counts.append(row)
         pair_names = sorted({r["pair"] for r in outside["fit"]})
-        from sklearn.linear_model import LogisticRegression
         model = LogisticRegression(C=1.0, max_iter=5000)
         model.fit(_matrix(outside["fit"], pair_names), [r["gold"] for r in outside["fit"]])
         for s in ("slice", "dev"):

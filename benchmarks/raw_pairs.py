@@ -35,29 +35,24 @@ from _common import print_table, write_json  # noqa: E402
 
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
-from graphmert.eval.gold import GoldSet  # noqa: E402
+from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
 
 ORDER = ("unrecognised", "mislinked", "found")            # an end's status, worst first
 
 
-def _ids(mention) -> set[str]:
-    return set(mention.ids) | ({"|".join(mention.ids)} if len(mention.ids) > 1 else set())
-
-
 def entity_status(gold_doc: Document, found_doc: Document | None) -> dict[str, str]:
     """Gold entity id → 'found', 'mislinked' or 'unrecognised' (module docstring)."""
-    found = [(m.start, m.end, _ids(m)) for m in (found_doc.mentions if found_doc else [])]
-    found_ids = set().union(*(ids for _, _, ids in found)) if found else set()
+    mentions = found_doc.mentions if found_doc else []
+    found_ids = {eid for m in mentions for eid in mention_entity_ids(m)}
     status: dict[str, str] = {}
     for m in gold_doc.mentions:
-        overlaps = any(s < m.end and m.start < e for s, e, _ in found)
-        for eid in _ids(m):
+        overlaps = any(f.start < m.end and m.start < f.end for f in mentions)
+        for eid in mention_entity_ids(m):
             now = "found" if eid in found_ids else "mislinked" if overlaps else "unrecognised"
-            if ORDER.index(now) > ORDER.index(status.get(eid, "unrecognised")):
-                status[eid] = now
-            status.setdefault(eid, now)
+            if eid not in status or ORDER.index(now) > ORDER.index(status[eid]):
+                status[eid] = now                            # the best over the entity's mentions
     return status
 
 
@@ -90,6 +85,8 @@ def main() -> None:
     p.add_argument("--out", type=Path)
     a = p.parse_args()
     ex = a.run_dir / "extract"
+    if not (ex / DOCUMENTS_FILE).is_file():
+        raise SystemExit(f"{ex / DOCUMENTS_FILE}: missing; run `graphmert extract` on {a.run_dir} first")
     docs = set((ex / DOCUMENTS_FILE).read_text().split())
     gold = load_gold(a.gold).subset(docs)
     if (ex / RECOGNIZED_FILE).is_file():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -718,6 +719,10 @@ def _check_cross(cfg: Config) -> None:
                           f"{cfg.corpus.chunk_mode!r} chunk holds several documents' titles)")
     _check_typer(cfg.extract)
     check_outside_scope(cfg.extract)
+    taxon = cfg.extract.kg_gene_species
+    if taxon is not None and not re.fullmatch(r"NCBITaxon:\d+", taxon):
+        raise ConfigError(f"extract.kg_gene_species: {taxon!r} is not an NCBI Taxonomy id (the species "
+                          f"of the seed KG's genes); write e.g. NCBITaxon:9606 for human")
     if cfg.train.mask_token_fraction + cfg.train.random_token_fraction > 1.0:
         raise ConfigError(f"train.random_token_fraction: {cfg.train.random_token_fraction} + "
                           f"train.mask_token_fraction ({cfg.train.mask_token_fraction}) exceed 1")

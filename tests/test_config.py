@@ -154,3 +154,11 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                propagate_mentions=biored.extract.propagate_mentions,
                                variant_mentions=biored.extract.variant_mentions,
                                kg_gene_species=biored.extract.kg_gene_species) == biored.extract
+
+
+@pytest.mark.parametrize("value", ["human", "NCBITaxon:human", "ncbitaxon:9606", "NCBITaxon:9606x"])
+def test_kg_gene_species_must_be_a_taxon_id(value):
+    with pytest.raises(ConfigError, match=rf"extract.kg_gene_species: '{value}' is not an NCBI Taxonomy id"):
+        load_config(None, [f"extract.kg_gene_species={value}"])
+    mouse = load_config(None, ["extract.kg_gene_species=NCBITaxon:10090"])
+    assert mouse.extract.kg_gene_species == "NCBITaxon:10090"

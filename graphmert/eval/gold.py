@@ -25,15 +25,21 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from graphmert.config import CorpusConfig, EvaluateConfig
-from graphmert.corpus.document import Document
+from graphmert.corpus.document import Document, Mention
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import CorpusError, read_corpus
 from graphmert.kg.schema import mention_category
 
-__all__ = ["Pair", "TypedPair", "GoldSet", "load_gold"]
+__all__ = ["Pair", "TypedPair", "GoldSet", "load_gold", "mention_entity_ids"]
 
 Pair = tuple[str, frozenset[str]]                   # (doc_id, {id_a, id_b})
 TypedPair = tuple[str, frozenset[str], str]         # (doc_id, {id_a, id_b}, relation type)
+
+
+def mention_entity_ids(m: Mention) -> list[str]:
+    """The entity ids a mention stands for: each of its ids, and with several also their ``|``-joined
+    composite (BioRED relates ``D017180|D014693`` as one entity)."""
+    return list(m.ids) + (["|".join(m.ids)] if len(m.ids) > 1 else [])
 
 
 @dataclass
@@ -77,8 +83,7 @@ class GoldSet:
                 if not m.ids:
                     continue
                 cat = mention_category(m.type)
-                names = list(m.ids) + (["|".join(m.ids)] if len(m.ids) > 1 else [])
-                for eid in names:
+                for eid in mention_entity_ids(m):
                     votes.setdefault(eid, Counter())[cat] += 1
                     known.add(eid)
             for eid, counts in votes.items():
