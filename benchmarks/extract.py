@@ -16,6 +16,8 @@ timed around every model call), ``other`` (graph assembly, collation and scoring
 outside the forward), ``decide`` (pairs, selection and triples; PairExtractor only), ``write`` (the
 Parquet shard). Work: queries, forwards, graphs, tokens (real, unpadded) and padded positions.
 
+On CUDA one untimed extraction per config comes first (context, kernels, allocator).
+
 Arithmetic limit: the forwards' FLOPs at the real tokens — 2·n·P for the backbone's P linear weights
 and 4·layers·n²·H for attention, per graph of n tokens (heads and H-GAT are left out: under 2%) —
 divided by the device's measured matmul rate (fp32 with the same threads on a CPU, bf16 on CUDA). ``achieved/limit`` is that
@@ -46,21 +48,24 @@ from _common import ROOT, encoder_flops, matmul_flops_per_s, print_table, requir
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-from graphmert.config import load_config  # noqa: E402
+from graphmert.config import TYPER_CHOICES, load_config  # noqa: E402
 from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer, train_tokenizer  # noqa: E402
 from graphmert.extract.extractor import Extractor  # noqa: E402
 from graphmert.extract.pairs import PairExtractor  # noqa: E402
+from graphmert.extract.relation_typer import RelationTyper  # noqa: E402
 from graphmert.extract.triples import triple_key, write_triples  # noqa: E402
 from graphmert.kg.graph import load_relation_map  # noqa: E402
 from graphmert.kg.loaders import load_kg  # noqa: E402
 from graphmert.kg.schema import RelationSchema  # noqa: E402
 from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from graphmert.model.graphmert import build_model  # noqa: E402
+from pipelines.stages.extract import typer_documents  # noqa: E402
 
-CONFIGS = {"demo": "configs/demo.yaml", "small": "configs/small.yaml", "biored": "configs/biored.yaml"}
+CONFIGS = {"demo": "configs/demo.yaml", "small": "configs/small.yaml", "biored": "configs/biored.yaml",
+           "biored-gpu": "configs/biored-gpu.yaml"}
 
 
 def load_docs(cfg, limit: int) -> list:
@@ -137,7 +142,18 @@ def setup(cfg, docs, run_dir: Path | None, device: torch.device):
     return kg, schema, tok, rmap, model, chunks
 
 
-def run_once(cfg, kg, schema, tok, rmap, model, docs, chunks) -> tuple[dict, ForwardMeter, set]:
+def fit_typer(cfg, docs) -> RelationTyper | None:
+    """The relation typer the config's ``extract.relation_choice`` asks for, fitted as the extract
+    stage fits it (on ``extract.typer_files`` less the measured documents); not timed: the stage
+    fits it once per run, in the driver."""
+    x = cfg.extract
+    if x.relation_choice not in TYPER_CHOICES and x.typer_min_relation <= 0:
+        return None
+    x.typer_files = [str(ROOT / p) for p in x.typer_files]
+    return RelationTyper.from_config(x).fit(typer_documents(cfg, frozenset(d.id for d in docs)))
+
+
+def run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, typer=None) -> tuple[dict, ForwardMeter, set]:
     """One extraction over ``docs`` with per-phase seconds."""
     x = cfg.extract
     sec = {}
@@ -146,7 +162,7 @@ def run_once(cfg, kg, schema, tok, rmap, model, docs, chunks) -> tuple[dict, For
         if model.config.leaf_query == "fixed":
             relations = [r for r in (x.relations or sorted(rmap)) if r in rmap]
             ex = PairExtractor(model, tok, kg, schema, rmap, x, cfg.graph.num_roots, cfg.graph.num_leaves,
-                               relations=relations)
+                               relations=relations, typer=typer)
             plans = ex.questions(docs, chunks)
             queries = [q for p in plans for q in p.queries]
             sec["questions"] = time.perf_counter() - t0
@@ -183,20 +199,25 @@ def profile_ops(name: str, cfg, docs, run_dir: Path | None, device: torch.device
     kg, schema, tok, rmap, model, chunks = setup(cfg, docs, run_dir, device)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=activities) as prof:
-        run_once(cfg, kg, schema, tok, rmap, model, docs, chunks)
-    print(f"\n{name}: operators by self time")
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=top))
+        run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, fit_typer(cfg, docs))
+    key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    print(f"\n{name}: operators by {key}")
+    print(prof.key_averages().table(sort_by=key, row_limit=top))
 
 
 def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, single: bool) -> list[dict]:
     kg, schema, tok, rmap, model, chunks = setup(cfg, docs, run_dir, device)
     rate = matmul_flops_per_s(cfg.model.hidden_size, device)
+    typer = fit_typer(cfg, docs)
+    if device.type == "cuda":               # CUDA context, kernel and allocator warm-up: not timed
+        run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, typer)
     rows, keys = [], {}
     for pack in ((True, False) if single else (True,)):
         cfg.extract.pack_queries = pack
-        row, meter, keys[pack] = run_once(cfg, kg, schema, tok, rmap, model, docs, chunks)
+        row, meter, keys[pack] = run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, typer)
         limit = meter.flops / rate
-        rows.append({"config": name, "mode": "packed" if pack else "single", "documents": len(docs),
+        rows.append({"config": name, "mode": "packed" if pack else "single", "batch": cfg.extract.batch_size,
+                     "documents": len(docs),
                      "chunks": len(chunks), **row, "documents_per_s": round(len(docs) / row["seconds"], 2),
                      "GFLOP": round(meter.flops / 1e9, 1), "matmul_GFLOP_per_s": round(rate / 1e9, 1),
                      "limit_s": round(limit, 2), "achieved/limit": round(limit / row["seconds"], 3)})
@@ -239,6 +260,8 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=100, help="documents per config")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch CPU threads")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--batch-size", type=int, default=0, help="query graphs per forward "
+                    "(extract.batch_size; default: the config's)")
     ap.add_argument("--run-dir", type=Path, default=None, help="use this run's tokenizer and "
                     "checkpoint (with a single --configs entry)")
     ap.add_argument("--single", action="store_true", help="also one query per graph (extract.pack_queries "
@@ -256,11 +279,12 @@ def main() -> None:
     before = compare_with(args.compare_with, _own_args(sys.argv[1:])) if args.compare_with else []
     rows = []
     for name in args.configs:
-        cfg = load_config(ROOT / CONFIGS[name])
+        overrides = [f"extract.batch_size={args.batch_size}"] if args.batch_size else []
+        cfg = load_config(ROOT / CONFIGS[name], overrides)
         docs = load_docs(cfg, args.docs)
         rows += bench(name, cfg, docs, args.run_dir, device, args.single)
         if args.profile:
-            profile_ops(name, load_config(ROOT / CONFIGS[name]), docs, args.run_dir, device, args.profile)
+            profile_ops(name, load_config(ROOT / CONFIGS[name], overrides), docs, args.run_dir, device, args.profile)
     if before:
         old = {(r["config"], r["mode"]): r for r in before}
         for r in before:
@@ -272,7 +296,7 @@ def main() -> None:
         rows = sorted(before + rows, key=lambda r: (r["config"], r["mode"], r["code"] != args.compare_with))
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} thread(s)"
     print_table(rows, f"extraction ({where})")
-    write_json("extract", rows, args.out, threads=args.threads, docs=args.docs,
+    write_json("extract", rows, args.out, threads=args.threads, docs=args.docs, device=where,
                run_dir=str(args.run_dir) if args.run_dir else None)
 
 

@@ -15,6 +15,11 @@ counts the padded [B, L] grid the model actually computes on. MFU (model FLOPs u
 encoder's FLOPs at the real tokens (3 forwards per step) per second over the device's peak: the dense
 bf16 tensor-core peak on a GPU (``BF16_PEAK_TFLOPS``, or ``--peak-tflops``), the measured fp32 matmul
 rate on a CPU.
+
+GPU knobs: ``--num-workers`` (DataLoader processes for masking and collation, ``train.num_workers``),
+``--compile`` (``torch.compile(dynamic=True)`` on the encoder; its compilation falls in the
+warm-up steps, so give ``--warmup`` a few) and ``--profile N`` (torch.profiler's N operators with
+the most self time, over 3 extra steps after the timed ones; the timings do not include them).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ CONFIGS = {"tiny": "configs/tiny.yaml", "small": "configs/small.yaml", "paper": 
 DEFAULT_BATCH = {"tiny": 32, "small": 32, "paper": 32}         # on a GPU
 CPU_BATCH = {"tiny": 32, "small": 32, "paper": 2}              # the paper model on a CPU: a few steps
 NUM_RELATIONS = 11
+PROFILE_STEPS = 3                                              # steps under --profile (not timed)
 # dense bf16 tensor-core peaks (TFLOP/s) from the vendors' data sheets, for MFU on CUDA
 # (first match on the device name wins, so the PCIe H100 comes before the SXM one)
 BF16_PEAK_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0,
@@ -77,10 +83,13 @@ def run_one(args) -> dict:
     cuda = args.device == "cuda" or (args.device == "auto" and torch.cuda.is_available())
     batch = args.batch_size or (DEFAULT_BATCH if cuda else CPU_BATCH)[args.config]
     total = args.warmup + args.steps
+    extra = PROFILE_STEPS if args.profile else 0
     overrides = [f"graph.layout={args.layout}", f"train.batch_size={batch}",
-                 f"train.effective_batch_size={batch}", f"train.max_steps={total + 1}",
+                 f"train.effective_batch_size={batch}", f"train.max_steps={total + extra + 1}",
                  "train.eval_fraction=0.0", "train.checkpoint_every=1000000", "train.eval_every=1000000",
                  f"train.device={args.device}", "train.resume=false"]
+    if args.num_workers is not None:
+        overrides.append(f"train.num_workers={args.num_workers}")
     cfg = load_config(ROOT / CONFIGS[args.config], overrides)
     R, K, V = cfg.graph.num_roots, cfg.graph.num_leaves, cfg.tokenizer.vocab_size
     source = "synthetic"
@@ -92,7 +101,7 @@ def run_one(args) -> dict:
             graphs = real
             source = str(args.graphs)
     if graphs is None:
-        graphs = synthetic_graphs(batch * (total + 1), R, K, args.injections, V, seed=0)
+        graphs = synthetic_graphs(batch * (total + extra + 1), R, K, args.injections, V, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         vocab = Path(tmp) / "vocab.txt"
         vocab.write_text("\n".join(SPECIAL_TOKENS + [f"t{i}" for i in range(len(SPECIAL_TOKENS), V)]) + "\n")
@@ -101,12 +110,16 @@ def run_one(args) -> dict:
         trainer = Trainer(cfg, graphs, tok, rmap, Path(tmp) / "work", quiet=True,
                           dist=DistContext.from_env(args.device))
         cuda = trainer.device.type == "cuda"
+        if args.compile:
+            trainer.model.compile(dynamic=True)
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         t0 = time.perf_counter()
         trainer.fit(until=total)
         wall = time.perf_counter() - t0
         records = [json.loads(line) for line in (Path(tmp) / "work" / "metrics.jsonl").read_text().splitlines()]
+        if args.profile:
+            _profile(trainer, total + extra, args.profile)
     timed = [r for r in records if r["split"] == "train" and r["step"] > args.warmup]
     step_s = sum(r["step_s"] for r in timed)
     tokens = sum(r["tokens"] for r in timed)
@@ -123,7 +136,22 @@ def run_one(args) -> dict:
             "MFU": round(flops / step_s / peak, 4) if step_s else float("nan"), "MFU_against": peak_kind,
             "peak_memory_MB": round(peak_mem / 2**20, 1), "peak_kind": "cuda allocated" if cuda else "RSS",
             "loss_last": timed[-1]["loss"] if timed else float("nan"), "inputs": source,
+            "num_workers": cfg.train.num_workers, "compiled": args.compile,
             "wall_s": round(wall, 2)}
+
+
+def _profile(trainer, until: int, top: int) -> None:
+    """Print torch.profiler's ``top`` operators by self time (CUDA time on a GPU) over the steps up to
+    ``until``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = trainer.device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        trainer.fit(until=until)
+    key = "self_device_time_total" if cuda else "self_cpu_time_total"
+    print(f"operators by {key} over {PROFILE_STEPS} steps")
+    print(prof.key_averages().table(sort_by=key, row_limit=top))
 
 
 def _work(trainer, timed: list[dict]) -> tuple[int, float]:
@@ -169,6 +197,11 @@ def main() -> None:
     ap.add_argument("--graphs", type=Path, default=None, help="RUN/graphs folder to use instead")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    ap.add_argument("--num-workers", type=int, default=None, help="DataLoader processes "
+                    "(train.num_workers; default: the config's)")
+    ap.add_argument("--compile", action="store_true", help="torch.compile(dynamic=True) the encoder")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="also print torch.profiler's N operators with the most self time")
     ap.add_argument("--peak-tflops", type=float, default=0.0, help="peak FLOP/s (TFLOP/s) for MFU; "
                     "default: the GPU's dense bf16 peak, or the CPU's measured fp32 matmul rate")
     ap.add_argument("--out", type=Path, default=None)
@@ -187,7 +220,9 @@ def main() -> None:
                    "--paper-steps", str(args.paper_steps), "--warmup", str(args.warmup),
                    "--batch-size", str(args.batch_size), "--injections", str(args.injections),
                    "--threads", str(args.threads), "--device", args.device,
-                   "--peak-tflops", str(args.peak_tflops)]
+                   "--peak-tflops", str(args.peak_tflops), "--profile", str(args.profile)]
+            cmd += (["--compile"] if args.compile else []) + (
+                ["--num-workers", str(args.num_workers)] if args.num_workers is not None else [])
             if args.graphs:
                 cmd += ["--graphs", str(args.graphs)]
             print(f"running {config} / {layout} ...", flush=True)
@@ -196,14 +231,18 @@ def main() -> None:
                 print(res.stderr[-2000:], file=sys.stderr)
                 rows.append({"config": config, "layout": layout, "error": res.stderr.strip().splitlines()[-1]})
                 continue
-            rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
+            *printed, last = res.stdout.strip().splitlines()
+            if printed:                                      # --profile's table
+                print("\n".join(printed), flush=True)
+            rows.append(json.loads(last))
     print_table(rows, "training throughput (real tokens/s) and peak memory")
     for config in args.configs:
         by = {r["layout"]: r for r in rows if r["config"] == config and "error" not in r}
         if "packed" in by and "dense" in by:
             print(f"{config}: packed is {by['dense']['s_per_step'] / by['packed']['s_per_step']:.2f}x "
                   f"faster per step than dense")
-    write_json("train", rows, args.out, threads=args.threads, injections=args.injections)
+    write_json("train", rows, args.out, threads=args.threads, injections=args.injections,
+               compiled=args.compile)
 
 
 if __name__ == "__main__":
