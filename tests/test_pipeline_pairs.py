@@ -200,6 +200,7 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     m = manifest(typed, "extract")
     assert m["typer"]["documents"] == 25 and m["typer"]["relations"] == 2 * 24 + 2     # not IN[0]
     assert set(m["controls"]) == {*CONTROLS, MODEL_ONLY}
+    assert set(m["tasks"]) == {"part", *(f"control-{c}" for c in CONTROLS)}   # the model answered once
     ex = typed / "extract"
     by_typer = list(read_triples([ex / s for s in m["shards"]]))
     by_model = list(read_triples(ex / f"control-{MODEL_ONLY}.parquet"))

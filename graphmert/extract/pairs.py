@@ -66,9 +66,10 @@ initialised model of the same configuration. Their scores are not probabilities,
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -165,17 +166,32 @@ class PairExtractor:
         self._forms: dict[str, tuple[int, ...]] = {}
 
     # ------------------------------------------------------------------ the pipeline
-    def extract(self, docs: Sequence[Document], chunks: Sequence[Chunk],
-                rankers: Sequence[str] = ("model",)) -> tuple[dict[str, list[Triple]], dict]:
-        """Triples per ranker name (step 5) and a report of counts."""
+    def extract(self, docs: Sequence[Document], chunks: Sequence[Chunk], rankers: Sequence[str] = ("model",),
+                untyped: str | None = None) -> tuple[dict[str, list[Triple]], dict]:
+        """Triples per ranker name (step 5) and a report of counts. ``untyped``: also the first
+        ranker's answers decided by :meth:`without_typer`, under that name; the model answers once
+        for both."""
         self.stats = Counter()
         plans = self.questions(docs, chunks)
         queries = [q for p in plans for q in p.queries]
         out = {}
-        for name in rankers:
-            out[name] = self.decide(plans, queries, self.answers(plans, queries, name), name)
+        for i, name in enumerate(rankers):
+            scores = self.answers(plans, queries, name)
+            out[name] = self.decide(plans, queries, scores, name)
             self.stats[f"triples:{name}"] = len(out[name])
+            if i == 0 and untyped:
+                out[untyped] = self.without_typer().decide(plans, queries, scores, name)
         return out, {"counts": dict(sorted(self.stats.items()))}
+
+    def without_typer(self) -> "PairExtractor":
+        """This extractor deciding without the relation typer: pairs selected and typed by the model
+        alone (``relation_choice: score``, no ``typer_min_relation``). It shares the models, the
+        seed KG and the questions' settings (the typer does not enter steps 1–2), with counts of its
+        own."""
+        other = copy.copy(self)
+        other.cfg = replace(self.cfg, relation_choice="score", typer_min_relation=0.0)
+        other.typer, other.stats = None, Counter()
+        return other
 
     def answers(self, plans: list[_ChunkPlan], queries: list[PairQuery], ranker: str) -> list[np.ndarray]:
         """Step 2: each question's candidate scores under ``ranker`` (a :data:`RANKERS` name), with

@@ -33,14 +33,14 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
 from graphmert.io import atomic_path, read_parquet, write_parquet
 
 __all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "drop_documents", "write_triples",
-           "read_triples", "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES",
+           "read_triples", "write_systems", "read_system", "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES",
            "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
 
 TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
@@ -217,6 +217,26 @@ def read_triples(paths: str | Path | Iterable[str | Path]) -> Iterator[Triple]:
     """Triples of one or more Parquet shards, in order; a file that is not a triple shard is refused."""
     for row in read_parquet(paths, SCHEMA, what="triple"):
         yield Triple.from_dict(row)
+
+
+# several systems' triples in one file (a shard task that decides one model pass more than one way):
+# a row per triple, its system's name beside it; nested, so read_triples refuses such a file
+SYSTEMS_SCHEMA = pa.schema([("system", pa.string()), ("triple", pa.struct(list(SCHEMA)))])
+
+
+def write_systems(systems: Mapping[str, Sequence[Triple]], path: str | Path) -> int:
+    """One Parquet file holding the triples of several named systems, written atomically; returns
+    the number of triples. :func:`read_system` reads one system back."""
+    rows = [{"system": name, "triple": t.to_dict()} for name, triples in systems.items() for t in triples]
+    return write_parquet(rows, SYSTEMS_SCHEMA, path, compression="snappy")
+
+
+def read_system(paths: str | Path | Iterable[str | Path], system: str) -> Iterator[Triple]:
+    """The triples of ``system`` in one or more :func:`write_systems` files, in order (none when a
+    file holds no such system: a system may have found nothing)."""
+    for row in read_parquet(paths, SYSTEMS_SCHEMA, what="systems"):
+        if row["system"] == system:
+            yield Triple.from_dict(row["triple"])
 
 
 def write_triples_jsonl(triples: Iterable[Triple], path: str | Path) -> int:

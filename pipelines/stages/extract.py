@@ -33,7 +33,7 @@ from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.extract.extractor import Extractor
 from graphmert.extract.pairs import CONTROLS, PairExtractor
 from graphmert.extract.relation_typer import RelationTyper
-from graphmert.extract.triples import (Triple, merge_triples, read_triples, write_triples,
+from graphmert.extract.triples import (Triple, merge_triples, read_system, write_systems, write_triples,
                                        write_triples_jsonl)
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import load_relation_map
@@ -53,6 +53,7 @@ log = logging.getLogger("graphmert.pipeline")
 
 DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
 RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
+GRAPHMERT = "graphmert"             # the system a part shard holds besides its controls
 MODEL_ONLY = "graphmert_model_only"  # control: graphmert without the relation typer
 
 
@@ -173,6 +174,7 @@ class ExtractInputs:
     seed: int = 0                     # train.seed: the untrained control's initialisation
     members: tuple[str, ...] = ()     # further ensemble members (model folders), averaged with checkpoint
     typer: RelationTyper | None = None  # fitted in the driver when extract.relation_choice asks for it
+    model_only: bool = False          # also decide without the typer (the MODEL_ONLY control)
 
     @property
     def key(self) -> tuple:
@@ -213,17 +215,21 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
 
 
 def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dict:
-    """Shard task: per-chunk triples of one part (documents, their chunks) → a Parquet shard."""
+    """Shard task: per-chunk triples of one part (documents, their chunks) → a shard of named systems
+    (:func:`~graphmert.extract.triples.write_systems`): :data:`GRAPHMERT`, or the control
+    ``inp.ranker``; with ``inp.model_only`` also :data:`MODEL_ONLY`, decided from the same answers."""
     docs, chunks = item
     ex = worker_cache(inp.key, lambda: _build_extractor(inp))
+    name = inp.ranker or GRAPHMERT
     if isinstance(ex, PairExtractor):
         ranker = inp.ranker or inp.extract.ranker
-        systems, rep = ex.extract(docs, chunks, rankers=[ranker])
-        triples = systems[ranker]
-        rep["filters"] = {"checked": len(triples), "untyped_tails": 0, "dropped": {}}
+        systems, rep = ex.extract(docs, chunks, rankers=[ranker], untyped=MODEL_ONLY if inp.model_only else None)
+        systems[name] = systems.pop(ranker)
+        rep["filters"] = {"checked": len(systems[name]), "untyped_tails": 0, "dropped": {}}
     else:
         triples, rep = ex.extract(docs, chunks)
-    write_triples(triples, path)
+        systems = {name: triples}
+    write_systems(systems, path)
     return rep
 
 
@@ -261,6 +267,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         inputs.similarity, inputs.similarity_rows = _similarity(ctx, chunks)
     if query_groups:
         inputs.typer = fit_typer(ctx, held_out)
+        inputs.model_only = inputs.typer is not None
     del model                                   # workers load their own copy (once each)
 
     chunks_of: dict[str, list] = {}
@@ -281,14 +288,14 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
             filters[f] += n
         filters["checked"] += rep["filters"]["checked"]
         filters["untyped_tails"] += rep["filters"]["untyped_tails"]
-        raw.extend(read_triples(shard.path))
+        raw.extend(read_system(shard.path, GRAPHMERT))
 
     merged = merge_triples(raw)
     shards = write_kg(merged, ctx.out, cfg.extract.shard_size)
     atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d.id}\n" for d in docs))
     if counts["recognized_documents"]:      # what the recognizer found, for evaluate's entity scores
         write_documents(docs, ctx.out / RECOGNIZED_FILE)
-    controls = _controls(ctx, parts, inputs) if query_groups else {}
+    controls = _controls(ctx, parts, inputs, done) if query_groups else {}
     per_rel = Counter(t.relation for t in merged)
     return {
         "triples": len(merged),
@@ -367,21 +374,20 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
                           f"checkpoint")
 
 
-def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs) -> dict[str, dict]:
+def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs, main: list) -> dict[str, dict]:
     """The model-free controls of extract.controls over the same parts: one Dask map each, merged
     triples in ``control-<name>.parquet`` (scored by the evaluate stage). When the relation typer
     takes part, :data:`MODEL_ONLY` is one more: graphmert without it, its pairs selected and typed by
     the model alone (``relation_choice: score``, no ``typer_min_relation``), so the table shows what
-    the typer adds."""
-    ex = ctx.cfg.extract
-    passes = {name: replace(inputs, ranker=name) for name in ex.controls}
-    if inputs.typer is not None:
-        passes[MODEL_ONLY] = replace(inputs, ranker=ex.ranker, typer=None,
-                                     extract=replace(ex, relation_choice="score", typer_min_relation=0.0))
+    the typer adds. The main pass's shards (``main``) already hold it: the model answered once."""
+    shards = {name: (ctx.map_shards(extract_part, parts, name=f"control-{name}",
+                                    shared=replace(inputs, ranker=name, model_only=False)), name)
+              for name in ctx.cfg.extract.controls}
+    if inputs.model_only:
+        shards[MODEL_ONLY] = (main, MODEL_ONLY)
     out = {}
-    for name, shared in passes.items():
-        done = ctx.map_shards(extract_part, parts, name=f"control-{name}", shared=shared)
-        merged = merge_triples(t for s in done for t in read_triples(s.path))
+    for name, (done, system) in shards.items():
+        merged = merge_triples(read_system([s.path for s in done], system))
         path = ctx.out / f"control-{name}.parquet"
         write_triples(merged, path)
         out[name] = {"file": path.name, "triples": len(merged)}

@@ -70,3 +70,21 @@ def test_a_tail_source_follows_the_evidence_left():
     assert left.tail_source == "lexicon" and not is_stated(left.tail_source)
     assert left.confidence == 0.6 and left.documents == ["d2"] and left.evidence_count == 1
     assert drop_documents([both], {"d1", "d2"}) == []
+
+
+def test_a_systems_file_gives_each_system_back_and_is_no_triple_shard(tmp_path):
+    """write_systems / read_system: each named system's triples come back as written, in order, from
+    one file or several; a system a file lacks reads as none; read_triples refuses such a file (its
+    rows would mix systems)."""
+    from graphmert.extract.triples import read_system, read_triples, write_systems
+
+    a = [_event("d1", 0, 0, 1, "mention", 0.9), _event("d2", 5, 1, 0, "mention", 0.4)]
+    b = [_event("d3", 7, 2, 1, "lexicon", 0.2)]
+    assert write_systems({"a": a, "b": b}, tmp_path / "one.parquet") == 3
+    write_systems({"a": b, "empty": []}, tmp_path / "two.parquet")
+    assert [t.to_dict() for t in read_system(tmp_path / "one.parquet", "b")] == [t.to_dict() for t in b]
+    both = [tmp_path / "one.parquet", tmp_path / "two.parquet"]
+    assert [t.to_dict() for t in read_system(both, "a")] == [t.to_dict() for t in a + b]
+    assert list(read_system(both, "empty")) == [] == list(read_system(both, "c"))
+    with pytest.raises(ValueError, match="one.parquet: not a triple shard; missing columns"):
+        list(read_triples(tmp_path / "one.parquet"))

@@ -507,6 +507,34 @@ def test_typer_min_relation_drops_the_pairs_the_typer_finds_unrelated(world):
     assert len(off.select(pairs, probabilities=True, docs=docs)) == 4
 
 
+class OneTypeTyper:
+    """Calls every pair ``relation`` and finds every pair related with probability ``related``."""
+
+    def __init__(self, relation: str, related: float) -> None:
+        self.relation, self.related = relation, related
+
+    def relation_probabilities(self, items):
+        return [self.related for _ in items]
+
+    def log_probabilities(self, items):
+        return [{self.relation: 0.0} for _ in items]
+
+
+def test_untyped_system_is_the_typer_free_extractor_from_the_same_answers(world):
+    """extract(untyped=...) decides the model's one set of answers twice: with the relation typer and
+    as an extractor without it would. The typer-free copy leaves the extractor's own settings and
+    counts alone."""
+    docs, chunks = world["docs"], world["chunks"]
+    typed = extractor(world, relation_choice="typer", typer_min_relation=0.6, one_relation_per_pair=True)
+    typed.typer = OneTypeTyper("associated_with", related=0.5)     # below the floor: every pair goes
+    out, rep = typed.extract(docs, chunks, rankers=["model"], untyped="alone")
+    plain, plain_rep = extractor(world, one_relation_per_pair=True).extract(docs, chunks, rankers=["model"])
+    assert out["model"] == [] and rep["counts"]["dropped_by_typer_min_relation"] > 0
+    assert [t.to_dict() for t in out["alone"]] == [t.to_dict() for t in plain["model"]] and out["alone"]
+    assert rep["counts"]["forwards"] == plain_rep["counts"]["forwards"]          # the model answered once
+    assert typed.cfg.relation_choice == "typer" and isinstance(typed.typer, OneTypeTyper)
+
+
 def test_min_confidence_filters_the_model_rankers_only(world):
     docs, chunks = ab(world)
     everything, _ = extractor(world).extract(docs, chunks, rankers=["model", "nearest", "candidates"])
