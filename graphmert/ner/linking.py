@@ -37,11 +37,22 @@ category), and so does every other mention with that text, overriding the contex
 (a fuzzy long-form link only replaces a short form that has no exact link of its own).
 Mentions that cannot be linked keep ``ids=[]``; none is dropped.
 
+**Orthologs.** Gene ids are species-specific, and a form may be annotated only in other species'
+papers ("tumor necrosis factor-alpha" in rat papers, where a mouse paper needs mouse Tnf). The
+linker learns which genes of two species are the same gene from the names they share
+(:func:`_gene_orthologs`): a surface key whose winning id in one species' votes (or in the seed KG's
+names) differs from its winning id in another's pairs the two ids. In a document of a known species,
+a gene look-up whose id belongs to another species (a gene's taxon: the species of the training
+documents that annotate it) takes that id's ortholog in the document's species instead. Without an
+ortholog, a dictionary answer stays (the training documents annotated that form so) and the next
+look-up step is tried for a KG name (below).
+
 **The seed KG's species.** A seed KG names the genes of one species (Hetionet: human). With
-:attr:`EntityLinker.kg_species` set (``extract.kg_gene_species``), a gene mention in a document whose
-species is another is never linked through the KG's names, directly or by the fuzzy look-up: a mouse
-"Tnf" is not the human TNF node. Only the dictionary (its votes of that species first) can link it;
-otherwise it stays unlinked, a text node.
+:attr:`EntityLinker.kg_species` set (``extract.kg_gene_species``), a KG gene is of that species, and
+a gene mention in a document whose species is another is never linked to a KG gene, directly or by
+the fuzzy look-up: a mouse "Tnf" is not the human TNF node. A KG name may still link it to the
+gene's ortholog of the document's species; otherwise only the dictionary can link it, or it stays
+unlinked, a text node.
 
 A built linker is saved as one gzipped JSON file (:meth:`EntityLinker.save`, format version
 :data:`FORMAT_VERSION`); the TF-IDF index is fitted lazily on the first fuzzy look-up of a category.
@@ -101,7 +112,9 @@ NAMESPACES: dict[str, str] = {
 KG_CATEGORY_ALIASES: dict[str, str] = {"biolink:PhenotypicFeature": "biolink:Disease"}
 # categories whose ids are species-specific: the dictionary also keeps votes per document species
 SPECIES_CATEGORIES = frozenset({"biolink:Gene"})
+_GENE = "biolink:Gene"
 _TAXON = "biolink:OrganismTaxon"
+_KG_SOURCE = "kg"             # the seed KG's names, as a source of gene orthologs (_gene_orthologs)
 
 _FUZZY_MIN_CHARS = 4          # shorter keys (gene symbols, acronyms) are never matched fuzzily
 _FUZZY_CACHE_SIZE = 100_000
@@ -399,6 +412,43 @@ def _vote_winners(votes: Votes) -> dict[str, dict[str, tuple[str, ...]]]:
             for cat, keys in votes.items()}
 
 
+def _winner(counts: Counter) -> Any:
+    """The most frequent entry (ties: the smallest)."""
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
+def _gene_orthologs(species: dict[str, Votes], kg: dict[str, dict[str, str]]
+                    ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """(gene id → its taxon, gene id → taxon → that taxon's gene of the same name), learnt from the
+    surface forms (module docstring, "Orthologs").
+
+    A gene id's taxon is the species of the training documents that annotate it most. Two genes are
+    taken for the same gene in two species when a surface key's winning id in one species' votes (or
+    in the seed KG's names: source :data:`_KG_SOURCE`) and its winning id in the other's differ;
+    each key is one vote, and a gene's ortholog in a taxon is its most voted id whose own taxon that
+    is (the KG's genes are targets of the source :data:`_KG_SOURCE`).
+
+    Written here because the shared data carries no orthology table (NCBI's gene_orthologs is not
+    among it), and the training documents name the same genes in human, mouse and rat papers."""
+    taxon_votes: dict[str, Counter] = {}
+    by_key: dict[str, dict[str, str]] = {}                   # key → source → its winning gene id
+    for sp, votes in species.items():
+        for key, counts in votes.get(_GENE, {}).items():
+            for ids, n in counts.items():
+                taxon_votes.setdefault(ids[0], Counter())[sp] += n
+            by_key.setdefault(key, {})[sp] = _winner(counts)[0]
+    for key, primary in kg.get(_GENE, {}).items():
+        by_key.setdefault(key, {})[_KG_SOURCE] = primary
+    taxa = {gene: _winner(c) for gene, c in taxon_votes.items()}
+    support: dict[str, dict[str, Counter]] = {}              # gene → target source → Counter(genes)
+    for winners in by_key.values():
+        for a in set(winners.values()):
+            for source, b in winners.items():
+                if b != a and (source == _KG_SOURCE or taxa.get(b) == source):
+                    support.setdefault(a, {}).setdefault(source, Counter())[b] += 1
+    return taxa, {a: {t: _winner(c) for t, c in by_t.items()} for a, by_t in support.items()}
+
+
 def _reverse_xrefs(xrefs: dict[str, list[str]], kg: SeedKG | None) -> dict[str, list[str]]:
     """Mapped id → the source ids mapped to it (the xrefs a result lists after its primary id).
 
@@ -497,6 +547,8 @@ class EntityLinker:
                        (kg_plural, "kg", False), (kg, "kg", True))
         self._fuzzy = {c: _FuzzyIndex(n) for c, n in tables.names.items()}
         self._fuzzy_cache: dict[tuple[str, str], tuple[int, float]] = {}
+        self._gene_taxa, self._orthologs = _gene_orthologs(tables.species, tables.kg)
+        self._kg_genes = frozenset(tables.kg.get(_GENE, {}).values())
         #: the taxon of the seed KG's genes, or None: genes of other species' documents skip the KG
         self.kg_species: str | None = None
 
@@ -522,10 +574,11 @@ class EntityLinker:
         return cls(tables, fuzzy_threshold)
 
     # ------------------------------------------------------------------ look-ups
-    def _exact(self, category: str, key: str, text: str, species: str | None = None,
-               kg: bool = True) -> tuple[tuple[str, ...], str] | None:
+    def _matches(self, category: str, key: str, text: str, species: str | None
+                 ) -> Iterator[tuple[tuple[str, ...], str]]:
+        """(ids, how) of every look-up step that knows ``key`` (or its singulars), in step order."""
         singulars = _singular_keys(text, key)
-        steps = self._steps if kg else tuple(s for s in self._steps if s[1] != "kg")
+        steps = self._steps
         if species in self._species and category in SPECIES_CATEGORIES:
             own = self._species[species]
             steps = ((own, "dictionary", False), (own, "dictionary", True), *steps)
@@ -533,8 +586,34 @@ class EntityLinker:
             keys = table.get(category, {})
             for k in (singulars if strip_plural else (key,)):
                 if k in keys:
-                    return keys[k], how
+                    yield keys[k], how
+
+    def _exact(self, category: str, key: str, text: str, species: str | None = None
+               ) -> tuple[tuple[str, ...], str] | None:
+        """The first of :meth:`_matches` that names a gene of ``species`` (:meth:`_in_species`;
+        other categories: the first), or None."""
+        for ids, how in self._matches(category, key, text, species):
+            if category in SPECIES_CATEGORIES and species:
+                ids = self._in_species(ids, species, keep=how != "kg")
+            if ids:
+                return ids, how
         return None
+
+    def _taxon(self, gene: str) -> str | None:
+        """A gene id's taxon: the species of the training documents that annotate it, else, for a
+        seed-KG gene, :attr:`kg_species`; None when neither is known."""
+        return self._gene_taxa.get(gene) or (self.kg_species if gene in self._kg_genes else None)
+
+    def _in_species(self, ids: tuple[str, ...], species: str, keep: bool) -> tuple[str, ...] | None:
+        """``ids`` of a gene as a gene of ``species``: unchanged when the primary id's taxon is that
+        species or unknown, else the ortholog of ``species`` (:func:`_gene_orthologs`), else
+        unchanged with ``keep`` (a dictionary answer) and None without (a KG name)."""
+        taxon = self._taxon(ids[0])
+        if taxon is None or taxon == species:
+            return ids
+        own = self._orthologs.get(ids[0], {})
+        target = own.get(species) or (own.get(_KG_SOURCE) if species == self.kg_species else None)
+        return (target,) if target else (ids if keep else None)
 
     def _with_xrefs(self, ids: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(ids + tuple(self._tables.xrefs.get(ids[0], ()))))
@@ -560,9 +639,7 @@ class EntityLinker:
         key = surface_key(text)
         if category not in NAMESPACES or not key:
             return UNLINKED
-        kg = not (self.kg_species and species and species != self.kg_species
-                  and category in SPECIES_CATEGORIES)          # module docstring: the KG's species
-        found = self._exact(category, key, text, species, kg)
+        found = self._exact(category, key, text, species)
         if found is not None:
             return LinkResult(self._with_xrefs(found[0]), 1.0, found[1])
         if len(key) < _FUZZY_MIN_CHARS or self.fuzzy_threshold > 1.0:
@@ -571,8 +648,8 @@ class EntityLinker:
         if i < 0 or score < self.fuzzy_threshold:
             return UNLINKED
         name = self._tables.names[category][i]
-        found = self._exact(category, surface_key(name), name, kg=kg)
-        if found is None:               # a KG name, in a document of another species than the KG's
+        found = self._exact(category, surface_key(name), name, species)
+        if found is None:               # a gene of another species, with no ortholog of the document's
             return UNLINKED
         return LinkResult(self._with_xrefs(found[0]), round(score, 6), "fuzzy")
 
@@ -657,6 +734,7 @@ class EntityLinker:
             "kg_plural_forms": {c: len(k) for c, k in sorted(t.kg_plural.items())},
             "fuzzy_names": {c: len(n) for c, n in sorted(t.names.items())},
             "xref_targets": len(t.xrefs),
+            "genes_with_orthologs": len(self._orthologs),
             "fuzzy_threshold": self.fuzzy_threshold,
             **t.info,
         }

@@ -15,7 +15,8 @@ import pytest
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
 from graphmert.ner.linking import (
-    EntityLinker, LinkerError, LinkResult, normalize_surface, read_xref_tables, surface_key,
+    EntityLinker, LinkerError, LinkResult, _gene_orthologs, _learn_dictionary, normalize_surface,
+    read_xref_tables, surface_key,
 )
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
@@ -219,6 +220,58 @@ def test_kg_species_keeps_other_species_genes_off_the_kg_genes(linker):
     in_mice = doc("m2", "In mice, TGFB1 rose.", [("mice", "OrganismTaxon", []), ("TGFB1", "Gene", [])])
     assert strict.link_document(in_mice).mentions[1].ids == []                          # a text node
     assert linker.link_document(in_mice).mentions[1].ids == ["NCBIGene:7040"]
+
+
+MOUSE, RAT, HUMAN = "NCBITaxon:10090", "NCBITaxon:10116", "NCBITaxon:9606"
+ORTHOLOG_TRAIN = [
+    doc("r1", "In rats, tumor necrosis factor-alpha and Ace rose.",
+        [("rats", "OrganismTaxon", [RAT]), ("tumor necrosis factor-alpha", "Gene", ["NCBIGene:24835"]),
+         ("Ace", "Gene", ["NCBIGene:24310"])]),
+    doc("r2", "In rats, TNF-alpha rose.", [("rats", "OrganismTaxon", [RAT]), ("TNF-alpha", "Gene", ["NCBIGene:24835"])]),
+    doc("m1", "In mice, TNF-alpha and Pten rose.",
+        [("mice", "OrganismTaxon", [MOUSE]), ("TNF-alpha", "Gene", ["NCBIGene:21926"]),
+         ("Pten", "Gene", ["NCBIGene:19211"])]),
+    doc("h1", "In patients, TNF-alpha rose.",
+        [("patients", "OrganismTaxon", [HUMAN]), ("TNF-alpha", "Gene", ["NCBIGene:7124"])]),
+]
+
+
+def test_gene_orthologs_are_learnt_from_names_shared_across_species():
+    """The same surface key with different winners in two species' votes (or in the KG's names)
+    pairs the genes: TNF-alpha gives rat, mouse and human TNF; the KG's "PTEN" and a mouse "Pten"
+    give PTEN's mouse ortholog. A gene's taxon is that of the documents annotating it."""
+    votes = _learn_dictionary(ORTHOLOG_TRAIN, ()).species
+    taxa, orth = _gene_orthologs(votes, {"biolink:Gene": {"pten": "NCBIGene:5728"}})
+    assert taxa == {"NCBIGene:24835": RAT, "NCBIGene:24310": RAT, "NCBIGene:21926": MOUSE,
+                    "NCBIGene:19211": MOUSE, "NCBIGene:7124": HUMAN}
+    assert orth["NCBIGene:24835"] == {MOUSE: "NCBIGene:21926", HUMAN: "NCBIGene:7124"}
+    assert orth["NCBIGene:7124"] == {MOUSE: "NCBIGene:21926", RAT: "NCBIGene:24835"}
+    assert orth["NCBIGene:5728"] == {MOUSE: "NCBIGene:19211"}
+    assert orth["NCBIGene:19211"] == {"kg": "NCBIGene:5728"}
+    assert "NCBIGene:24310" not in orth                                    # Ace: no other species
+
+
+def test_a_gene_of_another_species_becomes_the_documents_own_through_its_ortholog():
+    """A form seen only in rat papers names the mouse gene in a mouse paper and the human one in a
+    human paper; a KG (human) name names its mouse ortholog; without an ortholog a dictionary answer
+    stays (the training documents annotated that form so), a KG name does not."""
+    kg = SeedKG([Node("NCBIGene:5728", "PTEN", "biolink:Gene", ("phosphatase and tensin homolog",)),
+                 Node("NCBIGene:7040", "TGFB1", "biolink:Gene")], [])
+    strict = EntityLinker.build(ORTHOLOG_TRAIN, kg)
+    strict.kg_species = HUMAN
+    tnf = "tumor necrosis factor-alpha"                                   # annotated in rat papers only
+    assert strict.link(tnf, "Gene", species=RAT).ids == ("NCBIGene:24835",)
+    assert strict.link(tnf, "Gene", species=MOUSE) == LinkResult(("NCBIGene:21926",), 1.0, "dictionary")
+    assert strict.link(tnf, "Gene", species=HUMAN).ids == ("NCBIGene:7124",)
+    assert strict.link(tnf, "Gene").ids == ("NCBIGene:24835",)             # species unknown: as voted
+    pten = "phosphatase and tensin homolog"                               # a KG synonym, no training form
+    assert strict.link(pten, "Gene", species=MOUSE) == LinkResult(("NCBIGene:19211",), 1.0, "kg")
+    assert strict.link(pten, "Gene", species=HUMAN).ids == ("NCBIGene:5728",)
+    assert strict.link("Ace", "Gene", species=MOUSE).ids == ("NCBIGene:24310",)     # no mouse ortholog
+    assert strict.link("TGFB1", "Gene", species=MOUSE).how == "none"                # nor for the KG's
+    in_mice = doc("m", "In mice, tumor necrosis factor-alpha rose.",
+                  [("mice", "OrganismTaxon", []), ("tumor necrosis factor-alpha", "Gene", [])])
+    assert strict.link_document(in_mice).mentions[1].ids == ["NCBIGene:21926"]
 
 
 # --------------------------------------------------------------------------------------------------
