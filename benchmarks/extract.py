@@ -284,7 +284,8 @@ def main() -> None:
         docs = load_docs(cfg, args.docs)
         rows += bench(name, cfg, docs, args.run_dir, device, args.single)
         if args.profile:
-            profile_ops(name, load_config(ROOT / CONFIGS[name], overrides), docs, args.run_dir, device, args.profile)
+            profile_ops(name, load_config(ROOT / CONFIGS[name], overrides), docs, args.run_dir, device,
+                        args.profile)
     if before:
         old = {(r["config"], r["mode"]): r for r in before}
         for r in before:

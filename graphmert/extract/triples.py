@@ -25,7 +25,9 @@ N-th ``graphmert update`` that added documents to the run's knowledge graph.
 there is one, else by the normalised name — into one record; merging merged records again with new
 ones gives the same records as merging everything at once. :func:`drop_documents` takes the evidence
 of some documents out again. Records are written as Parquet shards
-(``triples-00000.parquet``) and one JSON Lines file, both atomically.
+(``triples-00000.parquet``) and one JSON Lines file, both atomically. A shard task that decides one
+model pass in several ways writes the systems side by side in one file (:func:`write_systems`,
+:func:`read_system`), which :func:`read_triples` refuses.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ import pyarrow as pa
 from graphmert.io import atomic_path, read_parquet, write_parquet
 
 __all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "drop_documents", "write_triples",
-           "read_triples", "write_systems", "read_system", "write_triples_jsonl", "read_triples_jsonl", "TAIL_SOURCES",
-           "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
+           "read_triples", "write_systems", "read_system", "write_triples_jsonl", "read_triples_jsonl",
+           "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
 
 TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
 #: tails that the text does not state: KG names or tokens spelled from the model's top-k leaf tokens

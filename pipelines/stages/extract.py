@@ -223,7 +223,8 @@ def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dic
     name = inp.ranker or GRAPHMERT
     if isinstance(ex, PairExtractor):
         ranker = inp.ranker or inp.extract.ranker
-        systems, rep = ex.extract(docs, chunks, rankers=[ranker], untyped=MODEL_ONLY if inp.model_only else None)
+        systems, rep = ex.extract(docs, chunks, rankers=[ranker],
+                                  untyped=MODEL_ONLY if inp.model_only else None)
         systems[name] = systems.pop(ranker)
         rep["filters"] = {"checked": len(systems[name]), "untyped_tails": 0, "dropped": {}}
     else:
