@@ -263,7 +263,10 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     if not train_docs or not pick_docs:
         raise RecognizerError(f"{where}: {len(docs)} documents annotating {categories} are too few to "
-                              f"hold out ner.selection_fraction={cfg.selection_fraction} of them for selection")
+                              f"hold out ner.selection_fraction={cfg.selection_fraction} of them for selection "
+                              f"(the selection slice is the documents whose id hash is below the fraction, the "
+                              f"same hash as extract.document_fraction's slice, whose documents the ner stage "
+                              f"holds out: set ner.selection_fraction above extract.document_fraction)")
     train, counts = training_examples(nlp, train_docs, categories)
     pick, _ = training_examples(nlp, pick_docs, categories, forms_from=train_docs)
     optimizer = nlp.initialize(lambda: train)

@@ -139,7 +139,8 @@ def test_a_separate_category_with_too_few_documents_is_refused_by_name():
     docs = [_doc(i, rng, genes=i == 0) for i in range(20)]             # one document annotates genes
     cfg = replace(NERConfig(), epochs=1, selection_fraction=0.2, separate_categories=["biolink:Gene"])
     with pytest.raises(RecognizerError, match=r"ner.paths: 1 documents annotating \['biolink:Gene'\] "
-                                              r"are too few .*selection_fraction=0.2"):
+                                              r"are too few .*selection_fraction=0.2 of them for selection "
+                                              r".*set ner.selection_fraction above extract.document_fraction"):
         train_recognizer(docs, cfg)
 
 
