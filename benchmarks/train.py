@@ -17,8 +17,9 @@ bf16 tensor-core peak on a GPU (``BF16_PEAK_TFLOPS``, or ``--peak-tflops``), the
 rate on a CPU.
 
 GPU knobs: ``--num-workers`` (DataLoader processes for masking and collation, ``train.num_workers``),
-``--compile`` (``torch.compile(dynamic=True)`` on the encoder; its compilation falls in the
-warm-up steps, so give ``--warmup`` a few) and ``--profile N`` (torch.profiler's N operators with
+``--compile`` (``torch.compile(dynamic=True)`` on the encoder; the first compilation falls in the
+warm-up steps, but the encoder recompiles as the packed length changes and breaks its graph at
+H-GAT's type check, so it is slower today: docs/PERFORMANCE.md, "On a GPU") and ``--profile N`` (torch.profiler's N operators with
 the most self time, over 3 extra steps after the timed ones; the timings do not include them).
 """
 
