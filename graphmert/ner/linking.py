@@ -304,10 +304,15 @@ def _namespaced(ids: Sequence[str], namespace: str) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(inside + [i for i in ids if not i.startswith(namespace)]))
 
 
+def _winner(counts: Counter) -> Any:
+    """The most frequent entry (ties: the smallest)."""
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
 def _dominant_species(ids: Iterable[str]) -> str | None:
     """The most frequent taxon id (ties: the smallest), or None."""
     counts = Counter(i for i in ids if i.startswith(NAMESPACES[_TAXON]))
-    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0] if counts else None
+    return _winner(counts) if counts else None
 
 
 @dataclass
@@ -408,13 +413,7 @@ def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]]
 
 def _vote_winners(votes: Votes) -> dict[str, dict[str, tuple[str, ...]]]:
     """Per key, the most frequent ids (ties: the smallest ids tuple)."""
-    return {cat: {k: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for k, c in keys.items()}
-            for cat, keys in votes.items()}
-
-
-def _winner(counts: Counter) -> Any:
-    """The most frequent entry (ties: the smallest)."""
-    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    return {cat: {k: _winner(c) for k, c in keys.items()} for cat, keys in votes.items()}
 
 
 def _gene_orthologs(species: dict[str, Votes], kg: dict[str, dict[str, str]]

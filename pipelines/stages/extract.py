@@ -53,7 +53,7 @@ log = logging.getLogger("graphmert.pipeline")
 
 DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
 RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
-GRAPHMERT = "graphmert"             # the system a part shard holds besides its controls
+GRAPHMERT = "graphmert"             # the main pass's system in its part shards (a control's shards: its name)
 MODEL_ONLY = "graphmert_model_only"  # control: graphmert without the relation typer
 
 

@@ -75,8 +75,8 @@ def test_a_tail_source_follows_the_evidence_left():
 def test_a_systems_file_gives_each_system_back_and_is_no_triple_shard(tmp_path):
     """write_systems / read_system: each named system's triples come back as written, in order, from
     one file or several; a system a file lacks reads as none; read_triples refuses such a file (its
-    rows would mix systems)."""
-    from graphmert.extract.triples import read_system, read_triples, write_systems
+    rows would mix systems), and read_system a plain triple shard."""
+    from graphmert.extract.triples import read_system, read_triples, write_systems, write_triples
 
     a = [_event("d1", 0, 0, 1, "mention", 0.9), _event("d2", 5, 1, 0, "mention", 0.4)]
     b = [_event("d3", 7, 2, 1, "lexicon", 0.2)]
@@ -88,3 +88,6 @@ def test_a_systems_file_gives_each_system_back_and_is_no_triple_shard(tmp_path):
     assert list(read_system(both, "empty")) == [] == list(read_system(both, "c"))
     with pytest.raises(ValueError, match="one.parquet: not a triple shard; missing columns"):
         list(read_triples(tmp_path / "one.parquet"))
+    write_triples(a, tmp_path / "plain.parquet")                # and the other way round
+    with pytest.raises(ValueError, match=r"plain.parquet: not a systems shard; missing columns \['system', 'triple'\]"):
+        list(read_system(tmp_path / "plain.parquet", "a"))
