@@ -401,6 +401,14 @@ class ExtractConfig:
                                    "other whole-word occurrence of a recognised mention's text in "
                                    "the same document is a mention too, with the same label (one "
                                    "sense per document)")
+    abbreviation_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: "
+                                      "an abbreviation's short form takes its long form's label "
+                                      "wherever it occurs, and a long form the recognizer missed "
+                                      "takes its short form's (graphmert.ner.abbreviations)")
+    symbol_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: every "
+                                "occurrence of a seed-KG gene symbol with a digit and an upper-case "
+                                "letter ('CYP2C19') outside the recognised mentions is a gene mention "
+                                "too (graphmert.ner.gazetteer)")
     kg_gene_species: Optional[str] = opt(
         None, help="documents the ner stage's recognizer annotates: the taxon of the seed KG's genes "
         "(NCBITaxon:9606 for Hetionet); in a document whose species is another, a gene is not linked "

@@ -146,14 +146,14 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert raw.ner.paths and not biored.ner.paths
     for section in ("corpus", "kg", "graph", "model", "train", "evaluate"):
         assert section_hash(getattr(raw, section)) == section_hash(getattr(biored, section)), section
-    # the documents, one sense per document and rule-found variants for the documents the recognizer
-    # annotates (gold-annotated documents are not recognised, so these change nothing for biored.yaml)
-    assert raw.extract.propagate_mentions and raw.extract.variant_mentions
+    # the documents, and the mentions the recognizer's documents get beyond its own: one sense per
+    # document, abbreviations, KG gene symbols, rule-found variants (gold-annotated documents are not
+    # recognised, so these change nothing for biored.yaml)
+    raw_only = ("propagate_mentions", "abbreviation_mentions", "symbol_mentions", "variant_mentions")
+    assert all(getattr(raw.extract, k) for k in raw_only)
     assert raw.extract.kg_gene_species == "NCBITaxon:9606"
-    assert dataclasses.replace(raw.extract, paths=biored.extract.paths,
-                               propagate_mentions=biored.extract.propagate_mentions,
-                               variant_mentions=biored.extract.variant_mentions,
-                               kg_gene_species=biored.extract.kg_gene_species) == biored.extract
+    assert dataclasses.replace(raw.extract, paths=biored.extract.paths, kg_gene_species=biored.extract.kg_gene_species,
+                               **{k: getattr(biored.extract, k) for k in raw_only}) == biored.extract
 
 
 @pytest.mark.parametrize("value", ["human", "NCBITaxon:human", "ncbitaxon:9606", "NCBITaxon:9606x"])

@@ -34,7 +34,9 @@ form without spaces, so "IL-6", "IL 6" and "IL6" agree.
 detector): a mention whose text is a short form takes the link of its long form in the same
 document (the mention covering the long form, or else the long-form text linked in the mention's
 category), and so does every other mention with that text, overriding the context-free look-up
-(a fuzzy long-form link only replaces a short form that has no exact link of its own).
+(a fuzzy long-form link only replaces a short form that has no exact link of its own). The other
+way round, a long-form mention that nothing links takes its short form's exact link: the seed KG
+names genes by their symbols, so "complement factor H (CFH)" is linked through "CFH".
 Mentions that cannot be linked keep ``ids=[]``; none is dropped.
 
 **Orthologs.** Gene ids are species-specific, and a form may be annotated only in other species'
@@ -652,6 +654,12 @@ class EntityLinker:
             return UNLINKED
         return LinkResult(self._with_xrefs(found[0]), round(score, 6), "fuzzy")
 
+    def kg_gene_symbol(self, key: str) -> bool:
+        """Whether ``key`` (a :func:`surface_key`) names a seed-KG gene and no training document
+        annotates it as another category (:func:`graphmert.ner.gazetteer.symbol_mentions`)."""
+        t = self._tables
+        return key in t.kg.get(_GENE, {}) and not any(key in keys for c, keys in t.dictionary.items() if c != _GENE)
+
     # ------------------------------------------------------------------ documents
     def document_species(self, doc: Document) -> str | None:
         """The dominant taxon id of ``doc``'s species mentions (their ids, or else their links); for
@@ -699,10 +707,28 @@ class EntityLinker:
                         out[(short, cat)] = LinkResult(hit.ids, hit.score, "abbreviation")
         return out
 
+    def _short_form_links(self, doc: Document, results: list[LinkResult | None],
+                          species: str | None) -> dict[tuple[str, str], LinkResult]:
+        """(long-form text, category) → the exact link of its short form, for the long-form
+        mentions (covering at least half of the long form, and at least half inside it) that
+        their own look-up left unlinked: "complement factor H (CFH)" is CFH's gene."""
+        out: dict[tuple[str, str], LinkResult] = {}
+        for a in doc.abbreviations:
+            for i, m in enumerate(doc.mentions):
+                cat = mention_category(m.type)
+                overlap = min(m.end, a.long_end) - max(m.start, a.long_start)
+                if (results[i] is None or results[i].ids or cat not in NAMESPACES or (m.text, cat) in out
+                        or 2 * overlap < max(a.long_end - a.long_start, m.end - m.start)):
+                    continue
+                hit = self.link(doc.text[a.short_start:a.short_end], cat, species)
+                if hit.ids and hit.score >= 1.0:
+                    out[(m.text, cat)] = LinkResult(hit.ids, hit.score, "abbreviation")
+        return out
+
     def link_mentions(self, doc: Document) -> list[LinkResult | None]:
         """One result per mention of ``doc`` (``None`` for a mention that already has ids), linked
         with the document's species (:meth:`document_species`), abbreviation short forms through
-        their long forms."""
+        their long forms, and long forms nothing else links through their short forms."""
         species = self.document_species(doc)
         results = [None if m.ids else self.link(m.text, m.type, species) for m in doc.mentions]
         links = self._abbreviation_links(doc, results, species) if doc.abbreviations else {}
@@ -711,6 +737,12 @@ class EntityLinker:
             # a fuzzy long-form link does not replace an exact link of the short form itself
             if hit is not None and not m.ids and (hit.score >= 1.0 or not results[i].ids):
                 results[i] = hit
+        if doc.abbreviations:
+            longs = self._short_form_links(doc, results, species)
+            for i, m in enumerate(doc.mentions):
+                hit = longs.get((m.text, mention_category(m.type)))
+                if hit is not None and results[i] is not None and not results[i].ids:
+                    results[i] = hit
         return results
 
     def link_document(self, doc: Document) -> Document:

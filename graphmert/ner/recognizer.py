@@ -46,7 +46,8 @@ from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
-           "training_examples", "train_recognizer", "propagate_mentions", "TOKENIZER_VERSION"]
+           "training_examples", "train_recognizer", "propagate_mentions", "whole_word_occurrences",
+           "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
 
@@ -92,6 +93,12 @@ def _disjoint(spans: Iterable[tuple], tiebreak: Callable[[tuple], tuple] = lambd
     return sorted(taken)
 
 
+def whole_word_occurrences(text: str, form: str) -> list[tuple[int, int]]:
+    """(start, end) of every case-sensitive occurrence of ``form`` in ``text`` not inside a longer
+    word (``-`` and ``/`` are edges, as the recognizer's infixes split there)."""
+    return [(m.start(), m.end()) for m in re.finditer(rf"(?<!\w){re.escape(form)}(?!\w)", text)]
+
+
 def propagate_mentions(text: str, spans: Sequence[tuple]) -> list[tuple]:
     """``spans`` (disjoint ``(start, end, part, text, label)``) plus every other whole-word occurrence
     of a span's text in ``text`` that overlaps none of them, with the label that text has most often
@@ -110,9 +117,9 @@ def propagate_mentions(text: str, spans: Sequence[tuple]) -> list[tuple]:
     out = list(spans)
     for t in sorted(labels, key=lambda t: (-len(t), t)):            # longer texts claim their words first
         lab = min(labels[t], key=lambda x: (-labels[t][x], x))
-        for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", text):
-            if all(m.end() <= s[0] or m.start() >= s[1] for s in out):
-                out.append((m.start(), m.end(), part[t], t, lab))
+        for start, end in whole_word_occurrences(text, t):
+            if all(end <= s[0] or start >= s[1] for s in out):
+                out.append((start, end, part[t], t, lab))
     return sorted(out)
 
 

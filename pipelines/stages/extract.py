@@ -41,6 +41,10 @@ from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.model import build_model
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint
+from graphmert.ner.abbreviations import abbreviation_mentions
+from graphmert.ner.gazetteer import symbol_mentions
+from graphmert.ner.linking import EntityLinker
+from graphmert.ner.recognizer import LABELS
 from graphmert.ner.variants import add_variants
 from pipelines.holdout import held_out_documents, in_slice
 from pipelines.scheduler import worker_cache
@@ -134,12 +138,22 @@ def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
     recognizer, linker = tools
     ex = ctx.cfg.extract
     linker.kg_species = ex.kg_gene_species
-    found = {d.id: linker.link_document(d)
+    found = {d.id: linker.link_document(_more_mentions(d, linker, ex))
              for d in ctx.progress(recognizer.recognize(todo, propagate=ex.propagate_mentions),
                                    total=len(todo), desc="extract: recognize", unit="doc")}
     if ex.variant_mentions:
         found = {i: add_variants(d) for i, d in found.items()}
     return [found.get(d.id, d) for d in docs], found
+
+
+def _more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
+    """A recognised document with the mentions its abbreviations (``extract.abbreviation_mentions``)
+    and the seed KG's gene symbols (``extract.symbol_mentions``) add, in that order."""
+    if ex.abbreviation_mentions:
+        doc = abbreviation_mentions(doc, frozenset(LABELS.values()))
+    if ex.symbol_mentions:
+        doc = symbol_mentions(doc, linker, LABELS["biolink:Gene"])
+    return doc
 
 
 def _recognition_counts(recognized: dict) -> dict:

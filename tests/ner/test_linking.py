@@ -327,6 +327,24 @@ def test_abbreviation_long_form_linked_from_its_text(linker):
     assert [m.ids for m in linker.link_document(d).mentions] == [["MESH:D001921"]] * 2
 
 
+def test_unlinked_long_form_takes_its_short_forms_link(linker):
+    text = "The pancreatic beta hormone (INS) and the glorbin factor (XQ) rose; pancreatic beta hormone fell."
+    d = doc("z", text, [("pancreatic beta hormone", "Gene", []), ("INS", "Gene", []),
+                        ("glorbin factor", "Gene", []), ("XQ", "Gene", []),
+                        ("pancreatic beta hormone", "Gene", [])],
+            abbreviations=[("INS", "pancreatic beta hormone"), ("XQ", "glorbin factor")])
+    results = linker.link_mentions(d)
+    assert [r.ids for r in results] == [("NCBIGene:3630",), ("NCBIGene:3630",), (), (), ("NCBIGene:3630",)]
+    assert [r.how for r in results] == ["abbreviation", "dictionary", "none", "none", "abbreviation"]
+    # a long form the look-up links keeps its own link; a mention of another category takes nothing
+    own = doc("w", "Alzheimer disease (INS) again.", [("Alzheimer disease", "Disease", []), ("INS", "Gene", [])],
+              abbreviations=[("INS", "Alzheimer disease")])
+    assert [r.ids for r in linker.link_mentions(own)] == [("MESH:D000544",), ("NCBIGene:3630",)]
+    other = doc("v", "A precursor thing (INS) here.", [("precursor thing", "Disease", [])],
+                abbreviations=[("INS", "precursor thing")])
+    assert linker.link_mentions(other)[0].ids == ()
+
+
 # --------------------------------------------------------------------------------------------------
 # save / load
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""Abbreviations as evidence for mentions: a short form names what its long form names (issue #19).
+
+An abstract defines an abbreviation once, "complement factor H (CFH)", and then writes the short
+form alone. The recognizer often finds the long form and misses the short one, which has no context
+of its own ("CFH" seven times, never tagged), or tags a short form with another label in one
+sentence ("IBD" as a chemical). scispaCy's detector (``Document.abbreviations``, the Schwartz–Hearst
+algorithm) pairs each short form with its long form, and :func:`abbreviation_mentions` uses the
+pairs:
+
+* the **long form's label**: the label of the recognised mention that ends where the long form ends
+  and starts inside it (English noun phrases are head-final: "oxygen-induced retinopathy" is a
+  retinopathy, whose mention ends the long form), or covers it;
+* every whole-word occurrence of the short form that overlaps no mention becomes a mention with
+  that label, and a short-form mention recognised with another label takes it (one sense per
+  abbreviation, as one sense per document in :func:`graphmert.ner.recognizer.propagate_mentions`).
+  A short form whose long forms' heads disagree takes the label most of them have.
+
+The mentions carry no ids yet; :meth:`graphmert.ner.linking.EntityLinker.link_document` links both
+forms, each taking the other's link where its own look-up fails. Written here because spaCy and
+scispaCy detect abbreviations but do not use them to add or relabel entities.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from graphmert.corpus.document import Document, Mention
+from graphmert.ner.recognizer import whole_word_occurrences
+
+__all__ = ["abbreviation_mentions"]
+
+
+def _head_label(mentions: list[Mention], start: int, end: int, labels: frozenset[str]) -> str | None:
+    """The label of the mention that ends at ``end`` and starts in [start, end), or covers the span."""
+    for m in mentions:
+        if m.type in labels and ((m.end == end and start <= m.start < end) or (m.start <= start and m.end >= end)):
+            return m.type
+    return None
+
+
+def _majority(counts: Counter) -> str:
+    return min(counts, key=lambda lab: (-counts[lab], lab))
+
+
+def abbreviation_mentions(doc: Document, labels: frozenset[str]) -> Document:
+    """A copy of ``doc`` in which every occurrence of an abbreviation's short form is a mention with
+    its long form's label (module docstring).
+
+    ``labels`` are the recognizer's labels (``Gene``, ``Disease``, ``Chemical``): only mentions of
+    those lend or take a label. Mentions stay in start order; a document without abbreviations is
+    returned as it is."""
+    if not doc.abbreviations:
+        return doc
+    mentions = list(doc.mentions)
+    pairs = sorted({(doc.text[a.short_start:a.short_end], a.long_start, a.long_end) for a in doc.abbreviations})
+    votes: dict[str, Counter] = {}
+    for short, start, end in pairs:
+        label = _head_label(mentions, start, end, labels)
+        if label is not None:
+            votes.setdefault(short, Counter())[label] += 1
+    for short, counts in sorted(votes.items()):
+        label = _majority(counts)
+        for start, end in whole_word_occurrences(doc.text, short):
+            over = [i for i, m in enumerate(mentions) if m.start < end and start < m.end]
+            if not over:
+                mentions.append(Mention(start=start, end=end, text=short, type=label))
+            elif len(over) == 1 and (m := mentions[over[0]]).text == short and m.type in labels and not m.ids:
+                mentions[over[0]] = replace(m, type=label)
+    return replace(doc, mentions=sorted(mentions, key=lambda m: (m.start, m.end)))

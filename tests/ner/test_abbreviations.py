@@ -1,0 +1,61 @@
+"""Short forms of abbreviations as mentions with their long forms' labels (graphmert.ner.abbreviations)."""
+
+from __future__ import annotations
+
+from graphmert.corpus.document import Abbreviation, Document, Mention
+from graphmert.ner.abbreviations import abbreviation_mentions
+
+LABELS = frozenset({"Gene", "Disease", "Chemical"})
+
+
+def _doc(text: str, spans: list[tuple[str, str, int]], abbreviations: list[tuple[str, int, str, int]]) -> Document:
+    """Mentions (text, label, k-th occurrence) and abbreviations (short, k-th, long, k-th) by text."""
+    def at(t: str, k: int) -> int:
+        pos = -1
+        for _ in range(k + 1):
+            pos = text.index(t, pos + 1)
+        return pos
+
+    mentions = [Mention(start=at(t, k), end=at(t, k) + len(t), text=t, type=lab) for t, lab, k in spans]
+    abbr = [Abbreviation(at(s, ks), at(s, ks) + len(s), at(lf, kl), at(lf, kl) + len(lf))
+            for s, ks, lf, kl in abbreviations]
+    return Document(id="d", text=text, mentions=sorted(mentions, key=lambda m: m.start), abbreviations=abbr)
+
+
+def _spans(doc: Document) -> list[tuple[str, str]]:
+    return [(m.text, m.type) for m in doc.mentions]
+
+
+def test_short_forms_take_the_long_forms_label_everywhere():
+    text = ("Complement factor H (CFH) binds. CFH and CFHR1 differ; oxygen-induced retinopathy (OIR) "
+            "in OIR mice; inflammatory bowel disease (IBD) and IBD.")
+    d = _doc(text, [("Complement factor H", "Gene", 0), ("oxygen", "Chemical", 0), ("retinopathy", "Disease", 0),
+                    ("inflammatory bowel disease", "Disease", 0), ("IBD", "Chemical", 1)],
+             [("CFH", 0, "Complement factor H", 0), ("OIR", 0, "oxygen-induced retinopathy", 0),
+              ("IBD", 0, "inflammatory bowel disease", 0)])
+    out = abbreviation_mentions(d, LABELS)
+    assert _spans(out) == [
+        ("Complement factor H", "Gene"), ("CFH", "Gene"), ("CFH", "Gene"),     # not inside "CFHR1"
+        ("oxygen", "Chemical"), ("retinopathy", "Disease"), ("OIR", "Disease"), ("OIR", "Disease"),  # the head
+        ("inflammatory bowel disease", "Disease"), ("IBD", "Disease"), ("IBD", "Disease")]  # relabelled
+    assert [m.start for m in out.mentions] == sorted(m.start for m in out.mentions)
+    assert _spans(d)[-1] == ("IBD", "Chemical")                                # the input is untouched
+
+
+def test_nothing_changes_without_a_labelled_long_form():
+    text = "confidence interval (CI) of CI; the Bar cells (BC) and BC."
+    d = _doc(text, [("Bar cells", "CellLine", 0)], [("CI", 0, "confidence interval", 0), ("BC", 0, "Bar cells", 0)])
+    # no mention heads "confidence interval"; "Bar cells" is not a recognizer label's mention
+    assert _spans(abbreviation_mentions(d, LABELS)) == [("Bar cells", "CellLine")]
+    plain = Document(id="p", text="no abbreviations", mentions=[])
+    assert abbreviation_mentions(plain, LABELS) is plain
+
+
+def test_linked_and_longer_mentions_are_kept():
+    text = "tumor necrosis factor (TNF) and TNF receptor; TNF."
+    d = _doc(text, [("tumor necrosis factor", "Gene", 0), ("TNF receptor", "Gene", 0), ("TNF", "Chemical", 2)],
+             [("TNF", 0, "tumor necrosis factor", 0)])
+    d.mentions[-1].ids = ["MESH:D1"]                                  # a linked mention keeps its label
+    out = abbreviation_mentions(d, LABELS)
+    assert _spans(out) == [("tumor necrosis factor", "Gene"), ("TNF", "Gene"), ("TNF receptor", "Gene"),
+                           ("TNF", "Chemical")]
