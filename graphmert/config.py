@@ -332,9 +332,16 @@ class NERConfig:
                                          "recognizer of their own, trained only on the documents "
                                          "that annotate them (BC5CDR and NCBI disease annotate no "
                                          "genes); the others share one")
-    width: int = opt(96, min=8, help="width of the recognizer's tok2vec (spaCy's HashEmbedCNN)")
+    embed: str = opt("hash", choices=("hash", "characters"),
+                     help="the recognizer's token embedding: 'hash', spaCy's HashEmbedCNN (hashed "
+                          "word norm, prefix, suffix and shape); 'characters', spaCy's CharacterEmbed "
+                          "(the word's first and last 4 characters, and its hashed lower-case form)")
+    width: int = opt(96, min=8, help="width of the recognizer's tok2vec")
+    depth: int = opt(4, min=1, help="convolutional layers of the recognizer's tok2vec")
+    window_size: int = opt(1, min=1, help="words on each side that each convolutional layer of the "
+                           "recognizer's tok2vec reads")
     embed_rows: int = opt(2000, min=100, help="rows of each hashed embedding table of the tok2vec "
-                          "(word norm, prefix, suffix, shape)")
+                          "(word norm, prefix, suffix, shape; 'characters': the lower-case form)")
     epochs: int = opt(12, min=1, help="most passes over the training documents")
     max_minutes: float = opt(18.0, min=0.0, min_exclusive=True,
                              help="training budget of the whole recognizer: its models train one "

@@ -1,8 +1,9 @@
 """Entity recognition on raw text: a spaCy NER trained in the project from gold mentions (issue #19).
 
 Nothing is downloaded. The recognizer is spaCy's transition-based ``ner`` component on its default
-``tok2vec`` (hashed NORM/PREFIX/SUFFIX/SHAPE embeddings + a CNN), trained from scratch on the gold
-mentions of annotated corpora (BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink
+``tok2vec`` (hashed NORM/PREFIX/SUFFIX/SHAPE embeddings + a CNN; :func:`tok2vec_config` sizes it or
+swaps in character embeddings), trained from scratch on the gold mentions of annotated corpora
+(BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink
 categories of :data:`LABELS` (``Gene``, ``Disease``, ``Chemical``), so recognised mentions flow through
 :func:`graphmert.kg.schema.mention_category` like corpus mentions do.
 
@@ -39,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
+from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.corpus.nlp import blank_biomedical_nlp
 from graphmert.errors import GraphmertError
@@ -46,7 +48,7 @@ from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
-           "training_examples", "train_recognizer", "propagate_mentions", "whole_word_occurrences",
+           "training_examples", "train_recognizer", "propagate_mentions", "whole_word_occurrences", "tok2vec_config",
            "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
@@ -64,19 +66,32 @@ class RecognizerError(GraphmertError, ValueError):
     """Bad recognizer input: no usable training mentions, unknown categories, a foreign model."""
 
 
-def recognizer_nlp(categories: Sequence[str], width: int | None = None, embed_rows: int | None = None):
-    """A blank biomedical pipeline with the finer infixes and an untrained ``ner`` for ``categories``.
+def tok2vec_config(cfg: NERConfig) -> dict:
+    """The ``ner`` component's tok2vec architecture for ``cfg`` (:class:`graphmert.config.NERConfig`):
+    ``ner.embed`` "hash" is spaCy's default HashEmbedCNN (hashed NORM/PREFIX/SUFFIX/SHAPE, then a
+    CNN), "characters" spaCy's CharacterEmbed (the first and last 4 characters of each word, and
+    its hashed LOWER form) under the same CNN; ``width``, ``depth``, ``window_size`` and
+    ``embed_rows`` size either."""
+    encode = {"width": cfg.width, "depth": cfg.depth, "window_size": cfg.window_size, "maxout_pieces": 3}
+    if cfg.embed == "hash":
+        return {"@architectures": "spacy.HashEmbedCNN.v2", **encode, "embed_size": cfg.embed_rows,
+                "subword_features": True, "pretrained_vectors": None}
+    return {"@architectures": "spacy.Tok2Vec.v2",
+            "embed": {"@architectures": "spacy.CharacterEmbed.v2", "width": cfg.width, "rows": cfg.embed_rows,
+                      "nM": 64, "nC": 8, "include_static_vectors": False},
+            "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", **encode}}
 
-    ``width`` and ``embed_rows`` set the ``tok2vec``'s width and the rows of each of its hashed
-    embedding tables (NORM, PREFIX, SUFFIX, SHAPE); None keeps spaCy's own (96 and 2,000)."""
+
+def recognizer_nlp(categories: Sequence[str], cfg: NERConfig | None = None):
+    """A blank biomedical pipeline with the finer infixes and an untrained ``ner`` for ``categories``,
+    its tok2vec sized by ``cfg`` (:class:`graphmert.config.NERConfig`; None: the defaults)."""
     unknown = [c for c in categories if c not in LABELS]
     if unknown:
         raise RecognizerError(f"ner.categories: {unknown} cannot be recognised; choose from {list(LABELS)}")
     nlp = blank_biomedical_nlp()
     pattern = nlp.tokenizer.infix_finditer.__self__.pattern
     nlp.tokenizer.infix_finditer = re.compile(f"{pattern}|{_EXTRA_INFIXES}").finditer
-    tok2vec = {k: v for k, v in (("width", width), ("embed_size", embed_rows)) if v is not None}
-    ner = nlp.add_pipe("ner", config={"model": {"tok2vec": tok2vec}} if tok2vec else {})
+    ner = nlp.add_pipe("ner", config={"model": {"tok2vec": tok2vec_config(cfg or NERConfig())}})
     for c in categories:
         ner.add_label(LABELS[c])
     return nlp
@@ -266,7 +281,7 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
     (``time.monotonic()``; the first epoch always runs)."""
     from spacy.util import minibatch
 
-    nlp = recognizer_nlp(categories, cfg.width, cfg.embed_rows)
+    nlp = recognizer_nlp(categories, cfg)
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     if not train_docs or not pick_docs:
         raise RecognizerError(f"{where}: {len(docs)} documents annotating {categories} are too few to "

@@ -11,7 +11,7 @@ import pytest
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import (Recognizer, RecognizerError, RecognizerPart, recognizer_groups,
-                                      recognizer_nlp, train_recognizer, training_examples)
+                                      recognizer_nlp, tok2vec_config, train_recognizer, training_examples)
 from ner_corpus import template_document
 
 CATS = ["biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity"]
@@ -55,11 +55,25 @@ def test_unannotated_category_tokens_are_missing_not_outside():
     assert tags_partial[tags_partial.char_span(chem.start, chem.end)[0].i].ent_type_ == "Chemical"
 
 
-def test_training_learns_to_recognise_held_out_documents(tmp_path):
+def test_default_tok2vec_is_spacys_and_the_options_resize_it():
+    from spacy.pipeline.ner import DEFAULT_NER_MODEL
+
+    assert tok2vec_config(NERConfig()) == dict(DEFAULT_NER_MODEL["tok2vec"])
+    chars = tok2vec_config(replace(NERConfig(), embed="characters", width=64, depth=3, window_size=2))
+    assert chars["embed"]["@architectures"] == "spacy.CharacterEmbed.v2" and chars["embed"]["width"] == 64
+    assert chars["encode"] == {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": 64, "depth": 3,
+                               "window_size": 2, "maxout_pieces": 3}
+    nlp = recognizer_nlp(CATS, replace(NERConfig(), window_size=2))
+    assert dict(nlp.config["components"]["ner"]["model"]["tok2vec"]) == {**DEFAULT_NER_MODEL["tok2vec"],
+                                                                        "window_size": 2}
+
+
+@pytest.mark.parametrize("tok2vec", [{}, {"embed": "characters", "window_size": 2}], ids=["hash", "characters"])
+def test_training_learns_to_recognise_held_out_documents(tmp_path, tok2vec):
     rng = random.Random(1)
     train = [_doc(i, rng, genes=i % 3 != 0) for i in range(90)]    # a third without gene annotations
     test = [_doc(1000 + i, random.Random(100 + i)) for i in range(20)]
-    cfg = replace(NERConfig(), epochs=8, patience=8, selection_fraction=0.2, seed=0)
+    cfg = replace(NERConfig(), epochs=8, patience=8, selection_fraction=0.2, seed=0, **tok2vec)
     rec, report = train_recognizer(train, cfg)
     (part,) = report["parts"]
     assert part["epochs_run"] == 8 and part["best_epoch"] >= 1 and report["selection"]["f"] > 0.8
