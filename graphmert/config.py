@@ -409,9 +409,9 @@ class ExtractConfig:
                                    "the same document is a mention too, with the same label (one "
                                    "sense per document)")
     abbreviation_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: "
-                                      "an abbreviation's short form takes its long form's label "
-                                      "wherever it occurs, and a long form the recognizer missed "
-                                      "takes its short form's (graphmert.ner.abbreviations)")
+                                      "every occurrence of an abbreviation's short form is a mention "
+                                      "with the label of the recognised mention heading its long "
+                                      "form (graphmert.ner.abbreviations)")
     symbol_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: every "
                                 "occurrence of a seed-KG gene symbol with a digit and an upper-case "
                                 "letter ('CYP2C19') outside the recognised mentions is a gene mention "

@@ -15,8 +15,9 @@ pairs:
   abbreviation, as one sense per document in :func:`graphmert.ner.recognizer.propagate_mentions`).
   A short form whose long forms' heads disagree takes the label most of them have.
 
-The mentions carry no ids yet; :meth:`graphmert.ner.linking.EntityLinker.link_document` links both
-forms, each taking the other's link where its own look-up fails. Written here because spaCy and
+The mentions carry no ids yet; :meth:`graphmert.ner.linking.EntityLinker.link_document` links them:
+a short form takes its long form's link, and a long form that no look-up links takes its short
+form's. Written here because spaCy and
 scispaCy detect abbreviations but do not use them to add or relabel entities.
 """
 

@@ -33,7 +33,6 @@ MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation fa
 MAX_WORDS = 3
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _JOIN = re.compile(r"[ -]")
-_GENE = "biolink:Gene"
 
 
 def _symbol_like(text: str) -> bool:

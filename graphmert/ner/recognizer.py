@@ -3,8 +3,8 @@
 Nothing is downloaded. The recognizer is spaCy's transition-based ``ner`` component on its default
 ``tok2vec`` (hashed NORM/PREFIX/SUFFIX/SHAPE embeddings + a CNN; :func:`tok2vec_config` sizes it or
 swaps in character embeddings), trained from scratch on the gold mentions of annotated corpora
-(BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink
-categories of :data:`LABELS` (``Gene``, ``Disease``, ``Chemical``), so recognised mentions flow through
+(BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink categories of :data:`LABELS`
+(``Gene``, ``Disease``, ``Chemical``), so recognised mentions flow through
 :func:`graphmert.kg.schema.mention_category` like corpus mentions do.
 
 **Tokens.** scispaCy's rule tokenizer keeps ``bleomycin-induced`` and ``EPO/EPOR`` whole, so 9% of the
@@ -48,8 +48,8 @@ from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
-           "training_examples", "train_recognizer", "propagate_mentions", "whole_word_occurrences", "tok2vec_config",
-           "TOKENIZER_VERSION"]
+           "tok2vec_config", "training_examples", "train_recognizer", "propagate_mentions",
+           "whole_word_occurrences", "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
 
