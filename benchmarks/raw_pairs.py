@@ -17,6 +17,12 @@ too: both ends are gold entities of the document (the model paired the wrong one
 carries an id the gold document does not have (a linking or recognition error: a wrong id, or a
 mention of something BioRED does not annotate).
 
+A third table splits the gene entities of gold pairs that a recognised mention links to a wrong gene
+id (the first wrongly linked mention over one of their gold mentions), by the taxa the run's linker
+(``RUN/ner/linker.json.gz``, with the run's ``extract.kg_gene_species``) knows: a gold id that no
+training document annotates and the seed KG does not name (no learnt table can give it), a gene of
+another species, or another gene of the gold's species.
+
 On a gold-mention run (``configs/biored.yaml``, no recognised documents) every entity is found, and
 the table is the model's share alone. Run it on dev to explain a number already reported, not to
 choose.
@@ -33,11 +39,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import print_table, write_json  # noqa: E402
 
+from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
+from graphmert.ner.linking import EntityLinker  # noqa: E402
 from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
+from pipelines.stages.ner import LINKER_FILE  # noqa: E402
 
 ORDER = ("unrecognised", "mislinked", "found")            # an end's status, worst first
 
@@ -78,6 +87,25 @@ def decompose(gold: GoldSet, found: dict[str, Document], predicted: set) -> tupl
     return missed, wrong
 
 
+def wrong_gene_ids(gold: GoldSet, found: dict[str, Document], linker: EntityLinker) -> Counter:
+    """The third table (module docstring): mislinked gene entities of gold pairs by taxon relation."""
+    in_pairs = {(doc, e) for doc, pair in gold.untyped for e in pair}
+    rows: Counter = Counter()
+    for d, doc in gold.documents.items():
+        for eid, st in entity_status(doc, found.get(d)).items():
+            if st != "mislinked" or (d, eid) not in in_pairs or not eid.startswith("NCBIGene:"):
+                continue
+            over = [f.ids[0] for m in doc.mentions if eid in mention_entity_ids(m)
+                    for f in found[d].mentions
+                    if f.start < m.end and m.start < f.end and f.ids and f.ids[0].startswith("NCBIGene:")]
+            if over:
+                gold_taxon, taxon = linker.gene_taxon(eid), linker.gene_taxon(over[0])
+                rows["gold id unseen in training and the seed KG" if gold_taxon is None
+                     else "another gene of the gold's species" if taxon == gold_taxon
+                     else "a gene of another species"] += 1
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run-dir", required=True, type=Path)
@@ -104,7 +132,15 @@ def main() -> None:
     rows2 = [{"extracted, not gold": k, "count": n, "share": n / max(1, len(predicted))}
              for k, n in sorted(wrong.items(), key=lambda kv: -kv[1])]
     print_table(rows2, f"the {false} false of the {len(predicted)} extracted pairs")
-    write_json("raw_pairs", rows + rows2, a.out, run_dir=str(a.run_dir))
+    rows3 = []
+    if (a.run_dir / "ner" / LINKER_FILE).is_file() and (ex / RECOGNIZED_FILE).is_file():
+        linker = EntityLinker.load(a.run_dir / "ner" / LINKER_FILE)
+        linker.kg_species = load_config(a.run_dir / "config.yaml").extract.kg_gene_species
+        genes = wrong_gene_ids(gold, found, linker)
+        rows3 = [{"gene entities of gold pairs linked to a wrong gene id": k, "count": n}
+                 for k, n in sorted(genes.items(), key=lambda kv: -kv[1])]
+        print_table(rows3, f"the {sum(genes.values())} gene entities of gold pairs linked to a wrong gene id")
+    write_json("raw_pairs", rows + rows2 + rows3, a.out, run_dir=str(a.run_dir))
 
 
 if __name__ == "__main__":

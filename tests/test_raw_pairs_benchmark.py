@@ -50,3 +50,35 @@ def test_every_gold_pair_in_one_row_and_false_pairs_by_gold_ends():
                       "an end unrecognised (ChemicalEntity)": 1}   # aspirin–cancer
     assert sum(missed.values()) == len(gold.untyped)
     assert wrong == {"one end not a gold entity": 1, "both ends gold entities: the wrong pair": 1}
+
+
+def test_wrong_gene_ids_split_by_taxon():
+    from raw_pairs import wrong_gene_ids
+
+    text = "AAA1 BBB2 CCC3 DDD4 EEE5 cancer"
+    #       0    5    10   15   20   25
+    def m(start: int, type_: str, *ids: str) -> Mention:
+        return Mention(start=start, end=start + 4, text=text[start:start + 4], type=type_, ids=list(ids))
+
+    disease = Mention(start=25, end=31, text="cancer", type="Disease", ids=["MESH:D1"])
+    gold = Document(id="g", text=text, mentions=[
+        m(0, "Gene", "NCBIGene:1"), m(5, "Gene", "NCBIGene:2"), m(10, "Gene", "NCBIGene:3"),
+        m(15, "Gene", "NCBIGene:4"), m(20, "Gene", "NCBIGene:5"), disease],
+        relations=[Relation(type="Association", head=f"NCBIGene:{i}", tail="MESH:D1") for i in (1, 2, 3, 5)])
+    found = Document(id="g", text=text, mentions=[
+        m(0, "Gene", "NCBIGene:10"),        # human gold, a mouse gene
+        m(5, "Gene", "NCBIGene:11"),        # gold id unknown to the linker
+        m(10, "Gene", "NCBIGene:12"),       # human gold, another human gene
+        m(15, "Gene", "NCBIGene:13"),       # wrong, but NCBIGene:4 is in no gold pair
+        m(20, "Gene", "NCBIGene:5"), disease])   # right
+
+    class Linker:
+        taxa = {"NCBIGene:1": "human", "NCBIGene:3": "human", "NCBIGene:4": "human", "NCBIGene:10": "mouse",
+                "NCBIGene:11": "human", "NCBIGene:12": "human", "NCBIGene:13": "mouse"}
+
+        def gene_taxon(self, gene):
+            return self.taxa.get(gene)
+
+    rows = wrong_gene_ids(GoldSet.from_documents([gold]), {"g": found}, Linker())
+    assert rows == {"a gene of another species": 1, "gold id unseen in training and the seed KG": 1,
+                    "another gene of the gold's species": 1}

@@ -29,7 +29,13 @@ from dataclasses import replace
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import whole_word_occurrences
 
-__all__ = ["abbreviation_mentions"]
+__all__ = ["abbreviation_mentions", "abbreviation_pairs"]
+
+
+def abbreviation_pairs(doc: Document) -> list[tuple[str, int, int]]:
+    """The distinct (short-form text, long-form start, long-form end) of ``doc``'s abbreviations,
+    sorted (the detector lists a pair once per occurrence of its short form)."""
+    return sorted({(doc.text[a.short_start:a.short_end], a.long_start, a.long_end) for a in doc.abbreviations})
 
 
 def _head_label(mentions: list[Mention], start: int, end: int, labels: frozenset[str]) -> str | None:
@@ -54,9 +60,8 @@ def abbreviation_mentions(doc: Document, labels: frozenset[str]) -> Document:
     if not doc.abbreviations:
         return doc
     mentions = list(doc.mentions)
-    pairs = sorted({(doc.text[a.short_start:a.short_end], a.long_start, a.long_end) for a in doc.abbreviations})
     votes: dict[str, Counter] = {}
-    for short, start, end in pairs:
+    for short, start, end in abbreviation_pairs(doc):
         label = _head_label(mentions, start, end, labels)
         if label is not None:
             votes.setdefault(short, Counter())[label] += 1

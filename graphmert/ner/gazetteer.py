@@ -14,9 +14,9 @@ else, so :func:`symbol_mentions` makes every occurrence of such a KG symbol a ge
   from giving it the human gene's id in a mouse paper;
 * the longest candidates are taken first, and none overlaps a mention the document already has.
 
-The mentions carry no ids; the linker links them as it links recognised ones. Only genes: on the
-held-out BioRED-train slice the same rule for disease and chemical KG names added mostly words
-such as "disease", "antibodies" and "acids" (docs/NER.md).
+The mentions carry no ids; the linker links them as it links recognised ones. Only genes: the seed
+KG's disease and chemical names include common words ("disease", "antibodies", "acids"), which no
+digit-and-capital rule keeps out.
 """
 
 from __future__ import annotations

@@ -82,6 +82,7 @@ from graphmert.io import atomic_path, check_format
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import mention_category
 from graphmert.kg.tsv import unlimited_csv_fields
+from graphmert.ner.abbreviations import abbreviation_pairs
 
 __all__ = [
     "LinkerError",
@@ -600,7 +601,7 @@ class EntityLinker:
                 return ids, how
         return None
 
-    def _taxon(self, gene: str) -> str | None:
+    def gene_taxon(self, gene: str) -> str | None:
         """A gene id's taxon: the species of the training documents that annotate it, else, for a
         seed-KG gene, :attr:`kg_species`; None when neither is known."""
         return self._gene_taxa.get(gene) or (self.kg_species if gene in self._kg_genes else None)
@@ -609,7 +610,7 @@ class EntityLinker:
         """``ids`` of a gene as a gene of ``species``: unchanged when the primary id's taxon is that
         species or unknown, else the ortholog of ``species`` (:func:`_gene_orthologs`), else
         unchanged with ``keep`` (a dictionary answer) and None without (a KG name)."""
-        taxon = self._taxon(ids[0])
+        taxon = self.gene_taxon(ids[0])
         if taxon is None or taxon == species:
             return ids
         own = self._orthologs.get(ids[0], {})
@@ -713,14 +714,14 @@ class EntityLinker:
         mentions (covering at least half of the long form, and at least half inside it) that
         their own look-up left unlinked: "complement factor H (CFH)" is CFH's gene."""
         out: dict[tuple[str, str], LinkResult] = {}
-        for a in doc.abbreviations:
+        for short, start, end in abbreviation_pairs(doc):
             for i, m in enumerate(doc.mentions):
                 cat = mention_category(m.type)
-                overlap = min(m.end, a.long_end) - max(m.start, a.long_start)
+                overlap = min(m.end, end) - max(m.start, start)
                 if (results[i] is None or results[i].ids or cat not in NAMESPACES or (m.text, cat) in out
-                        or 2 * overlap < max(a.long_end - a.long_start, m.end - m.start)):
+                        or 2 * overlap < max(end - start, m.end - m.start)):
                     continue
-                hit = self.link(doc.text[a.short_start:a.short_end], cat, species)
+                hit = self.link(short, cat, species)
                 if hit.ids and hit.score >= 1.0:
                     out[(m.text, cat)] = LinkResult(hit.ids, hit.score, "abbreviation")
         return out

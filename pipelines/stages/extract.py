@@ -59,6 +59,7 @@ DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one p
 RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
 GRAPHMERT = "graphmert"             # the main pass's system in its part shards (a control's shards: its name)
 MODEL_ONLY = "graphmert_model_only"  # control: graphmert without the relation typer
+RECOGNIZER_LABELS = frozenset(LABELS.values())  # the labels an abbreviation's long form lends its short form
 
 
 def checkpoint_dir(ctx: StageContext) -> Path:
@@ -150,7 +151,7 @@ def _more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Do
     """A recognised document with the mentions its abbreviations (``extract.abbreviation_mentions``)
     and the seed KG's gene symbols (``extract.symbol_mentions``) add, in that order."""
     if ex.abbreviation_mentions:
-        doc = abbreviation_mentions(doc, frozenset(LABELS.values()))
+        doc = abbreviation_mentions(doc, RECOGNIZER_LABELS)
     if ex.symbol_mentions:
         doc = symbol_mentions(doc, linker, LABELS["biolink:Gene"])
     return doc

@@ -59,3 +59,12 @@ def test_linked_and_longer_mentions_are_kept():
     out = abbreviation_mentions(d, LABELS)
     assert _spans(out) == [("tumor necrosis factor", "Gene"), ("TNF", "Gene"), ("TNF receptor", "Gene"),
                            ("TNF", "Chemical")]
+
+
+def test_abbreviation_pairs_are_distinct_and_sorted():
+    from graphmert.ner.abbreviations import abbreviation_pairs
+
+    text = "tumor necrosis factor (TNF); TNF and TNF."
+    d = Document(id="d", text=text, abbreviations=[Abbreviation(37, 40, 0, 21), Abbreviation(23, 26, 0, 21),
+                                                   Abbreviation(29, 32, 0, 21)])
+    assert abbreviation_pairs(d) == [("TNF", 0, 21)]
