@@ -41,6 +41,9 @@ class Mention:
     text: str
     type: str                       # the source's entity type, e.g. "GeneOrGeneProduct", "Chemical"
     ids: list[str] = field(default_factory=list)  # normalised CURIEs; empty when unlinked
+    # other ids of the mention's one entity (a linked mention's cross-references, e.g. the DrugBank id
+    # of a MeSH-linked drug); unlike ``ids``, never entities of their own
+    xrefs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -169,7 +172,8 @@ def normalize_ids(raw: str, entity_type: str = "") -> list[str]:
 # --------------------------------------------------------------------------------------------------
 
 _MENTION = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("text", pa.string()),
-                      ("type", pa.string()), ("ids", pa.list_(pa.string()))])
+                      ("type", pa.string()), ("ids", pa.list_(pa.string())),
+                      ("xrefs", pa.list_(pa.string()))])
 _RELATION = pa.struct([("type", pa.string()), ("head", pa.string()), ("tail", pa.string()),
                        ("novel", pa.string())])
 _ABBREV = pa.struct([("short_start", pa.int32()), ("short_end", pa.int32()),
@@ -197,7 +201,7 @@ def _to_row(d: Document) -> dict:
 def _from_row(row: dict) -> Document:
     return Document(
         id=row["id"], title=row["title"], text=row["text"],
-        mentions=[Mention(**m) for m in row["mentions"]],
+        mentions=[Mention(**{**m, "xrefs": m.get("xrefs") or []}) for m in row["mentions"]],  # older shards: no xrefs
         relations=[Relation(**r) for r in row["relations"]],
         sentences=[(int(a), int(b)) for a, b in row["sentences"]],
         abbreviations=[Abbreviation(**a) for a in row["abbreviations"]],

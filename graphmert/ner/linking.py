@@ -2,7 +2,10 @@
 
 One namespace per category (:data:`NAMESPACES`): MeSH for diseases and chemicals, NCBI Gene for
 genes (and NCBI Taxonomy / Cellosaurus for species and cell lines, learnt from annotations only).
-A :class:`LinkResult` lists the primary id first, then its cross-references.
+A :class:`LinkResult` lists the entities a mention names (``ids``, usually one; a training mention
+such as "CHL1 and 2" names several) and, apart, the cross-references of the first (``xrefs``: the
+DOID of a disease linked to MeSH). A cross-reference is another name of the same entity, never an
+entity of its own: :meth:`EntityLinker.link_document` keeps it in ``Mention.xrefs``.
 
 Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
 
@@ -69,7 +72,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Collection, Iterable, Iterator, Sequence
 
@@ -133,9 +136,10 @@ class LinkerError(GraphmertError, ValueError):
 
 @dataclass(frozen=True)
 class LinkResult:
-    ids: tuple[str, ...]     # primary first, then xrefs; () when unlinked
+    ids: tuple[str, ...]     # the entities named (primary namespace first; usually one); () unlinked
     score: float             # 1.0 for exact/dictionary hits, cosine for fuzzy, 0.0 unlinked
     how: str                 # "dictionary" | "kg" | "abbreviation" | "fuzzy" | "none"
+    xrefs: tuple[str, ...] = ()  # other ids of ids[0] (cross-reference tables), not entities
 
 
 UNLINKED = LinkResult((), 0.0, "none")
@@ -617,8 +621,10 @@ class EntityLinker:
         target = own.get(species) or (own.get(_KG_SOURCE) if species == self.kg_species else None)
         return (target,) if target else (ids if keep else None)
 
-    def _with_xrefs(self, ids: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(ids + tuple(self._tables.xrefs.get(ids[0], ()))))
+    def _result(self, ids: tuple[str, ...], score: float, how: str) -> LinkResult:
+        """A link to ``ids``, with the cross-references of ``ids[0]`` that are not among them."""
+        xrefs = tuple(x for x in dict.fromkeys(self._tables.xrefs.get(ids[0], ())) if x not in ids)
+        return LinkResult(ids, score, how, xrefs)
 
     def _nearest(self, category: str, form: str) -> tuple[int, float]:
         cache_key = (category, form)
@@ -643,7 +649,7 @@ class EntityLinker:
             return UNLINKED
         found = self._exact(category, key, text, species)
         if found is not None:
-            return LinkResult(self._with_xrefs(found[0]), 1.0, found[1])
+            return self._result(found[0], 1.0, found[1])
         if len(key) < _FUZZY_MIN_CHARS or self.fuzzy_threshold > 1.0:
             return UNLINKED
         i, score = self._nearest(category, normalize_surface(text))
@@ -653,7 +659,7 @@ class EntityLinker:
         found = self._exact(category, surface_key(name), name, species)
         if found is None:               # a gene of another species, with no ortholog of the document's
             return UNLINKED
-        return LinkResult(self._with_xrefs(found[0]), round(score, 6), "fuzzy")
+        return self._result(found[0], round(score, 6), "fuzzy")
 
     def kg_gene_symbol(self, key: str) -> bool:
         """Whether ``key`` (a :func:`surface_key`) names a seed-KG gene and no training document
@@ -705,7 +711,7 @@ class EntityLinker:
                 if (short, cat) not in out:
                     hit = self._long_form(doc, a, cat, results, species)
                     if hit is not None:
-                        out[(short, cat)] = LinkResult(hit.ids, hit.score, "abbreviation")
+                        out[(short, cat)] = replace(hit, how="abbreviation")
         return out
 
     def _short_form_links(self, doc: Document, results: list[LinkResult | None],
@@ -723,7 +729,7 @@ class EntityLinker:
                     continue
                 hit = self.link(short, cat, species)
                 if hit.ids and hit.score >= 1.0:
-                    out[(m.text, cat)] = LinkResult(hit.ids, hit.score, "abbreviation")
+                    out[(m.text, cat)] = replace(hit, how="abbreviation")
         return out
 
     def link_mentions(self, doc: Document) -> list[LinkResult | None]:
@@ -747,11 +753,13 @@ class EntityLinker:
         return results
 
     def link_document(self, doc: Document) -> Document:
-        """A copy of ``doc`` whose mentions without ids have them filled (``[]`` when unlinked)."""
+        """A copy of ``doc`` whose mentions without ids have them filled (``[]`` when unlinked), and
+        their ``xrefs``: a cross-reference names the same entity, so it must not become an entity
+        of its own (extraction pairs every id of ``ids``)."""
         out = copy.deepcopy(doc)
         for m, r in zip(out.mentions, self.link_mentions(doc)):
             if r is not None:
-                m.ids = list(r.ids)
+                m.ids, m.xrefs = list(r.ids), list(r.xrefs)
         return out
 
     # ------------------------------------------------------------------ persistence

@@ -223,3 +223,17 @@ def test_sentence_ids_round_trip_and_old_shards_read_as_unknown(tmp_path, tok):
     pq.write_table(table, tmp_path / "old.parquet")            # a shard written before the columns
     old = list(read_chunks(tmp_path / "old.parquet"))
     assert [(c.sentence_ids, c.title_chars) for c in old] == [([], 0)] * len(chunks)
+
+
+def test_cross_references_are_not_chunk_entities(tok):
+    """A linked mention's xrefs name its one entity: the chunk's entity table (what extraction
+    pairs) holds the mention's ids only."""
+    from graphmert.graph.distant import chunk_entities
+    from graphmert.kg.graph import SeedKG
+
+    doc = _doc("d1", 1)
+    doc.mentions[0].xrefs = ["DRUGBANK:DB00331"]
+    (chunk,) = chunk_documents([doc], tok, CorpusConfig(), GraphConfig(num_roots=64))
+    assert all("DRUGBANK:DB00331" not in m.ids for m in chunk.mentions)
+    ents = chunk_entities(chunk, SeedKG([], []), R=4)
+    assert set(ents.index) == {"MESH:D008687", "MESH:D003924", "NCBIGene:2740"}

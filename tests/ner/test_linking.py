@@ -155,10 +155,12 @@ def test_category_separates_the_same_text(linker):
 
 def test_kg_names_mapped_to_mesh_through_xref_tables(linker):
     hit = linker.link("Type 2 Diabetes Mellitus", "biolink:Disease")
-    assert hit.how == "kg" and hit.ids == ("MESH:D003924", "DOID:9352")    # MeSH first, xref after
+    assert hit.how == "kg" and hit.ids == ("MESH:D003924",) and hit.xrefs == ("DOID:9352",)
     assert linker.link("diabetes mellitus, type-2", "Disease").ids[0] == "MESH:D003924"
-    assert linker.link("Metformin Hydrochloride", "Chemical").ids == ("MESH:D008687", "DRUGBANK:DB00331")
+    metformin = linker.link("Metformin Hydrochloride", "Chemical")
+    assert (metformin.ids, metformin.xrefs) == (("MESH:D008687",), ("DRUGBANK:DB00331",))
     assert linker.link("hyperglycemia", "Disease").ids == ("MESH:D006943",)  # phenotype = disease
+    assert linker.link("hyperglycemia", "Disease").xrefs == ()
     assert linker.link("unmappedium", "Chemical").how == "none"          # no MeSH mapping: left out
     assert linker.link("kinase inhibitor", "Chemical").how == "none"      # other KG categories too
     assert linker.stats()["kg_nodes_unmapped"] == {"biolink:ChemicalEntity": 1}
@@ -313,7 +315,8 @@ def test_abbreviations_propagate_through_the_document(linker):
         "kg", "abbreviation", None, "abbreviation", "abbreviation", "abbreviation", None, "none"]
     out = linker.link_document(d)
     ids = [m.ids for m in out.mentions]
-    assert ids[1] == ids[4] == ["MESH:D003924", "DOID:9352"]
+    assert ids[1] == ids[4] == ["MESH:D003924"]                     # one entity: the xref stays apart
+    assert out.mentions[1].xrefs == out.mentions[4].xrefs == ["DOID:9352"]
     assert ids[3] == ids[5] == ["MESH:D003876"]                  # the document's AD, not the corpus's
     assert ids[6] == ["MESH:GIVEN"] and ids[7] == []                  # given ids kept, none dropped
     assert len(out.mentions) == len(d.mentions) and all(not m.ids for i, m in enumerate(d.mentions)

@@ -1,0 +1,40 @@
+"""Document Parquet shards: a round trip keeps every field, a linked mention's cross-references
+included; shards written before ``Mention.xrefs`` existed still read."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphmert.corpus.document import Abbreviation, Document, Mention, Relation, read_documents, write_documents
+
+
+def _docs() -> list[Document]:
+    text = "Metformin (MET) lowers glucose in type 2 diabetes."
+    return [Document(id="1", text=text, title="T", source="x.PubTator", metadata={"year": 2020},
+                     mentions=[Mention(0, 9, "Metformin", "Chemical", ["MESH:D008687"], ["DRUGBANK:DB00331"]),
+                               Mention(34, 49, "type 2 diabetes", "Disease", ["MESH:D003924"]),
+                               Mention(11, 14, "MET", "Gene", [])],
+                     relations=[Relation("Negative_Correlation", "MESH:D008687", "MESH:D003924", "No")],
+                     sentences=[(0, len(text))], abbreviations=[Abbreviation(11, 14, 0, 9)]),
+            Document(id="2", text="Nothing here.")]
+
+
+def test_round_trip_keeps_xrefs(tmp_path):
+    write_documents(_docs(), tmp_path / "d.parquet")
+    back = list(read_documents(tmp_path / "d.parquet"))
+    assert back == _docs()
+    assert back[0].mentions[0].xrefs == ["DRUGBANK:DB00331"] and back[0].mentions[1].xrefs == []
+
+
+def test_shards_without_xrefs_read_with_none(tmp_path):
+    write_documents(_docs(), tmp_path / "d.parquet")
+    table = pq.read_table(tmp_path / "d.parquet")
+    old = pa.struct([f for f in table.schema.field("mentions").type.value_type if f.name != "xrefs"])
+    mentions = pa.array([[{k: v for k, v in m.items() if k != "xrefs"} for m in row]
+                         for row in table.column("mentions").to_pylist()], type=pa.list_(old))
+    pq.write_table(table.set_column(table.schema.get_field_index("mentions"), "mentions", mentions),
+                   tmp_path / "old.parquet")                 # a shard written before the field
+    back = list(read_documents(tmp_path / "old.parquet"))
+    assert [m.xrefs for m in back[0].mentions] == [[], [], []]
+    assert [m.ids for m in back[0].mentions] == [m.ids for m in _docs()[0].mentions]
