@@ -412,6 +412,10 @@ class ExtractConfig:
                                       "every occurrence of an abbreviation's short form is a mention "
                                       "with the label of the recognised mention heading its long "
                                       "form (graphmert.ner.abbreviations)")
+    text_entities: bool = opt(True, help="'fixed' leaf-query models: a mention without an id is an "
+                              "entity of its own, keyed by its text (a text node: a head and a tail "
+                              "with an empty id and its text as the name; graphmert.extract."
+                              "text_entities); false: extraction skips unlinked mentions")
     symbol_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: every "
                                 "occurrence of a seed-KG gene symbol with a digit and an upper-case "
                                 "letter ('CYP2C19') outside the recognised mentions is a gene mention "

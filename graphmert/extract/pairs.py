@@ -6,8 +6,9 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
 :mod:`graphmert.train.masking`) is asked the way it was trained, in five steps:
 
 1. ``questions`` — per chunk (:func:`~graphmert.graph.distant.chunk_entities`): every head (the
-   longest mention with an id per start root) × every extraction relation whose domain admits the
-   head's category. Its candidates are the chunk's entities whose category the relation admits after
+   longest mention with an id per start root; with ``extract.text_entities`` a mention without one
+   is a text node, keyed by its text: :mod:`graphmert.extract.text_entities`) × every extraction
+   relation whose domain admits the head's category. Its candidates are the chunk's entities whose category the relation admits after
    the head's, the head's own entity excluded, within the tail scope of the two categories
    (:mod:`graphmert.extract.scope`: the head's sentence, that sentence or the title, or the chunk;
    ``document`` means the chunk too: the model sees no further). With ``extract.outside_scope_weight``
@@ -25,7 +26,9 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
    t_o) instead keeps the two apart: an inside candidate gets the hard scope's answer
    p_c / (1 − Σ_{j outside} p_j), an outside one the chunk-wide p_c. An ensemble (``members``,
    ``train.ensemble_size``) answers with the mean of its models' scores, p̄_c = (1/N) Σ_n p_c^(n),
-   again a distribution over {none} ∪ candidates;
+   again a distribution over {none} ∪ candidates. Entity candidates are then read apart from text
+   nodes (:meth:`PairExtractor.apart_from_text`): p_c / (1 − Σ_{j text} p_j), so text nodes add
+   triples without taking probability from the entities;
 3. ``document pairs`` — for each (document, head entity, relation, tail entity) the best score over
    the head's mentions and chunks, or their noisy-OR (``extract.evidence``), with the best mention
    as evidence. With the band, inside and outside answers form two sets, and an outside pair is
@@ -85,6 +88,7 @@ from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.triples import Evidence, Triple
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
+from graphmert.extract.text_entities import is_text_entity, with_text_entities
 from graphmert.graph.distant import ChunkEntities, chunk_entities
 from graphmert.graph.layout import EntityTable, LeafyChainGraph, layout_arrays
 from graphmert.kg.graph import KGError, SeedKG
@@ -196,7 +200,23 @@ class PairExtractor:
     def answers(self, plans: list[_ChunkPlan], queries: list[PairQuery], ranker: str) -> list[np.ndarray]:
         """Step 2: each question's candidate scores under ``ranker`` (a :data:`RANKERS` name), with
         the candidates outside the scope weighed down (:meth:`soft_scope`)."""
-        return self.soft_scope(RANKERS.get(ranker)(self, plans, queries), queries, ranker)
+        scores = self.soft_scope(RANKERS.get(ranker)(self, plans, queries), queries, ranker)
+        return self.apart_from_text(scores, queries) if ranker in SOFTMAX_RANKERS else scores
+
+    @staticmethod
+    def apart_from_text(scores: list[np.ndarray], queries: list[PairQuery]) -> list[np.ndarray]:
+        """Each softmax answer with its entities' share read apart from its text nodes'
+        (:mod:`graphmert.extract.text_entities`): an entity candidate gets
+        p_c / (1 − Σ_{j text} p_j), the answer among entities, as if the text nodes were not offered;
+        a text node keeps p_c. Text nodes then add triples without taking any from the entities."""
+        out = []
+        for q, s in zip(queries, scores):
+            text = np.array([is_text_entity(c) for c in q.candidates])
+            if not text.any():
+                out.append(s)
+                continue
+            out.append(np.where(text, s, s / max(1.0 - float(s[text].sum()), 1e-12)))     # [C]
+        return out
 
     def soft_scope(self, scores: list[np.ndarray], queries: list[PairQuery], ranker: str) -> list[np.ndarray]:
         """Each question's scores with its out-of-scope candidates weighed by
@@ -254,7 +274,10 @@ class PairExtractor:
         return out
 
     def questions(self, docs: Sequence[Document], chunks: Sequence[Chunk]) -> list[_ChunkPlan]:
-        """Step 1: the chunks' questions and candidates."""
+        """Step 1: the chunks' questions and candidates (with ``extract.text_entities``, unlinked
+        mentions are text nodes: :mod:`graphmert.extract.text_entities`)."""
+        if self.cfg.text_entities:
+            docs, chunks = [with_text_entities(d) for d in docs], [with_text_entities(c) for c in chunks]
         by_id = {d.id: d for d in docs}
         missing = sorted({c.doc_id for c in chunks} - set(by_id))
         if missing:
@@ -452,8 +475,8 @@ class PairExtractor:
         s0, sentence = head_sentence(doc, h0, c)
         ev = Evidence(doc_id=doc.id, chunk_id=c.id, sentence=sentence, sentence_start=s0,
                       head_start=h0, head_end=h1, tail_start=t0, tail_end=t1, confidence=score)
-        return Triple(head_id=q.head, head_name=self._name(q.head, ents), head_category=ents.categories[q.head],
-                      relation=relation, tail_id=tail, tail_name=self._name(tail, ents),
+        return Triple(head_id=_id(q.head), head_name=self._name(q.head, ents), head_category=ents.categories[q.head],
+                      relation=relation, tail_id=_id(tail), tail_name=self._name(tail, ents),
                       tail_category=ents.categories[tail], tail_source="mention", confidence=score,
                       confidence_mean=score, evidence_count=1, documents=[doc.id], evidence=[ev],
                       checkpoint_id=self.checkpoint_id, run_id=self.run_id)
@@ -580,6 +603,11 @@ def _category_pair_prior(kg: SeedKG, relations: Sequence[str]) -> Callable[[str,
 
 def _neg(s: str) -> tuple:
     return tuple(-ord(c) for c in s)
+
+
+def _id(entity: str) -> str:
+    """A triple's id of an entity: its id, or empty for a text node (its name says what it is)."""
+    return "" if is_text_entity(entity) else entity
 
 
 def _char_span(chunk: Chunk, a: int, b: int) -> tuple[int, int]:

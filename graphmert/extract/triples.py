@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from graphmert.io import atomic_path, read_parquet, write_parquet
 
-__all__ = ["Evidence", "Triple", "triple_key", "merge_triples", "drop_documents", "write_triples",
+__all__ = ["Evidence", "Triple", "NAME_KEY", "entity_key", "triple_key", "merge_triples", "drop_documents", "write_triples",
            "read_triples", "write_systems", "read_system", "write_triples_jsonl", "read_triples_jsonl",
            "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
 
@@ -133,13 +133,17 @@ def is_stated(tail_source: str) -> bool:
 KNOWLEDGE_LEVEL = "prediction"
 
 
-def _entity_key(entity_id: str, name: str) -> str:
-    return entity_id if entity_id else "name:" + " ".join(name.lower().split())
+NAME_KEY = "name:"          # the key of an entity without an id: NAME_KEY + its normalised name
+
+
+def entity_key(entity_id: str, name: str) -> str:
+    """The id when there is one, else ``name:<normalised name>`` (lower case, single spaces)."""
+    return entity_id if entity_id else NAME_KEY + " ".join(name.lower().split())
 
 
 def triple_key(t: Triple) -> tuple[str, str, str]:
-    """(head key, relation, tail key): the id when there is one, else ``name:<normalised name>``."""
-    return (_entity_key(t.head_id, t.head_name), t.relation, _entity_key(t.tail_id, t.tail_name))
+    """(head key, relation, tail key) by :func:`entity_key`."""
+    return (entity_key(t.head_id, t.head_name), t.relation, entity_key(t.tail_id, t.tail_name))
 
 
 def merge_triples(triples: Iterable[Triple]) -> list[Triple]:

@@ -4,6 +4,8 @@ packed vs single-question graphs, the selection rules, and the model-free contro
 
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 import hashlib
 import math
@@ -66,6 +68,8 @@ def world():
 def extractor(w, model="default", relations=None, untrained=None, kg=None, schema=None, members=(),
               **cfg) -> PairExtractor:
     kg = kg or w["kg"]
+    # docB's "pain" has no id: these tests pin the id entities, text nodes have a test of their own
+    cfg.setdefault("text_entities", False)
     c = build_section(ExtractConfig, {"tails_per_query": 5, "beta": 0.0, **cfg}, "extract")
     return PairExtractor(w["model"] if model == "default" else model, w["tok"], kg, schema or w["schema"],
                          kg.relation_map, c, R, K, relations=relations or kg.relations,
@@ -102,6 +106,36 @@ def test_questions_follow_the_schema_domain_and_exclude_the_head(world):
     assert asked(extractor(world, relations=["treats"]), docs, chunks) == [
         (0, 1, MET, "treats", (T2D, OB)), (0, 3, GLU, "treats", (T2D, OB)),
         (0, 19, MET, "treats", (T2D, OB)), (1, 1, ASP, "treats", (NEO,))]
+
+
+def test_unlinked_mentions_are_text_nodes(world):
+    """extract.text_entities: "pain" (no id) is a head and a candidate, keyed by its text; its
+    triples carry an empty id and the text as the name; the documents given are left as they are."""
+    docs, chunks = ab(world)
+    before = copy.deepcopy((docs, chunks))
+    ex = extractor(world, text_entities=True, min_confidence=0.0)
+    with_text = asked(ex, docs, chunks)
+    pain = "name:pain"
+    assert [q for q in with_text if q[0] == 0] == [q for q in asked(extractor(world), docs, chunks) if q[0] == 0]
+    assert [q for q in with_text if q[0] == 1] == [
+        (1, 1, ASP, "treats", (pain, NEO)), (1, 3, pain, "associated_with", (NEO,)),
+        (1, 6, INS, "associated_with", (pain, NEO)), (1, 11, NEO, "associated_with", (pain,))]
+    triples = ex.extract(docs, chunks)[0]["model"]
+    text_ends = [t for t in triples if not (t.head_id and t.tail_id)]
+    assert text_ends and all("pain" in (t.head_name, t.tail_name) for t in text_ends)
+    assert all(x.startswith(("MESH:", "NCBIGene:")) for t in triples for x in (t.head_id, t.tail_id) if x)
+    assert (docs, chunks) == before
+
+
+def test_entities_are_answered_apart_from_text_nodes():
+    """An entity candidate's probability is the answer among entities, p_c / (1 − Σ_text p_j); a text
+    node keeps its p_c; a question without text nodes is unchanged."""
+    q = PairQuery(chunk=0, root=1, end=2, head=MET, relation="treats", candidates=(T2D, "name:pain", OB))
+    plain = PairQuery(chunk=0, root=1, end=2, head=MET, relation="treats", candidates=(T2D, OB))
+    p, p_plain = np.array([0.3, 0.4, 0.1]), np.array([0.3, 0.1])          # "none": 0.2 and 0.6
+    got, same = PairExtractor.apart_from_text([p, p_plain], [q, plain])
+    assert got == pytest.approx([0.5, 0.4, 1 / 6])
+    assert same is p_plain
 
 
 def test_sentence_scope_keeps_the_candidates_of_the_heads_sentence(world):
