@@ -11,6 +11,9 @@ swaps in character embeddings), trained from scratch on the gold mentions of ann
 gold mentions of the shared corpus would start or end inside a token and could never be found. The
 recognizer's tokenizer also splits on ``- – / + ; : ( ) [ ] , . *`` between characters, which leaves
 0.7% unaligned (:func:`recognizer_nlp`). Unaligned gold mentions are marked *missing* in training.
+Splitting at brackets lets a found span stop inside a name or join a long form to its short form;
+:func:`bracket_repair` mends the spans whose brackets do not balance ("5-fluorouracil (5-FU" →
+"5-fluorouracil", "5-FU").
 
 **Partial annotation.** BC5CDR annotates chemicals and diseases, NCBI disease only diseases: their
 genes are unannotated, not absent. Teaching "O" on them would teach the model that genes are not
@@ -49,7 +52,7 @@ from graphmert.kg.schema import mention_category
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
            "tok2vec_config", "training_examples", "train_recognizer", "propagate_mentions",
-           "whole_word_occurrences", "TOKENIZER_VERSION"]
+           "whole_word_occurrences", "bracket_repair", "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
 
@@ -136,6 +139,80 @@ def propagate_mentions(text: str, spans: Sequence[tuple]) -> list[tuple]:
             if all(end <= s[0] or start >= s[1] for s in out):
                 out.append((start, end, part[t], t, lab))
     return sorted(out)
+
+
+_PAIRS = {")": "(", "]": "["}
+_TRAILING = ",.;:"
+
+
+def _unmatched(t: str) -> tuple[list[int], list[int]]:
+    """(positions of the opening brackets of ``t`` never closed, positions of the closing ones never
+    opened), for ``()`` and ``[]``."""
+    stack: list[int] = []
+    stray: list[int] = []
+    for i, c in enumerate(t):
+        if c in "([":
+            stack.append(i)
+        elif c in _PAIRS:
+            if stack and t[stack[-1]] == _PAIRS[c]:
+                stack.pop()
+            else:
+                stray.append(i)
+    return stack, stray
+
+
+def bracket_repair(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The span(s) a recognised span ``text[start:end]`` with unbalanced brackets stands for.
+
+    The recognizer's tokens split at every bracket, so a span can join a long form to its
+    parenthesised short form ("5-fluorouracil (5-FU"), stop inside a name ("15-F(2t" of
+    "15-F(2t)-IsoP") or swallow a closing bracket ("IL-8)" of "(IL-8)"). In turn:
+
+    1. a bracket left open after a space splits the span into the part before it and the part
+       inside it; the inside runs on to the bracket's closing one when no space comes first
+       ("(17" of "(17-OHP)" is "17-OHP");
+    2. a span that ends inside a word with a bracket left open runs to the end of that word (less
+       trailing ``,.;:``);
+    3. a stray closing bracket at the end is dropped.
+
+    Each part is repaired again. A balanced span is returned as it is; so is one no rule settles (a
+    stray closing bracket inside)."""
+    t = text[start:end]
+    opened, stray = _unmatched(t)
+    if not opened and not stray:
+        return [(start, end)]
+    if opened and opened[0] > 0 and t[opened[0] - 1].isspace():
+        i = start + opened[0]
+        left = (start, start + len(t[:opened[0]].rstrip()))
+        close = _closing(text, i, end)
+        inside = bracket_repair(text, i + 1, close) if close > i + 1 else []
+        return [left] + inside
+    if opened and end < len(text) and not text[end].isspace() and text[end] not in _TRAILING:
+        stop = end
+        while stop < len(text) and not text[stop].isspace():
+            stop += 1
+        while stop > end and text[stop - 1] in _TRAILING:
+            stop -= 1
+        return bracket_repair(text, start, stop)
+    if stray and stray[-1] == len(t) - 1:
+        cut = start + len(t[:-1].rstrip())
+        return bracket_repair(text, start, cut) if cut > start else []
+    return [(start, end)]
+
+
+def _closing(text: str, i: int, end: int) -> int:
+    """Where the bracket opened at ``text[i]`` closes, if that is at or after ``end`` with no space
+    between; else ``end``."""
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c.isspace() and j >= end:
+            return end
+        depth += c in "(["
+        depth -= c in _PAIRS
+        if depth == 0:
+            return j if j >= end else end
+    return end
 
 
 def _gold_spans(doc: Document, categories: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -368,7 +445,8 @@ class Recognizer:
         found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}
         for k, part in enumerate(self.parts):
             for d, sdoc in zip(todo, part.nlp.pipe((d.text for d in todo), batch_size=batch_size)):
-                found[id(d)] += [(e.start_char, e.end_char, k, e.text, e.label_) for e in sdoc.ents]
+                found[id(d)] += [(a, b, k, d.text[a:b], e.label_) for e in sdoc.ents
+                                 for a, b in bracket_repair(d.text, e.start_char, e.end_char)]
         for d in docs:
             if id(d) in found:
                 kept = _disjoint(found[id(d)], tiebreak=lambda s: (s[2],))      # ties: the earlier part

@@ -183,16 +183,46 @@ def test_groups_put_separate_categories_apart_and_refuse_unknown_ones():
         recognizer_groups(CATS, ["biolink:Protein"])
 
 
+class FakeNLP:
+    """A trained pipeline's stand-in: the same entity spans (start, end, label) in every text."""
+
+    def __init__(self, ents):
+        self.ents = ents
+
+    def pipe(self, texts, batch_size):
+        from types import SimpleNamespace as NS
+        return [NS(ents=[NS(start_char=a, end_char=b, text=t[a:b], label_=lab) for a, b, lab in self.ents])
+                for t in texts]
+
+
+@pytest.mark.parametrize("text, found, want", [
+    ("during 5-fluorouracil (5-FU) treatment", "5-fluorouracil (5-FU", ["5-fluorouracil", "5-FU"]),
+    ("serum 17-hydroxyprogesterone (17-OHP) rose", "17-hydroxyprogesterone (17", ["17-hydroxyprogesterone", "17-OHP"]),
+    ("levels of 15-F(2t)-IsoP, lipid", "15-F(2t", ["15-F(2t)-IsoP"]),
+    ("days decreased [(3)H]norepinephrine uptake", "[(3)H", ["[(3)H]norepinephrine"]),
+    ("interleukin 8 (IL-8), which", "IL-8)", ["IL-8"]),
+    ("CXCL5 and IL-8) were", "IL-8)", ["IL-8"]),
+    ("the ETV6 (TEL) protein", "ETV6 (TEL)", ["ETV6 (TEL)"]),            # balanced: as it is
+    ("the ETV6 (TEL) protein", "TEL) protein", ["TEL) protein"]),        # no rule settles it
+])
+def test_bracket_repair(text, found, want):
+    from graphmert.ner.recognizer import bracket_repair
+
+    a = text.index(found)
+    assert [text[x:y] for x, y in bracket_repair(text, a, a + len(found))] == want
+
+
+def test_recognised_spans_are_bracket_repaired():
+    text = "Rats given 5-fluorouracil (5-FU) had IL-8) rises"
+    a, b = text.index("5-fluorouracil"), text.index(")")
+    rec = Recognizer([RecognizerPart(nlp=FakeNLP([(a, b, "Chemical"), (37, 42, "Gene")]), categories=CATS)])
+    (doc,) = rec.recognize([Document(id="x", text=text)])
+    assert [(m.text, m.type) for m in doc.mentions] == [
+        ("5-fluorouracil", "Chemical"), ("5-FU", "Chemical"), ("IL-8", "Gene")]
+    assert all(doc.text[m.start:m.end] == m.text for m in doc.mentions)
+
+
 def test_overlapping_mentions_of_two_parts_keep_the_longer_one():
-    class FakeNLP:
-        def __init__(self, ents):
-            self.ents = ents
-
-        def pipe(self, texts, batch_size):
-            from types import SimpleNamespace as NS
-            return [NS(ents=[NS(start_char=a, end_char=b, text=t[a:b], label_=lab) for a, b, lab in self.ents])
-                    for t in texts]
-
     text = "BRCA1 deficiency and TP53 with cisplatin"
     genes = FakeNLP([(0, 5, "Gene"), (21, 25, "Gene")])
     rest = FakeNLP([(0, 16, "Disease"), (21, 25, "Chemical"), (31, 40, "Chemical")])
