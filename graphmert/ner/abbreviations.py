@@ -10,8 +10,8 @@ pairs:
 * the **long form's label**: the label of the recognised mention that ends where the long form ends
   and starts inside it (English noun phrases are head-final: "oxygen-induced retinopathy" is a
   retinopathy, whose mention ends the long form), or covers it;
-* every whole-word occurrence of the short form that overlaps no mention becomes a mention with
-  that label, and a short-form mention recognised with another label takes it (one sense per
+* every whole-word occurrence of the short form (or of its other number: "AVSD" for "AVSDs",
+  :func:`short_form_variants`) that overlaps no mention becomes a mention with that label, and a short-form mention recognised with another label takes it (one sense per
   abbreviation, as one sense per document in :func:`graphmert.ner.recognizer.propagate_mentions`).
   A short form whose long forms' heads disagree takes the label most of them have.
 
@@ -29,13 +29,24 @@ from dataclasses import replace
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import whole_word_occurrences
 
-__all__ = ["abbreviation_mentions", "abbreviation_pairs"]
+__all__ = ["abbreviation_mentions", "abbreviation_pairs", "short_form_variants"]
 
 
 def abbreviation_pairs(doc: Document) -> list[tuple[str, int, int]]:
     """The distinct (short-form text, long-form start, long-form end) of ``doc``'s abbreviations,
     sorted (the detector lists a pair once per occurrence of its short form)."""
     return sorted({(doc.text[a.short_start:a.short_end], a.long_start, a.long_end) for a in doc.abbreviations})
+
+
+def short_form_variants(short: str) -> list[str]:
+    """``short`` and its other number: a short form of capital letters and a final "s" ("AVSDs")
+    also stands for its singular ("AVSD"), and one of capital letters only ("DRM") for its plural
+    ("DRMs"), as abstracts define a form once and then write either. Other forms ("IL-6") stand
+    for themselves."""
+    letters = short[:-1] if short.endswith("s") else short
+    if len(letters) < 2 or not (letters.isalpha() and letters.isupper()):
+        return [short]
+    return [short, letters] if letters != short else [short, short + "s"]
 
 
 def _head_label(mentions: list[Mention], start: int, end: int, labels: frozenset[str]) -> str | None:
@@ -67,10 +78,11 @@ def abbreviation_mentions(doc: Document, labels: frozenset[str]) -> Document:
             votes.setdefault(short, Counter())[label] += 1
     for short, counts in sorted(votes.items()):
         label = _majority(counts)
-        for start, end in whole_word_occurrences(doc.text, short):
-            over = [i for i, m in enumerate(mentions) if m.start < end and start < m.end]
-            if not over:
-                mentions.append(Mention(start=start, end=end, text=short, type=label))
-            elif len(over) == 1 and (m := mentions[over[0]]).text == short and m.type in labels and not m.ids:
-                mentions[over[0]] = replace(m, type=label)
+        for form in short_form_variants(short):
+            for start, end in whole_word_occurrences(doc.text, form):
+                over = [i for i, m in enumerate(mentions) if m.start < end and start < m.end]
+                if not over:
+                    mentions.append(Mention(start=start, end=end, text=form, type=label))
+                elif len(over) == 1 and (m := mentions[over[0]]).text == form and m.type in labels and not m.ids:
+                    mentions[over[0]] = replace(m, type=label)
     return replace(doc, mentions=sorted(mentions, key=lambda m: (m.start, m.end)))

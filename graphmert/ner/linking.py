@@ -85,7 +85,7 @@ from graphmert.io import atomic_path, check_format
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import mention_category
 from graphmert.kg.tsv import unlimited_csv_fields
-from graphmert.ner.abbreviations import abbreviation_pairs
+from graphmert.ner.abbreviations import abbreviation_pairs, short_form_variants
 
 __all__ = [
     "LinkerError",
@@ -694,7 +694,7 @@ class EntityLinker:
         if best is not None:
             m = doc.mentions[best]
             if m.ids:
-                return LinkResult(tuple(m.ids), 1.0, "abbreviation")
+                return LinkResult(tuple(m.ids), 1.0, "abbreviation", tuple(m.xrefs))
             if results[best] is not None and results[best].ids:
                 return results[best]
         hit = self.link(doc.text[a.long_start:a.long_end], category, species)
@@ -705,13 +705,13 @@ class EntityLinker:
         """(short-form text, category) → the link of its long form, for the unlinked mentions."""
         out: dict[tuple[str, str], LinkResult] = {}
         for a in doc.abbreviations:
-            short = doc.text[a.short_start:a.short_end]
-            cats = {mention_category(m.type) for m in doc.mentions if m.text == short and not m.ids}
-            for cat in sorted(cats & NAMESPACES.keys()):
-                if (short, cat) not in out:
-                    hit = self._long_form(doc, a, cat, results, species)
-                    if hit is not None:
-                        out[(short, cat)] = replace(hit, how="abbreviation")
+            for short in short_form_variants(doc.text[a.short_start:a.short_end]):
+                cats = {mention_category(m.type) for m in doc.mentions if m.text == short and not m.ids}
+                for cat in sorted(cats & NAMESPACES.keys()):
+                    if (short, cat) not in out:
+                        hit = self._long_form(doc, a, cat, results, species)
+                        if hit is not None:
+                            out[(short, cat)] = replace(hit, how="abbreviation")
         return out
 
     def _short_form_links(self, doc: Document, results: list[LinkResult | None],

@@ -68,3 +68,17 @@ def test_abbreviation_pairs_are_distinct_and_sorted():
     d = Document(id="d", text=text, abbreviations=[Abbreviation(37, 40, 0, 21), Abbreviation(23, 26, 0, 21),
                                                    Abbreviation(29, 32, 0, 21)])
     assert abbreviation_pairs(d) == [("TNF", 0, 21)]
+
+
+def test_short_forms_of_the_other_number_are_mentions_too():
+    from graphmert.ner.abbreviations import short_form_variants
+
+    assert short_form_variants("AVSDs") == ["AVSDs", "AVSD"]
+    assert short_form_variants("DRM") == ["DRM", "DRMs"]
+    assert short_form_variants("IL-6") == ["IL-6"] and short_form_variants("Ts") == ["Ts"]
+    text = "Atrioventricular septal defects (AVSDs) are common; AVSD recurs in AVSDs families."
+    d = _doc(text, [("Atrioventricular septal defects", "Disease", 0)],
+             [("AVSDs", 0, "Atrioventricular septal defects", 0)])
+    assert _spans(abbreviation_mentions(d, LABELS)) == [
+        ("Atrioventricular septal defects", "Disease"), ("AVSDs", "Disease"), ("AVSD", "Disease"),
+        ("AVSDs", "Disease")]

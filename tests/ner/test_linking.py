@@ -323,6 +323,15 @@ def test_abbreviations_propagate_through_the_document(linker):
                                                         if i not in (2, 6))   # input untouched
 
 
+def test_a_short_form_of_the_other_number_takes_the_long_forms_link(linker):
+    text = "Hyperglycemia (HGs) was studied; one HG episode followed."
+    d = doc("s", text, [("Hyperglycemia", "Disease", []), ("HGs", "Disease", []), ("HG", "Disease", [])],
+            abbreviations=[("HGs", "Hyperglycemia")])
+    out = linker.link_document(d)
+    assert [m.ids for m in out.mentions] == [["MESH:D006943"]] * 3
+    assert [r.how for r in linker.link_mentions(d)] == ["kg", "abbreviation", "abbreviation"]
+
+
 def test_abbreviation_long_form_linked_from_its_text(linker):
     text = "Bone Morphogenetic Protein 4 (BMP4) levels; BMP4 rose."
     d = doc("y", text, [("BMP4", "Chemical", []), ("BMP4", "Chemical", [])],
