@@ -31,6 +31,7 @@ __all__ = [
     "split_ids",
     "write_documents",
     "read_documents",
+    "entity_xrefs",
 ]
 
 
@@ -155,6 +156,18 @@ def split_ids(raw: str) -> list[str]:
         else:
             out.append(part)
     return out
+
+
+def entity_xrefs(docs: Iterable[Document]) -> dict[str, tuple[str, ...]]:
+    """Entity id → the cross-references its linked mentions carry (``Mention.xrefs`` of the mentions
+    whose first id it is), in the order first seen, sorted by id."""
+    out: dict[str, dict[str, None]] = {}
+    for d in docs:
+        for m in d.mentions:
+            others = [x for x in m.xrefs if m.ids and x != m.ids[0]]
+            if others:
+                out.setdefault(m.ids[0], {}).update(dict.fromkeys(others))
+    return {i: tuple(x) for i, x in sorted(out.items())}
 
 
 def normalize_ids(raw: str, entity_type: str = "") -> list[str]:

@@ -3,7 +3,8 @@
 Files (names fixed here, never taken from data): ``kg_nodes.tsv``, ``kg_edges.tsv``,
 ``kg_nodes.jsonl``, ``kg_edges.jsonl``. Columns:
 
-* nodes: ``id`` (CURIE), ``name``, ``category`` (Biolink CURIE);
+* nodes: ``id`` (CURIE), ``name``, ``category`` (Biolink CURIE), ``xref`` (the entity's other ids,
+  :attr:`~graphmert.export.rdf.RunInfo.xrefs`; empty for most);
 * edges: ``id`` (``graphmert:association/…``, the RDF association), ``subject``, ``predicate`` (Biolink
   CURIE), ``object``, the qualifier slots of :data:`~graphmert.export.terms.QUALIFIERS`
   (``qualified_predicate``, ``object_aspect_qualifier``, ``object_direction_qualifier``: from
@@ -15,8 +16,8 @@ Files (names fixed here, never taken from data): ``kg_nodes.tsv``, ``kg_edges.ts
   ``has_confidence_score``, ``evidence_count``, ``supporting_text`` (distinct evidence sentences,
   at most ``export.max_supporting_text``). Every column is a Biolink slot.
 
-JSON Lines keeps multi-valued fields (``category``, ``publications``, ``supporting_text``) as lists
-and numbers as numbers. A qualifier that does not apply to an edge is left out of its JSON line and
+JSON Lines keeps multi-valued fields (``category``, ``xref``, ``publications``, ``supporting_text``)
+as lists and numbers as numbers. A qualifier that does not apply to an edge is left out of its JSON line and
 empty in its TSV row (KGX reads an empty TSV cell as absent). TSV follows KGX: tab-separated, no
 quoting, ``|`` between the values of a multi-valued field; so inside a TSV value tabs and line breaks
 become spaces, and a ``|`` inside one supporting sentence is written as ``¦`` (U+00A6). The JSON
@@ -42,7 +43,7 @@ from graphmert.io import atomic_path
 __all__ = ["NODE_COLUMNS", "EDGE_COLUMNS", "KGX_FILES", "kgx_edge", "kgx_nodes", "tsv_row", "json_line",
            "write_kgx", "write_kgx_nodes", "read_kgx_jsonl"]
 
-NODE_COLUMNS = ("id", "name", "category")
+NODE_COLUMNS = ("id", "name", "category", "xref")
 EDGE_COLUMNS = ("id", "subject", "predicate", "object", *QUALIFIERS, "original_predicate",
                 "knowledge_level", "agent_type", "primary_knowledge_source", "publications",
                 "has_confidence_score", "evidence_count", "supporting_text")
@@ -77,13 +78,18 @@ def kgx_edge(t: Triple, terms: ExportTerms, run: RunInfo) -> dict[str, Any]:
     }
 
 
-def kgx_nodes(t: Triple, terms: ExportTerms) -> list[dict[str, Any]]:
-    """The head and tail node records of a triple."""
+def kgx_nodes(t: Triple, terms: ExportTerms, run: RunInfo | None = None) -> list[dict[str, Any]]:
+    """The head and tail node records of a triple, with an ``xref`` list where ``run.xrefs`` has
+    the entity's other ids (absent otherwise)."""
     out = []
     for eid, name, cat in ((t.head_id, t.head_name, t.head_category),
                            (t.tail_id, t.tail_name, t.tail_category)):
         _, curie = terms.entity(eid, name)
-        out.append({"id": curie, "name": clean_text(name).strip(), "category": [terms.category_curie(cat)]})
+        node = {"id": curie, "name": clean_text(name).strip(), "category": [terms.category_curie(cat)]}
+        xrefs = run.xrefs.get(eid, ()) if run is not None and eid else ()
+        if xrefs:
+            node["xref"] = [clean_text(x) for x in xrefs]
+        out.append(node)
     return out
 
 
@@ -124,7 +130,7 @@ def write_kgx(shards: Iterable[Iterable[Triple]], folder: str | Path, terms: Exp
                 rec = kgx_edge(t, terms, run)
                 for kind, f in outs:
                     f.write(tsv_row(rec, EDGE_COLUMNS) if kind == "tsv" else json_line(rec))
-                for n in kgx_nodes(t, terms):
+                for n in kgx_nodes(t, terms, run):
                     nodes.setdefault(n["id"], n)
                 edges += 1
     return {"nodes": write_kgx_nodes(nodes, folder, tsv, jsonl), "edges": edges}

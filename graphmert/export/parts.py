@@ -88,7 +88,7 @@ def write_part(triples: Iterable[Triple], path: str | Path, formats: Sequence[st
                 files[KGX_FILES["edges_jsonl"]].write(json_line(rec))
                 lines[KGX_FILES["edges_tsv"]] += 1
                 lines[KGX_FILES["edges_jsonl"]] += 1
-                for node in kgx_nodes(t, terms):
+                for node in kgx_nodes(t, terms, run):
                     nodes.setdefault(node["id"], node)
         if NODES in files:
             files[NODES].writelines(json_line(node) for node in nodes.values())

@@ -21,7 +21,8 @@ Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.
        prov:wasGeneratedBy R .                           (and R/update-N when an update added evidence)
     R  a prov:Activity ; gm:checkpoint "…" ; gm:configHash "…" ; gm:softwareVersion "…" ;
        prov:startedAtTime "…"^^xsd:dateTime .            (when known)
-    h  a <Biolink category> ; rdfs:label "name" ; dcterms:identifier "CURIE" .   (same for t)
+    h  a <Biolink category> ; rdfs:label "name" ; dcterms:identifier "CURIE" ;   (same for t)
+       biolink:xref "CURIE" .                            one per other id of h (RunInfo.xrefs)
 
 ``P`` is ``export.predicate_map`` (Biolink). All IRIs come from
 :class:`~graphmert.export.terms.ExportTerms`; literal text goes through
@@ -43,9 +44,9 @@ both writers emit exactly the same statements.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple, Union
+from typing import Iterable, Iterator, Mapping, NamedTuple, Union
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
@@ -81,6 +82,7 @@ _RELATION, _CHECKPOINT, _CONFIG_HASH, _VERSION = (str(GRAPHMERT.relation), str(G
 _GENERATED_BY, _ACTIVITY, _STARTED = (str(PROV.wasGeneratedBy), str(PROV.Activity),
                                       str(PROV.startedAtTime))
 _INFORMED_BY = str(PROV.wasInformedBy)
+_XREF = str(BIOLINK.xref)
 
 
 class Lit(NamedTuple):
@@ -100,6 +102,9 @@ class RunInfo:
     config_hash: str = ""
     software_version: str = __version__
     started_at: str | None = None      # ISO 8601 date-time, e.g. "2026-01-31T12:00:00Z"
+    # entity id → the other ids of that entity (a linked mention's cross-references: the DOID of a
+    # MeSH disease), written as biolink:xref / KGX ``xref``
+    xrefs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _double(x: float) -> Lit:
@@ -171,6 +176,7 @@ def triple_statements(t: Triple, terms: ExportTerms, run: RunInfo,
             out.append((iri, _LABEL, Lit(label)))
         if eid:
             out.append((iri, _IDENT, Lit(clean_text(eid))))
+            out += [(iri, _XREF, Lit(clean_text(x))) for x in run.xrefs.get(eid, ())]
     key = "\x1f".join((activity, t.checkpoint_id))
     if seen is None or key not in seen:
         if seen is not None:

@@ -92,6 +92,8 @@ class BIOLINK(DefinedNamespace):
     knowledge_level: URIRef
     agent_type: URIRef
     primary_knowledge_source: URIRef
+    # entity slots
+    xref: URIRef
     # association qualifier slots (QUALIFIERS)
     qualified_predicate: URIRef
     object_aspect_qualifier: URIRef
@@ -129,10 +131,11 @@ _ASSOCIATION_SLOTS = ("subject", "predicate", "object", "has_confidence_score", 
                       "publications", "evidence_count", "knowledge_level", "agent_type",
                       "primary_knowledge_source", "qualified_predicate", "object_aspect_qualifier",
                       "object_direction_qualifier")
+_ENTITY_SLOTS = ("xref",)
 CATEGORIES: tuple[str, ...] = tuple(n for n in BIOLINK.__annotations__ if n[0].isupper()
                                     and n != "Association")
 PREDICATES: tuple[str, ...] = tuple(n for n in BIOLINK.__annotations__ if n[0].islower()
-                                    and n not in _ASSOCIATION_SLOTS)
+                                    and n not in _ASSOCIATION_SLOTS + _ENTITY_SLOTS)
 
 
 # The qualifier slots ``export.predicate_qualifiers`` may set, in KGX column order, with their allowed

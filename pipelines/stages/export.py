@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 
 from graphmert.config import ExportConfig
+from graphmert.corpus.document import entity_xrefs, read_documents
 from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, ExportTerms,
                               check_formats, write_rdf, write_report)
 from graphmert.export.parts import join_parts, write_part
@@ -42,6 +43,7 @@ from graphmert.export.store import STORE_DIR, build_store
 from graphmert.extract.triples import read_triples
 from graphmert.io import atomic_write_json, read_json
 from pipelines.stage import Stage, StageContext, StageError, UpstreamMissing, output_hash
+from pipelines.stages.extract import RECOGNIZED_FILE
 
 log = logging.getLogger("graphmert.pipeline")
 
@@ -79,7 +81,7 @@ def _export(ctx: StageContext) -> dict:
     shards = triple_shards(ctx)
     from pipelines.stages import STAGES     # the stage table includes this module: import on use
 
-    run = RunInfo(config_hash=STAGES["extract"].settings_hash(ctx.cfg))
+    run = RunInfo(config_hash=STAGES["extract"].settings_hash(ctx.cfg), xrefs=_entity_xrefs(ctx))
     part_formats = formats + (["nt"] if "store" in formats and not {"nt", "nq"} & set(formats) else [])
     parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
                            shared=(part_formats, cfg, run), suffix=".part")
@@ -112,6 +114,13 @@ def _export(ctx: StageContext) -> dict:
     return {**body, "statements": {fmt: statements[fmt] for fmt in formats if fmt in statements},
             "skipped_formats": skipped, "unmapped_relations": dict(sorted(unmapped.items())),
             "unknown_categories": dict(sorted(unknown.items())), "files": files}
+
+
+def _entity_xrefs(ctx: StageContext) -> dict[str, tuple[str, ...]]:
+    """The cross-references of the entities the extract stage linked (its recognised documents,
+    when it recognised any): the nodes' ``biolink:xref``."""
+    path = ctx.stage_dir("extract") / RECOGNIZED_FILE
+    return entity_xrefs(read_documents(path)) if path.is_file() else {}
 
 
 def _store_record(info: dict, source: str) -> dict:

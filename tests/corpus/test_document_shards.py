@@ -38,3 +38,13 @@ def test_shards_without_xrefs_read_with_none(tmp_path):
     back = list(read_documents(tmp_path / "old.parquet"))
     assert [m.xrefs for m in back[0].mentions] == [[], [], []]
     assert [m.ids for m in back[0].mentions] == [m.ids for m in _docs()[0].mentions]
+
+
+def test_entity_xrefs_gather_the_linked_mentions_cross_references():
+    from graphmert.corpus.document import entity_xrefs
+
+    a, b = _docs()
+    b.mentions = [Mention(0, 7, "Nothing", "Chemical", ["MESH:D008687"], ["DRUGBANK:DB00331", "CHEBI:6801"]),
+                  Mention(8, 12, "here", "Disease", ["DOID:9352"], ["DOID:9352"])]     # itself: dropped
+    assert entity_xrefs([a, b]) == {"MESH:D008687": ("DRUGBANK:DB00331", "CHEBI:6801")}
+    assert entity_xrefs([]) == {}

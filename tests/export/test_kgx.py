@@ -121,3 +121,29 @@ def test_bad_jsonl_line_names_file_and_line(tmp_path):
     p.write_text("[1, 2]\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"line 1: expected a JSON object"):
         list(read_kgx_jsonl(p))
+
+
+def test_entity_xrefs_are_written_on_the_nodes(tmp_path):
+    """RunInfo.xrefs (a linked mention's other ids): the KGX ``xref`` of the node in both forms, and
+    ``biolink:xref`` in RDF; nodes without any have none."""
+    from dataclasses import replace
+
+    from graphmert.export.rdf import triple_statements
+    from graphmert.export.terms import BIOLINK
+
+    from .biolink_kgx import validate_folder
+
+    run = replace(RUN, xrefs={"MESH:D003924": ("DOID:9352", "UMLS:C0011860")})
+    triples = make_triples()
+    write_kgx([triples], tmp_path, ExportTerms(ExportConfig()), run)
+    nodes = {n["id"]: n for n in read_kgx_jsonl(tmp_path / KGX_FILES["nodes_jsonl"])}
+    assert nodes["MESH:D003924"]["xref"] == ["DOID:9352", "UMLS:C0011860"]
+    assert [i for i, n in nodes.items() if "xref" in n] == ["MESH:D003924"]
+    rows = {r[0]: dict(zip(NODE_COLUMNS, r)) for r in _tsv_rows(tmp_path / KGX_FILES["nodes_tsv"])[1:]}
+    assert rows["MESH:D003924"]["xref"] == "DOID:9352|UMLS:C0011860"
+    assert all(r["xref"] == "" for i, r in rows.items() if i != "MESH:D003924")
+    assert validate_folder(tmp_path, {"graphmert": ExportConfig().namespace}) == []
+    t = next(t for t in triples if "MESH:D003924" in (t.head_id, t.tail_id))
+    xrefs = [o.value for _, p, o in triple_statements(t, ExportTerms(ExportConfig()), run)[1] if p == str(BIOLINK.xref)]
+    assert xrefs == ["DOID:9352", "UMLS:C0011860"]
+    assert not [p for _, p, _ in triple_statements(t, ExportTerms(ExportConfig()), RUN)[1] if p == str(BIOLINK.xref)]
