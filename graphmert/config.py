@@ -332,6 +332,11 @@ class NERConfig:
                                          "recognizer of their own, trained only on the documents "
                                          "that annotate them (BC5CDR and NCBI disease annotate no "
                                          "genes); the others share one")
+    part_sources: dict[str, list[str]] = opt(
+        factory=dict, help="category of ner.categories → further sources of ner.paths whose documents "
+        "annotating it train only the recognizer model that finds it, beside ner.sources' documents "
+        "({biolink:Gene: [tmvar3_pubtator]}: PubTator's silver genes for the gene model); never a "
+        "model's selection slice, never the linker")
     embed: str = opt("hash", choices=("hash", "characters"),
                      help="the recognizer's token embedding: 'hash', spaCy's HashEmbedCNN (hashed "
                           "word norm, prefix, suffix and shape); 'characters', spaCy's CharacterEmbed "

@@ -105,12 +105,17 @@ def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkey
     dev_file = SHARED / "biored" / "Dev.PubTator"     # the stripped copy has the same ids (build/)
     cfg = load_config(ROOT / "configs" / "biored-raw.yaml", [f"extract.paths=[{dev_file}]"])
     dev = {d.id for d in read_corpus([dev_file])}
-    docs, counts = training_documents(cfg, held_out_documents(cfg))
+    docs, extra, counts = training_documents(cfg, held_out_documents(cfg))
     assert docs and not dev & {d.id for d in docs}
     assert {d.metadata["source"] for d in docs} == set(cfg.ner.sources)
+    lent = [d for v in extra.values() for d in v]                    # ner.part_sources: one model only
+    assert set(extra) == set(cfg.ner.part_sources) and not dev & {d.id for d in lent}
+    assert {d.metadata["source"] for d in lent} <= {s for v in cfg.ner.part_sources.values() for s in v}
+    assert not {d.id for d in docs} & {d.id for d in lent}
     train = SHARED / "biored" / "Train.PubTator"
     sliced = load_config(ROOT / "configs" / "biored-raw.yaml",
                          [f"extract.paths=[{train}]", "extract.document_fraction=0.2"])
     held = held_out_documents(sliced)
-    kept, counts = training_documents(sliced, held)
+    kept, extra, counts = training_documents(sliced, held)
     assert counts["held_out"] > 50 and not held & {d.id for d in kept}
+    assert not held & {d.id for v in extra.values() for d in v}

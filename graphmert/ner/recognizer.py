@@ -41,7 +41,7 @@ import time
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
@@ -51,7 +51,7 @@ from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
-           "tok2vec_config", "training_examples", "train_recognizer", "propagate_mentions",
+           "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "propagate_mentions",
            "whole_word_occurrences", "bracket_repair", "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
@@ -316,7 +316,8 @@ def group_documents(docs: Sequence[Document], group: Sequence[str]) -> list[Docu
 
 
 def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
-                     on_epoch: Callable[[dict], None] | None = None) -> tuple["Recognizer", dict]:
+                     on_epoch: Callable[[dict], None] | None = None,
+                     extra: Mapping[str, Sequence[Document]] | None = None) -> tuple["Recognizer", dict]:
     """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`).
 
     One spaCy pipeline per group of :func:`recognizer_groups`, each trained by :func:`_train_part` on
@@ -325,6 +326,9 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     end past it, and the later parts get what the earlier ones left. ``ner.separate_categories`` is for
     partial annotation: BC5CDR and NCBI disease annotate no genes, so a gene recognizer of its own
     learns only from documents whose genes are annotated, where "not a gene" is a real label.
+    ``extra`` (category → documents: ``ner.part_sources``, :func:`graphmert.ner.corpus.part_documents`)
+    adds training documents to the part that finds the category, and to no other part, its selection
+    slice and the report's ``selection`` included.
     ``on_epoch`` receives each epoch's record (progress display). The report holds each part's and,
     under ``selection``, the whole recognizer's strict-span scores on the selection slice, each
     category scored on the selection documents that annotate it.
@@ -335,10 +339,11 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     spacy.util.fix_random_seed(cfg.seed)
     groups = recognizer_groups(cfg.categories, cfg.separate_categories)
     mine = [group_documents(docs, g) for g in groups]
+    more = part_extras(groups, mine, extra or {}, cfg.categories)
     deadline = time.monotonic() + 60 * cfg.max_minutes
     trained: dict[int, tuple[object, dict]] = {}
-    for k in sorted(range(len(groups)), key=lambda k: len(mine[k])):     # the smallest part first
-        trained[k] = _train_part(mine[k], groups[k], cfg, where, on_epoch, deadline)
+    for k in sorted(range(len(groups)), key=lambda k: len(mine[k]) + len(more[k])):    # smallest first
+        trained[k] = _train_part(mine[k], groups[k], cfg, where, on_epoch, deadline, more[k])
     parts = [RecognizerPart(nlp=trained[k][0], categories=g) for k, g in enumerate(groups)]
     reports = [{"categories": g, **trained[k][1]} for k, g in enumerate(groups)]
     recognizer = Recognizer(parts)
@@ -349,9 +354,25 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     return recognizer, report
 
 
+def part_extras(groups: Sequence[Sequence[str]], mine: Sequence[Sequence[Document]],
+                extra: Mapping[str, Sequence[Document]], categories: Sequence[str]) -> list[list[Document]]:
+    """Per part (``groups[k]``, its documents ``mine[k]``): the documents of ``extra`` (category →
+    documents) for its categories that it does not hold already, each once."""
+    unknown = sorted(set(extra) - set(categories))
+    if unknown:
+        raise RecognizerError(f"ner.part_sources: {unknown} are not in ner.categories {list(categories)}")
+    out = []
+    for group, have in zip(groups, mine):
+        seen = {d.id for d in have}
+        out.append([d for c in group for d in extra.get(c, ()) if d.id not in seen and not seen.add(d.id)])
+    return out
+
+
 def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str,
-                on_epoch: Callable[[dict], None] | None, deadline: float) -> tuple[object, dict]:
-    """One pipeline for ``categories`` on ``docs``. Each epoch shuffles the training documents,
+                on_epoch: Callable[[dict], None] | None, deadline: float,
+                more: Sequence[Document] = ()) -> tuple[object, dict]:
+    """One pipeline for ``categories`` on ``docs``, and on ``more`` (training only: never in the
+    selection slice). Each epoch shuffles the training documents,
     updates in batches of ``cfg.batch_size`` documents and scores the selection slice; the best
     epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience`` epochs
     without a better F1, or when another epoch as long as the last would end after ``deadline``
@@ -366,6 +387,7 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
                               f"(the selection slice is the documents whose id hash is below the fraction, the "
                               f"same hash as extract.document_fraction's slice, whose documents the ner stage "
                               f"holds out: set ner.selection_fraction above extract.document_fraction)")
+    train_docs = [*train_docs, *more]
     train, counts = training_examples(nlp, train_docs, categories)
     pick, _ = training_examples(nlp, pick_docs, categories, forms_from=train_docs)
     optimizer = nlp.initialize(lambda: train)
@@ -390,7 +412,8 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
         if stale >= cfg.patience or now + (now - began) > deadline:
             break
     nlp.from_bytes(best[1])
-    return nlp, {**counts, "selection_documents": len(pick_docs), "epochs_run": len(history),
+    return nlp, {**counts, "part_source_documents": len(more), "selection_documents": len(pick_docs),
+                 "epochs_run": len(history),
                  "best_epoch": best[0]["epoch"],
                  "selection": {k: best[0][k] for k in ("p", "r", "f", "per_label")},
                  "history": history, "minutes": history[-1]["minutes"]}

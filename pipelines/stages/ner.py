@@ -25,9 +25,9 @@ from graphmert.config import Config, to_dict
 from graphmert.corpus.document import Document
 from graphmert.corpus.readers import read_corpus
 from graphmert.kg.loaders import load_kg
-from graphmert.ner.corpus import annotated_documents
+from graphmert.ner.corpus import annotated_documents, part_documents
 from graphmert.ner.linking import EntityLinker
-from graphmert.ner.recognizer import (LABELS, Recognizer, group_documents, recognizer_groups,
+from graphmert.ner.recognizer import (LABELS, Recognizer, group_documents, part_extras, recognizer_groups,
                                       train_recognizer)
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
@@ -38,16 +38,21 @@ RECOGNIZER_DIR = "recognizer"
 LINKER_FILE = "linker.json.gz"
 
 
-def training_documents(cfg: Config, held: frozenset[str]) -> tuple[list[Document], dict]:
+def training_documents(cfg: Config, held: frozenset[str]
+                       ) -> tuple[list[Document], dict[str, list[Document]], dict]:
     """The annotated documents of ``ner.paths`` the recognizer and the linker may learn from: those
     with mentions from ``ner.sources``, less ``held`` (every document the run extracts from or is
-    scored on: :func:`pipelines.holdout.held_out_documents`)."""
+    scored on: :func:`pipelines.holdout.held_out_documents`); the documents ``ner.part_sources`` lends
+    one recognizer model (category → documents, less ``held`` and those already kept); counts."""
     reader = read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records)
-    annotated = list(annotated_documents(reader, cfg.ner.sources))
+    every = list(annotated_documents(reader))
+    annotated = list(annotated_documents(every, cfg.ner.sources))
     kept = [d for d in annotated if d.id not in held]
+    extra = part_documents(every, cfg.ner.part_sources, exclude=held | {d.id for d in kept})
     counts = {"read": reader.stats.documents, "annotated": len(annotated),
-              "held_out": len(annotated) - len(kept)}
-    return kept, counts
+              "held_out": len(annotated) - len(kept), **({"part_sources": {c: len(v) for c, v in extra.items()}}
+                                                         if extra else {})}
+    return kept, extra, counts
 
 
 def _ner(ctx: StageContext) -> dict:
@@ -55,11 +60,13 @@ def _ner(ctx: StageContext) -> dict:
     if not cfg.ner.paths:
         return {"enabled": False}
     held = held_out_documents(cfg)
-    docs, counts = training_documents(cfg, held)
+    docs, extra, counts = training_documents(cfg, held)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
     groups = recognizer_groups(cfg.ner.categories, cfg.ner.separate_categories)
+    mine = [group_documents(docs, g) for g in groups]
     # the bar counts documents read, so its rate and ETA hold across parts of different sizes
-    sizes = {tuple(g): len(group_documents(docs, g)) for g in groups}
+    sizes = {tuple(g): len(m) + len(x) for g, m, x in zip(groups, mine, part_extras(groups, mine, extra,
+                                                                                     cfg.ner.categories))}
     bar = ctx.progress(total=cfg.ner.epochs * sum(sizes.values()), desc="ner: train", unit="doc")
 
     def on_epoch(rec: dict) -> None:
@@ -69,7 +76,7 @@ def _ner(ctx: StageContext) -> dict:
                  "+".join(LABELS[c] for c in rec["categories"]), rec["epoch"], rec["loss"], rec["p"],
                  rec["r"], rec["f"], rec["minutes"], extra={"console": False})
 
-    recognizer, report = train_recognizer(docs, cfg.ner, on_epoch=on_epoch)
+    recognizer, report = train_recognizer(docs, cfg.ner, on_epoch=on_epoch, extra=extra)
     bar.close()
     recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
     linker = EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,

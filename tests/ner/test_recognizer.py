@@ -175,6 +175,40 @@ def test_parts_share_one_budget_and_the_smallest_trains_first():
     assert [p["epochs_run"] for p in report["parts"]] == [1, 1]
 
 
+def test_part_sources_train_one_part_only_and_never_its_selection_slice():
+    """ner.part_sources: documents lent to the gene part (train_recognizer's ``extra``) join that
+    part's training documents only; the other part, every selection slice and the report's document
+    counts are those of ``docs``. An unknown category is refused by name."""
+    from graphmert.ner import recognizer as R
+
+    rng = random.Random(6)
+    docs = [_doc(i, rng, genes=i % 4 == 0) for i in range(40)]
+    lent = [template_document(f"silver{i}", rng) for i in range(12)]
+    seen: dict[tuple[str, ...], list[str]] = {}
+    real = R.training_examples
+
+    def spy(nlp, part_docs, categories, **kw):
+        seen.setdefault(tuple(categories), []).append(",".join(sorted(d.id for d in part_docs)))
+        return real(nlp, part_docs, categories, **kw)
+
+    cfg = replace(NERConfig(), epochs=1, selection_fraction=0.2, separate_categories=["biolink:Gene"], width=32)
+    R.training_examples = spy
+    try:
+        _, report = train_recognizer(docs, cfg, extra={"biolink:Gene": lent})
+        _, plain = train_recognizer(docs, cfg)
+    finally:
+        R.training_examples = real
+    gene_train, gene_pick = (ids.split(",") for ids in seen[("biolink:Gene",)][:2])    # train, selection
+    other_train = seen[tuple(CATS[1:])][0].split(",")
+    assert {f"silver{i}" for i in range(12)} <= set(gene_train)
+    assert not [i for i in gene_pick + other_train if i.startswith("silver")]
+    parts = {p["categories"][0]: p for p in report["parts"]}
+    assert parts["biolink:Gene"]["part_source_documents"] == 12 and parts["biolink:Disease"]["part_source_documents"] == 0
+    assert report["documents"] == plain["documents"] and report["selection_documents"] == plain["selection_documents"]
+    with pytest.raises(RecognizerError, match=r"ner.part_sources: \['biolink:Protein'\] are not in ner.categories"):
+        train_recognizer(docs, cfg, extra={"biolink:Protein": lent})
+
+
 def test_groups_put_separate_categories_apart_and_refuse_unknown_ones():
     assert recognizer_groups(CATS, []) == [CATS]
     assert recognizer_groups(CATS, ["biolink:Gene"]) == [CATS[1:], ["biolink:Gene"]]
