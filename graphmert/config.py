@@ -323,7 +323,8 @@ class NERConfig:
     format: str = opt("auto", help="reader name for ner.paths, or 'auto' by suffix")
     sources: list[str] = opt(factory=list, help="keep only documents whose 'source' field is one of "
                              "these (the shared corpus's biored_train, bc5cdr_train, …; its silver "
-                             "tmvar3_pubtator is best left out); empty: every document with mentions")
+                             "tmvar3_pubtator is best left out, or lent to one model by "
+                             "ner.part_sources); empty: every document with mentions")
     categories: list[str] = opt(factory=lambda: ["biolink:Gene", "biolink:Disease",
                                                  "biolink:ChemicalEntity"],
                                 help="Biolink categories the recognizer finds (mention types map "

@@ -214,7 +214,8 @@ def _to_row(d: Document) -> dict:
 def _from_row(row: dict) -> Document:
     return Document(
         id=row["id"], title=row["title"], text=row["text"],
-        mentions=[Mention(**{**m, "xrefs": m.get("xrefs") or []}) for m in row["mentions"]],  # older shards: no xrefs
+        # shards written before Mention.xrefs have none
+        mentions=[Mention(**{**m, "xrefs": m.get("xrefs") or []}) for m in row["mentions"]],
         relations=[Relation(**r) for r in row["relations"]],
         sentences=[(int(a), int(b)) for a, b in row["sentences"]],
         abbreviations=[Abbreviation(**a) for a in row["abbreviations"]],

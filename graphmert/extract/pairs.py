@@ -8,12 +8,12 @@ trained on K-leaf query groups with an end token and a "none" answer (:mod:`grap
 1. ``questions`` — per chunk (:func:`~graphmert.graph.distant.chunk_entities`): every head (the
    longest mention with an id per start root; with ``extract.text_entities`` a mention without one
    is a text node, keyed by its text: :mod:`graphmert.extract.text_entities`) × every extraction
-   relation whose domain admits the head's category. Its candidates are the chunk's entities whose category the relation admits after
-   the head's, the head's own entity excluded, within the tail scope of the two categories
-   (:mod:`graphmert.extract.scope`: the head's sentence, that sentence or the title, or the chunk;
-   ``document`` means the chunk too: the model sees no further). With ``extract.outside_scope_weight``
-   w > 0, or with ``extract.outside_min_confidence`` set, the chunk's other admitted entities are
-   candidates too, marked as outside the scope;
+   relation whose domain admits the head's category. Its candidates are the chunk's entities whose
+   category the relation admits after the head's, the head's own entity excluded, within the tail
+   scope of the two categories (:mod:`graphmert.extract.scope`: the head's sentence, that sentence
+   or the title, or the chunk; ``document`` means the chunk too: the model sees no further). With
+   ``extract.outside_scope_weight`` w > 0, or with ``extract.outside_min_confidence`` set, the
+   chunk's other admitted entities are candidates too, marked as outside the scope;
 2. ``answers`` — one graph per (chunk, relation) holding a masked K-leaf group on each of its heads
    (``extract.pack_queries``; else one graph per question, as in training a group sees the others'
    [MASK] leaves either way), scored by a :data:`RANKERS` entry: ``model`` gives
@@ -85,10 +85,10 @@ from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.heads import head_sentence
 from graphmert.extract.relation_typer import RelationTyper
 from graphmert.extract.scope import Ranges, TailScopes, within
+from graphmert.extract.text_entities import is_text_entity, with_text_entities
 from graphmert.extract.triples import Evidence, Triple
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
-from graphmert.extract.text_entities import is_text_entity, with_text_entities
 from graphmert.graph.distant import ChunkEntities, chunk_entities
 from graphmert.graph.layout import EntityTable, LeafyChainGraph, layout_arrays
 from graphmert.kg.graph import KGError, SeedKG
@@ -475,7 +475,8 @@ class PairExtractor:
         s0, sentence = head_sentence(doc, h0, c)
         ev = Evidence(doc_id=doc.id, chunk_id=c.id, sentence=sentence, sentence_start=s0,
                       head_start=h0, head_end=h1, tail_start=t0, tail_end=t1, confidence=score)
-        return Triple(head_id=_id(q.head), head_name=self._name(q.head, ents), head_category=ents.categories[q.head],
+        return Triple(head_id=_id(q.head), head_name=self._name(q.head, ents),
+                      head_category=ents.categories[q.head],
                       relation=relation, tail_id=_id(tail), tail_name=self._name(tail, ents),
                       tail_category=ents.categories[tail], tail_source="mention", confidence=score,
                       confidence_mean=score, evidence_count=1, documents=[doc.id], evidence=[ev],

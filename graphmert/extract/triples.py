@@ -41,9 +41,9 @@ import pyarrow as pa
 
 from graphmert.io import atomic_path, read_parquet, write_parquet
 
-__all__ = ["Evidence", "Triple", "NAME_KEY", "entity_key", "triple_key", "merge_triples", "drop_documents", "write_triples",
-           "read_triples", "write_systems", "read_system", "write_triples_jsonl", "read_triples_jsonl",
-           "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
+__all__ = ["Evidence", "Triple", "NAME_KEY", "entity_key", "triple_key", "merge_triples", "drop_documents",
+           "write_triples", "read_triples", "write_systems", "read_system", "write_triples_jsonl",
+           "read_triples_jsonl", "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
 
 TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
 #: tails that the text does not state: KG names or tokens spelled from the model's top-k leaf tokens

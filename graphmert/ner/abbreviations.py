@@ -11,8 +11,9 @@ pairs:
   and starts inside it (English noun phrases are head-final: "oxygen-induced retinopathy" is a
   retinopathy, whose mention ends the long form), or covers it;
 * every whole-word occurrence of the short form (or of its other number: "AVSD" for "AVSDs",
-  :func:`short_form_variants`) that overlaps no mention becomes a mention with that label, and a short-form mention recognised with another label takes it (one sense per
-  abbreviation, as one sense per document in :func:`graphmert.ner.recognizer.propagate_mentions`).
+  :func:`short_form_variants`) that overlaps no mention becomes a mention with that label, and a
+  short-form mention recognised with another label takes it (one sense per abbreviation, as one
+  sense per document in :func:`graphmert.ner.recognizer.propagate_mentions`).
   A short form whose long forms' heads disagree takes the label most of them have.
 
 The mentions carry no ids yet; :meth:`graphmert.ner.linking.EntityLinker.link_document` links them:
@@ -83,6 +84,7 @@ def abbreviation_mentions(doc: Document, labels: frozenset[str]) -> Document:
                 over = [i for i, m in enumerate(mentions) if m.start < end and start < m.end]
                 if not over:
                     mentions.append(Mention(start=start, end=end, text=form, type=label))
-                elif len(over) == 1 and (m := mentions[over[0]]).text == form and m.type in labels and not m.ids:
+                elif (len(over) == 1 and (m := mentions[over[0]]).text == form and m.type in labels
+                      and not m.ids):
                     mentions[over[0]] = replace(m, type=label)
     return replace(doc, mentions=sorted(mentions, key=lambda m: (m.start, m.end)))

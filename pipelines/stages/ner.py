@@ -50,8 +50,9 @@ def training_documents(cfg: Config, held: frozenset[str]
     kept = [d for d in annotated if d.id not in held]
     extra = part_documents(every, cfg.ner.part_sources, exclude=held | {d.id for d in kept})
     counts = {"read": reader.stats.documents, "annotated": len(annotated),
-              "held_out": len(annotated) - len(kept), **({"part_sources": {c: len(v) for c, v in extra.items()}}
-                                                         if extra else {})}
+              "held_out": len(annotated) - len(kept)}
+    if extra:
+        counts["part_sources"] = {c: len(v) for c, v in extra.items()}
     return kept, extra, counts
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphmert.corpus.document import Abbreviation, Document, Mention, Relation, read_documents, write_documents
+from graphmert.corpus.document import (Abbreviation, Document, Mention, Relation, read_documents,
+                                       write_documents)
 
 
 def _docs() -> list[Document]:

@@ -144,6 +144,6 @@ def test_entity_xrefs_are_written_on_the_nodes(tmp_path):
     assert all(r["xref"] == "" for i, r in rows.items() if i != "MESH:D003924")
     assert validate_folder(tmp_path, {"graphmert": ExportConfig().namespace}) == []
     t = next(t for t in triples if "MESH:D003924" in (t.head_id, t.tail_id))
-    xrefs = [o.value for _, p, o in triple_statements(t, ExportTerms(ExportConfig()), run)[1] if p == str(BIOLINK.xref)]
-    assert xrefs == ["DOID:9352", "UMLS:C0011860"]
-    assert not [p for _, p, _ in triple_statements(t, ExportTerms(ExportConfig()), RUN)[1] if p == str(BIOLINK.xref)]
+    terms, xref = ExportTerms(ExportConfig()), str(BIOLINK.xref)
+    assert [o.value for _, p, o in triple_statements(t, terms, run)[1] if p == xref] == ["DOID:9352", "UMLS:C0011860"]
+    assert not [p for _, p, _ in triple_statements(t, terms, RUN)[1] if p == xref]

@@ -191,7 +191,8 @@ def test_part_sources_train_one_part_only_and_never_its_selection_slice():
         seen.setdefault(tuple(categories), []).append(",".join(sorted(d.id for d in part_docs)))
         return real(nlp, part_docs, categories, **kw)
 
-    cfg = replace(NERConfig(), epochs=1, selection_fraction=0.2, separate_categories=["biolink:Gene"], width=32)
+    cfg = replace(NERConfig(), epochs=1, selection_fraction=0.2, separate_categories=["biolink:Gene"],
+                  width=32)
     R.training_examples = spy
     try:
         _, report = train_recognizer(docs, cfg, extra={"biolink:Gene": lent})
@@ -203,9 +204,10 @@ def test_part_sources_train_one_part_only_and_never_its_selection_slice():
     assert {f"silver{i}" for i in range(12)} <= set(gene_train)
     assert not [i for i in gene_pick + other_train if i.startswith("silver")]
     parts = {p["categories"][0]: p for p in report["parts"]}
-    assert parts["biolink:Gene"]["part_source_documents"] == 12 and parts["biolink:Disease"]["part_source_documents"] == 0
-    assert report["documents"] == plain["documents"] and report["selection_documents"] == plain["selection_documents"]
-    with pytest.raises(RecognizerError, match=r"ner.part_sources: \['biolink:Protein'\] are not in ner.categories"):
+    assert [parts[c]["part_source_documents"] for c in ("biolink:Gene", "biolink:Disease")] == [12, 0]
+    assert (report["documents"], report["selection_documents"]) == (plain["documents"], plain["selection_documents"])
+    with pytest.raises(RecognizerError,
+                       match=r"ner.part_sources: \['biolink:Protein'\] are not in ner.categories"):
         train_recognizer(docs, cfg, extra={"biolink:Protein": lent})
 
 
@@ -231,7 +233,8 @@ class FakeNLP:
 
 @pytest.mark.parametrize("text, found, want", [
     ("during 5-fluorouracil (5-FU) treatment", "5-fluorouracil (5-FU", ["5-fluorouracil", "5-FU"]),
-    ("serum 17-hydroxyprogesterone (17-OHP) rose", "17-hydroxyprogesterone (17", ["17-hydroxyprogesterone", "17-OHP"]),
+    ("serum 17-hydroxyprogesterone (17-OHP) rose", "17-hydroxyprogesterone (17",
+     ["17-hydroxyprogesterone", "17-OHP"]),
     ("levels of 15-F(2t)-IsoP, lipid", "15-F(2t", ["15-F(2t)-IsoP"]),
     ("days decreased [(3)H]norepinephrine uptake", "[(3)H", ["[(3)H]norepinephrine"]),
     ("interleukin 8 (IL-8), which", "IL-8)", ["IL-8"]),
