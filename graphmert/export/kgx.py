@@ -17,11 +17,12 @@ Files (names fixed here, never taken from data): ``kg_nodes.tsv``, ``kg_edges.ts
   at most ``export.max_supporting_text``). Every column is a Biolink slot.
 
 JSON Lines keeps multi-valued fields (``category``, ``xref``, ``publications``, ``supporting_text``)
-as lists and numbers as numbers. A qualifier that does not apply to an edge is left out of its JSON line and
-empty in its TSV row (KGX reads an empty TSV cell as absent). TSV follows KGX: tab-separated, no
-quoting, ``|`` between the values of a multi-valued field; so inside a TSV value tabs and line breaks
-become spaces, and a ``|`` inside one supporting sentence is written as ``¦`` (U+00A6). The JSON
-Lines files keep the text unchanged (after :func:`~graphmert.export.terms.clean_text`).
+as lists and numbers as numbers. A qualifier that does not apply to an edge, or a node without
+xrefs, is left out of its JSON line and empty in its TSV row (KGX reads an empty TSV cell as
+absent). TSV follows KGX: tab-separated, no quoting, ``|`` between the values of a multi-valued
+field; so inside a TSV value tabs and line breaks become spaces, and a ``|`` inside one
+supporting sentence is written as ``¦`` (U+00A6). The JSON Lines files keep the text unchanged
+(after :func:`~graphmert.export.terms.clean_text`).
 
 Edges are streamed; nodes (one per distinct entity, first name and category seen) are held in
 memory and written sorted by id at the end.

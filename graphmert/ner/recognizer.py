@@ -327,8 +327,8 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     partial annotation: BC5CDR and NCBI disease annotate no genes, so a gene recognizer of its own
     learns only from documents whose genes are annotated, where "not a gene" is a real label.
     ``extra`` (category → documents: ``ner.part_sources``, :func:`graphmert.ner.corpus.part_documents`)
-    adds training documents to the part that finds the category, and to no other part, its selection
-    slice and the report's ``selection`` included.
+    adds training documents to the part that finds the category only: never to another part, to a
+    selection slice, or to the report's ``selection`` and document counts.
     ``on_epoch`` receives each epoch's record (progress display). The report holds each part's and,
     under ``selection``, the whole recognizer's strict-span scores on the selection slice, each
     category scored on the selection documents that annotate it.
