@@ -5,7 +5,6 @@ packed vs single-question graphs, the selection rules, and the model-free contro
 from __future__ import annotations
 
 import copy
-
 import dataclasses
 import hashlib
 import math
