@@ -357,10 +357,16 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
 def part_extras(groups: Sequence[Sequence[str]], mine: Sequence[Sequence[Document]],
                 extra: Mapping[str, Sequence[Document]], categories: Sequence[str]) -> list[list[Document]]:
     """Per part (``groups[k]``, its documents ``mine[k]``): the documents of ``extra`` (category →
-    documents) for its categories that it does not hold already, each once."""
+    documents) for its categories that it does not hold already, each once. A category lent no
+    document (a misspelt source, or one without mentions of it) is an error, not a silent no-op."""
     unknown = sorted(set(extra) - set(categories))
     if unknown:
         raise RecognizerError(f"ner.part_sources: {unknown} are not in ner.categories {list(categories)}")
+    empty = sorted(c for c, docs in extra.items() if not docs)
+    if empty:
+        raise RecognizerError(f"ner.part_sources: no document of the sources given for {empty} has a "
+                              f"mention of that category (check the names against the corpus's "
+                              f"'source' fields)")
     out = []
     for group, have in zip(groups, mine):
         seen = {d.id for d in have}

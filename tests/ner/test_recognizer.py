@@ -209,6 +209,9 @@ def test_part_sources_train_one_part_only_and_never_its_selection_slice():
     with pytest.raises(RecognizerError,
                        match=r"ner.part_sources: \['biolink:Protein'\] are not in ner.categories"):
         train_recognizer(docs, cfg, extra={"biolink:Protein": lent})
+    with pytest.raises(RecognizerError, match=r"ner.part_sources: no document of the sources given for "
+                                              r"\['biolink:Gene'\] has a mention of that category"):
+        train_recognizer(docs, cfg, extra={"biolink:Gene": []})
 
 
 def test_groups_put_separate_categories_apart_and_refuse_unknown_ones():
