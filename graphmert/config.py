@@ -350,9 +350,10 @@ class NERConfig:
                           "(word norm, prefix, suffix, shape; 'characters': the lower-case form)")
     epochs: int = opt(12, min=1, help="most passes over the training documents")
     max_minutes: float = opt(18.0, min=0.0, min_exclusive=True,
-                             help="training budget of the whole recognizer: its models train one "
-                                  "after another, the one with the fewest documents first, and each "
-                                  "stops before an epoch that would end past the budget")
+                             help="wall-clock training budget of the whole recognizer: the ner stage "
+                                  "trains its models at once, one per worker (pipeline.workers), the "
+                                  "largest first, and each stops before an epoch that would end past "
+                                  "the budget")
     patience: int = opt(3, min=1, help="stop after this many epochs without a better selection F1")
     batch_size: int = opt(16, min=1, help="documents per update")
     dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout during training")

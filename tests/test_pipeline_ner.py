@@ -119,3 +119,64 @@ def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkey
     kept, extra, counts = training_documents(sliced, held)
     assert counts["held_out"] > 50 and not held & {d.id for d in kept}
     assert not held & {d.id for v in extra.values() for d in v}
+
+
+SEPARATE = [*NER, "ner.width=32", "ner.separate_categories=[biolink:Gene]"]
+
+
+def _manifest(run_dir: Path) -> dict:
+    return json.loads((run_dir / "ner" / "manifest.json").read_text())
+
+
+def test_models_train_as_worker_tasks_exactly_as_in_one_process(files, tmp_path, monkeypatch):
+    """Two models (genes apart) train at once on a LocalCluster's workers, each from the same seed,
+    so the saved pipelines are byte-identical to train_recognizer's one after another in this
+    process; the driver follows every epoch of both (the manifest's histories, the run's log)."""
+    from graphmert.config import load_config
+    from graphmert.corpus.readers import read_corpus
+    from graphmert.ner.corpus import annotated_documents
+    from graphmert.ner.recognizer import Recognizer, train_recognizer
+
+    monkeypatch.chdir(ROOT)
+    run_dir = tmp_path / "run"
+    args = ["--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *SEPARATE,
+            f"ner.paths=[{files / 'train.PubTator'}]", "pipeline.workers=2"]
+    r = invoke("ner", *args, "--scheduler", "local")
+    assert r.exit_code == 0, r.output
+    ner = _manifest(run_dir)
+    assert ner["tasks"]["model"]["ran"] == 2 and [p["epochs_run"] for p in ner["parts"]] == [6, 6]
+    log = (run_dir / "logs" / "graphmert.log").read_text()
+    assert all(f"ner: {lab} epoch 6 " in log for lab in ("Disease+Chemical", "Gene"))
+
+    cfg = load_config(ROOT / "configs/demo.yaml", SEPARATE).ner
+    docs = list(annotated_documents(read_corpus([files / "train.PubTator"])))
+    here, _ = train_recognizer(docs, cfg)
+    there = Recognizer.load(run_dir / "ner" / "recognizer")
+    assert [p.nlp.to_bytes() for p in there.parts] == [p.nlp.to_bytes() for p in here.parts]
+
+
+def test_a_killed_ner_run_reuses_the_models_it_finished(files, tmp_path, monkeypatch):
+    """The gene model fails once (after the other one finished, the largest first): the rerun trains
+    the gene model only and reuses the other."""
+    from pipelines.stages import ner as stage
+
+    monkeypatch.chdir(ROOT)
+    run_dir = tmp_path / "run"
+    args = ["ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *SEPARATE,
+            f"ner.paths=[{files / 'train.PubTator'}]", "--scheduler", "synchronous"]
+    real = stage.train_part
+
+    def gene_fails(plan, cfg, **kw):
+        if plan.categories == ["biolink:Gene"]:
+            raise RuntimeError("killed")
+        return real(plan, cfg, **kw)
+
+    monkeypatch.setattr(stage, "train_part", gene_fails)
+    r = invoke(*args)
+    assert r.exit_code != 0 and not (run_dir / "ner" / "manifest.json").exists()
+    monkeypatch.setattr(stage, "train_part", real)
+    r = invoke(*args)
+    assert r.exit_code == 0, r.output
+    ner = _manifest(run_dir)
+    assert (ner["tasks"]["model"]["ran"], ner["tasks"]["model"]["reused"]) == (1, 1)
+    assert [p["reused"] for p in ner["parts"]] == [True, False]

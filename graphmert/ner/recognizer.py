@@ -24,10 +24,12 @@ lies outside the document's gold mentions is marked *missing* (BILUO ``-``): it 
 Where only some corpora annotate a category at all (genes: BioRED only), ``ner.separate_categories``
 gives it a model of its own, trained on just the documents that annotate it (:func:`train_recognizer`).
 
-**Training** (:func:`train_recognizer`) is spaCy's own ``Language.update`` loop rather than
-``spacy train``: the scispaCy tokenizer is not a registered function a ``spacy train`` config could
-name, and the loop reports progress through the pipeline's bar (``--quiet``) and stops on one time
-budget for the whole recognizer. A slice of the training documents (by a hash of the id,
+**Training** (:func:`train_part`, one model of :func:`plan_parts`) is spaCy's own
+``Language.update`` loop rather than ``spacy train``: the scispaCy tokenizer is not a registered
+function a ``spacy train`` config could name, and the loop reports each epoch (the pipeline's bar,
+``--quiet``) and stops on one time budget for the whole recognizer. :func:`train_recognizer` trains
+the models one after another in this process; the ``ner`` stage trains them at once, one per worker
+(spaCy's loop keeps one core busy), and :func:`assemble_recognizer` joins them either way. A slice of the training documents (by a hash of the id,
 ``ner.selection_fraction``) picks the best epoch; it is never an evaluation set.
 """
 
@@ -51,7 +53,8 @@ from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
-           "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "propagate_mentions",
+           "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "PartPlan", "plan_parts",
+           "train_part", "assemble_recognizer", "pipeline_from_bytes", "propagate_mentions",
            "whole_word_occurrences", "bracket_repair", "TOKENIZER_VERSION"]
 
 log = logging.getLogger("graphmert.ner")
@@ -315,42 +318,77 @@ def group_documents(docs: Sequence[Document], group: Sequence[str]) -> list[Docu
     return [d for d in docs if any(mention_category(m.type) in group for m in d.mentions)]
 
 
-def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
-                     on_epoch: Callable[[dict], None] | None = None,
-                     extra: Mapping[str, Sequence[Document]] | None = None) -> tuple["Recognizer", dict]:
-    """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`).
+@dataclass(kw_only=True)
+class PartPlan:
+    """One model of a recognizer, before training: the categories it finds, the documents that
+    annotate them (its training documents and its selection slice) and the documents lent to it
+    (``ner.part_sources``: training only)."""
 
-    One spaCy pipeline per group of :func:`recognizer_groups`, each trained by :func:`_train_part` on
-    the documents that annotate at least one of its categories, the part with the fewest documents
-    first. All parts share one budget of ``cfg.max_minutes``: a part stops before an epoch that would
-    end past it, and the later parts get what the earlier ones left. ``ner.separate_categories`` is for
-    partial annotation: BC5CDR and NCBI disease annotate no genes, so a gene recognizer of its own
-    learns only from documents whose genes are annotated, where "not a gene" is a real label.
-    ``extra`` (category → documents: ``ner.part_sources``, :func:`graphmert.ner.corpus.part_documents`)
-    adds training documents to the part that finds the category only: never to another part, to a
-    selection slice, or to the report's ``selection`` and document counts.
-    ``on_epoch`` receives each epoch's record (progress display). The report holds each part's and,
-    under ``selection``, the whole recognizer's strict-span scores on the selection slice, each
-    category scored on the selection documents that annotate it.
-    """
-    import spacy
+    categories: list[str]
+    docs: list[Document]
+    more: list[Document]
 
+    @property
+    def size(self) -> int:
+        """Documents read per epoch, selection slice included (its share of the work)."""
+        return len(self.docs) + len(self.more)
+
+
+def plan_parts(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
+               extra: Mapping[str, Sequence[Document]] | None = None) -> list[PartPlan]:
+    """The models of a recognizer for ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`), one
+    per group of :func:`recognizer_groups`, each with the documents that annotate at least one of
+    its categories. ``ner.separate_categories`` is for partial annotation: BC5CDR and NCBI disease
+    annotate no genes, so a gene recognizer of its own learns only from documents whose genes are
+    annotated, where "not a gene" is a real label. ``extra`` (category → documents:
+    ``ner.part_sources``, :func:`graphmert.ner.corpus.part_documents`) adds training documents to the
+    part that finds the category only: never to another part or to a selection slice. Every input
+    error (no documents, no category that maps, a part too small for its selection slice) is raised
+    here, before any model trains."""
     _check_training_docs(docs, cfg.categories, where)
-    spacy.util.fix_random_seed(cfg.seed)
     groups = recognizer_groups(cfg.categories, cfg.separate_categories)
     mine = [group_documents(docs, g) for g in groups]
     more = part_extras(groups, mine, extra or {}, cfg.categories)
-    deadline = time.monotonic() + 60 * cfg.max_minutes
+    plans = [PartPlan(categories=g, docs=m, more=x) for g, m, x in zip(groups, mine, more)]
+    for plan in plans:
+        _part_split(plan, cfg, where)
+    return plans
+
+
+def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
+                     on_epoch: Callable[[dict], None] | None = None,
+                     extra: Mapping[str, Sequence[Document]] | None = None) -> tuple["Recognizer", dict]:
+    """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`) in this
+    process: the models of :func:`plan_parts` one after another, the one with the fewest documents
+    first, on one budget of ``cfg.max_minutes``: a model stops before an epoch that would end past
+    it, and the later ones get what the earlier ones left (``pipelines.stages.ner`` trains them at
+    once instead, one per worker, with :func:`train_part` on the same budget).
+    ``on_epoch`` receives each epoch's record (progress display). The report is
+    :func:`assemble_recognizer`'s.
+    """
+    plans = plan_parts(docs, cfg, where=where, extra=extra)
+    start = time.monotonic()
+    deadline = start + 60 * cfg.max_minutes
     trained: dict[int, tuple[object, dict]] = {}
-    for k in sorted(range(len(groups)), key=lambda k: len(mine[k]) + len(more[k])):    # smallest first
-        trained[k] = _train_part(mine[k], groups[k], cfg, where, on_epoch, deadline, more[k])
-    parts = [RecognizerPart(nlp=trained[k][0], categories=g) for k, g in enumerate(groups)]
-    reports = [{"categories": g, **trained[k][1]} for k, g in enumerate(groups)]
-    recognizer = Recognizer(parts)
+    for k in sorted(range(len(plans)), key=lambda k: plans[k].size):            # smallest first
+        trained[k] = train_part(plans[k], cfg, where=where, deadline=deadline, on_epoch=on_epoch)
+    return assemble_recognizer(plans, [trained[k] for k in range(len(plans))], docs, cfg,
+                               minutes=(time.monotonic() - start) / 60)
+
+
+def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[object, dict]],
+                        docs: Sequence[Document], cfg, *, minutes: float) -> tuple["Recognizer", dict]:
+    """The recognizer of the trained models (``trained[k]``: :func:`train_part`'s pipeline and report
+    for ``plans[k]``) and its report: each part's report under ``parts``, and, under ``selection``,
+    the whole recognizer's strict-span scores on the selection slice of ``docs``, each category
+    scored on the selection documents that annotate it; ``minutes``: the training's wall time."""
+    recognizer = Recognizer([RecognizerPart(nlp=nlp, categories=p.categories)
+                             for p, (nlp, _) in zip(plans, trained)])
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     report = {"documents": len(train_docs), "selection_documents": len(pick_docs),
               "selection": _merged_scores(recognizer, pick_docs, cfg.categories),
-              "minutes": round(sum(r["minutes"] for r in reports), 2), "parts": reports}
+              "minutes": round(minutes, 2),
+              "parts": [{"categories": p.categories, **r} for p, (_, r) in zip(plans, trained)]}
     return recognizer, report
 
 
@@ -374,28 +412,36 @@ def part_extras(groups: Sequence[Sequence[str]], mine: Sequence[Sequence[Documen
     return out
 
 
-def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str,
-                on_epoch: Callable[[dict], None] | None, deadline: float,
-                more: Sequence[Document] = ()) -> tuple[object, dict]:
-    """One pipeline for ``categories`` on ``docs``, and on ``more`` (training only: never in the
-    selection slice). Each epoch shuffles the training documents,
-    updates in batches of ``cfg.batch_size`` documents and scores the selection slice; the best
-    epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience`` epochs
-    without a better F1, or when another epoch as long as the last would end after ``deadline``
-    (``time.monotonic()``; the first epoch always runs)."""
-    from spacy.util import minibatch
-
-    nlp = recognizer_nlp(categories, cfg)
-    train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
+def _part_split(plan: PartPlan, cfg, where: str) -> tuple[list[Document], list[Document]]:
+    """(training, selection) documents of ``plan``'s own documents; too few for both is an error."""
+    train_docs, pick_docs = _selection(plan.docs, cfg.selection_fraction)
     if not train_docs or not pick_docs:
-        raise RecognizerError(f"{where}: {len(docs)} documents annotating {categories} are too few to "
+        raise RecognizerError(f"{where}: {len(plan.docs)} documents annotating {plan.categories} are too few to "
                               f"hold out ner.selection_fraction={cfg.selection_fraction} of them for selection "
                               f"(the selection slice is the documents whose id hash is below the fraction, the "
                               f"same hash as extract.document_fraction's slice, whose documents the ner stage "
                               f"holds out: set ner.selection_fraction above extract.document_fraction)")
-    train_docs = [*train_docs, *more]
-    train, counts = training_examples(nlp, train_docs, categories)
-    pick, _ = training_examples(nlp, pick_docs, categories, forms_from=train_docs)
+    return train_docs, pick_docs
+
+
+def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float,
+               on_epoch: Callable[[dict], None] | None = None) -> tuple[object, dict]:
+    """One pipeline for ``plan.categories`` on ``plan.docs``, and on ``plan.more`` (training only:
+    never in the selection slice). The random seed is ``cfg.seed`` at the start of every part, so a
+    part trains the same wherever and after whatever it runs. Each epoch shuffles the training
+    documents, updates in batches of ``cfg.batch_size`` documents and scores the selection slice;
+    the best epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience``
+    epochs without a better F1, or when another epoch as long as the last would end after
+    ``deadline`` (``time.monotonic()``; the first epoch always runs)."""
+    import spacy
+    from spacy.util import minibatch
+
+    train_docs, pick_docs = _part_split(plan, cfg, where)
+    spacy.util.fix_random_seed(cfg.seed)
+    nlp = recognizer_nlp(plan.categories, cfg)
+    train_docs = [*train_docs, *plan.more]
+    train, counts = training_examples(nlp, train_docs, plan.categories)
+    pick, _ = training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs)
     optimizer = nlp.initialize(lambda: train)
     rng, start = random.Random(cfg.seed), time.monotonic()
     best, history, stale = None, [], 0
@@ -405,7 +451,7 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
         losses: dict[str, float] = {}
         for batch in minibatch(train, size=cfg.batch_size):
             nlp.update(batch, drop=cfg.dropout, sgd=optimizer, losses=losses)
-        rec = {"categories": categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
+        rec = {"categories": plan.categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
                **_scores(nlp, pick), "minutes": round((time.monotonic() - start) / 60, 2)}
         history.append(rec)
         if on_epoch is not None:
@@ -418,11 +464,19 @@ def _train_part(docs: Sequence[Document], categories: list[str], cfg, where: str
         if stale >= cfg.patience or now + (now - began) > deadline:
             break
     nlp.from_bytes(best[1])
-    return nlp, {**counts, "part_source_documents": len(more), "selection_documents": len(pick_docs),
+    return nlp, {**counts, "part_source_documents": len(plan.more), "selection_documents": len(pick_docs),
                  "epochs_run": len(history),
                  "best_epoch": best[0]["epoch"],
                  "selection": {k: best[0][k] for k in ("p", "r", "f", "per_label")},
                  "history": history, "minutes": history[-1]["minutes"]}
+
+
+def pipeline_from_bytes(categories: Sequence[str], cfg, data: bytes):
+    """The pipeline :func:`train_part` trained for ``categories``, from its ``to_bytes()`` (what a
+    worker process sends back; ``cfg`` must be the one it trained with)."""
+    nlp = recognizer_nlp(categories, cfg)
+    nlp.initialize()                        # sizes the layers for the labels, so the trained weights fit
+    return nlp.from_bytes(data)
 
 
 def _merged_scores(recognizer: "Recognizer", docs: Sequence[Document], categories: Sequence[str]) -> dict:

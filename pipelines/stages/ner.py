@@ -4,10 +4,14 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
 ``ner.sources`` when set), leaves out every document the run extracts from or is scored on
 (:func:`pipelines.holdout.held_out_documents`), then
 
-* trains the spaCy recognizer (:func:`graphmert.ner.recognizer.train_recognizer`; one spaCy model
-  per group of ``ner.separate_categories``): the progress bar counts the documents each epoch
-  reads, and each epoch's selection scores go to the log → ``RUN/ner/recognizer/`` (the spaCy
-  models, and their metadata with the ``ner`` config and the training report);
+* trains the spaCy recognizer: one spaCy model per group of ``ner.separate_categories``
+  (:func:`graphmert.ner.recognizer.plan_parts`), each one shard task (:func:`train_part_shard`), so
+  the models train at once, one per worker (spaCy's training loop keeps one core busy), the largest
+  first, all on the one budget ``ner.max_minutes``; a model finished before a killed run is reused by
+  the rerun. Each task appends its epochs to a log in ``RUN/work/ner/epochs/``, which the driver
+  follows: the progress bar counts the documents each epoch reads, and each epoch's selection
+  scores go to the log → ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the
+  ``ner`` config and the training report);
 * builds the linker from the same documents' gold ids, the seed KG's names and ``ner.xref_tables``
   (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
 
@@ -18,17 +22,22 @@ The manifest holds the training counts, the per-epoch history and the selection 
 
 from __future__ import annotations
 
+import json
 import logging
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from graphmert.config import Config, to_dict
+from graphmert.config import Config, NERConfig, to_dict
 from graphmert.corpus.document import Document
 from graphmert.corpus.readers import read_corpus
 from graphmert.kg.loaders import load_kg
 from graphmert.ner.corpus import annotated_documents, part_documents
 from graphmert.ner.linking import EntityLinker
-from graphmert.ner.recognizer import (LABELS, Recognizer, group_documents, part_extras, recognizer_groups,
-                                      train_recognizer)
+from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_recognizer, pipeline_from_bytes,
+                                      plan_parts, train_part)
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 
@@ -56,6 +65,95 @@ def training_documents(cfg: Config, held: frozenset[str]
     return kept, extra, counts
 
 
+@dataclass(kw_only=True)
+class PartsShared:
+    """What every recognizer-model task shares: the ``ner`` config, the budget's end (``time.time()``,
+    so it holds across processes) and the folder of the per-model epoch logs."""
+
+    cfg: NERConfig
+    wall_deadline: float
+    epochs_dir: str
+
+
+def train_part_shard(item: tuple[int, PartPlan], shared: PartsShared, path: Path) -> dict:
+    """Shard task: train model ``k`` of the recognizer (``item``: (k, its plan)) with
+    :func:`graphmert.ner.recognizer.train_part` until ``shared.wall_deadline``; each epoch's record
+    is appended to ``epochs_dir/part-<k>.jsonl`` as it ends. Writes the pipeline's bytes at ``path``
+    and returns its training report."""
+    k, plan = item
+    log_path = Path(shared.epochs_dir) / f"part-{k}.jsonl"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+
+    def on_epoch(rec: dict) -> None:
+        with log_path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(rec) + "\n")
+
+    deadline = time.monotonic() + (shared.wall_deadline - time.time())
+    nlp, report = train_part(plan, shared.cfg, deadline=deadline, on_epoch=on_epoch)
+    path.write_bytes(nlp.to_bytes())
+    return {"report": report}
+
+
+class EpochFollower:
+    """Follows the epoch logs of :func:`train_part_shard` in a folder (a background thread reads new
+    complete lines every ``every`` seconds, and once more on exit) and hands each record to
+    ``on_epoch``. A worker on another host writes its log there too only when it shares the run
+    directory's file system; otherwise the bar moves per finished model alone."""
+
+    def __init__(self, folder: Path, on_epoch: Callable[[dict], None], every: float = 2.0) -> None:
+        self.folder, self.on_epoch, self.every = folder, on_epoch, every
+        self._read: dict[Path, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="ner-epochs", daemon=True)
+
+    def poll(self) -> None:
+        for path in sorted(self.folder.glob("part-*.jsonl")):
+            with path.open("rb") as f:
+                f.seek(self._read.get(path, 0))
+                data = f.read()
+            done = data[:data.rfind(b"\n") + 1]            # complete lines only
+            self._read[path] = self._read.get(path, 0) + len(done)
+            for line in done.decode("utf-8").splitlines():
+                self.on_epoch(json.loads(line))
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.poll()
+
+    def __enter__(self) -> "EpochFollower":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.poll()
+
+
+def train_models(ctx: StageContext, docs: list[Document], extra: dict[str, list[Document]],
+                 on_epoch: Callable[[dict], None]) -> tuple[Recognizer, dict]:
+    """The recognizer's models as shard tasks, the largest first (one per worker: the longest starts
+    at once), on one wall-clock budget of ``ner.max_minutes`` from now; the recognizer and report of
+    :func:`graphmert.ner.recognizer.assemble_recognizer`. ``on_epoch`` gets each epoch's record."""
+    cfg = ctx.cfg.ner
+    plans = plan_parts(docs, cfg, extra=extra)
+    order = sorted(range(len(plans)), key=lambda k: -plans[k].size)
+    epochs_dir = ctx.work_dir / "epochs"
+    for old in epochs_dir.glob("part-*.jsonl"):             # a killed run's epochs are not this run's
+        old.unlink()
+    start = time.time()
+    shared = PartsShared(cfg=cfg, wall_deadline=start + 60 * cfg.max_minutes, epochs_dir=str(epochs_dir))
+    with EpochFollower(epochs_dir, on_epoch):
+        shards = ctx.map_shards(train_part_shard, [(k, plans[k]) for k in order], name="model",
+                                shared=shared, suffix=".spacy")
+    trained: dict[int, tuple[object, dict]] = {}
+    for k, shard in zip(order, shards):
+        nlp = pipeline_from_bytes(plans[k].categories, cfg, shard.path.read_bytes())
+        trained[k] = (nlp, {**shard.counts["report"], "reused": shard.reused})
+    return assemble_recognizer(plans, [trained[k] for k in range(len(plans))], docs, cfg,
+                               minutes=(time.time() - start) / 60)
+
+
 def _ner(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     if not cfg.ner.paths:
@@ -63,11 +161,8 @@ def _ner(ctx: StageContext) -> dict:
     held = held_out_documents(cfg)
     docs, extra, counts = training_documents(cfg, held)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
-    groups = recognizer_groups(cfg.ner.categories, cfg.ner.separate_categories)
-    mine = [group_documents(docs, g) for g in groups]
+    sizes = {tuple(p.categories): p.size for p in plan_parts(docs, cfg.ner, extra=extra)}
     # the bar counts documents read, so its rate and ETA hold across parts of different sizes
-    sizes = {tuple(g): len(m) + len(x) for g, m, x in zip(groups, mine, part_extras(groups, mine, extra,
-                                                                                     cfg.ner.categories))}
     bar = ctx.progress(total=cfg.ner.epochs * sum(sizes.values()), desc="ner: train", unit="doc")
 
     def on_epoch(rec: dict) -> None:
@@ -77,7 +172,7 @@ def _ner(ctx: StageContext) -> dict:
                  "+".join(LABELS[c] for c in rec["categories"]), rec["epoch"], rec["loss"], rec["p"],
                  rec["r"], rec["f"], rec["minutes"], extra={"console": False})
 
-    recognizer, report = train_recognizer(docs, cfg.ner, on_epoch=on_epoch, extra=extra)
+    recognizer, report = train_models(ctx, docs, extra, on_epoch)
     bar.close()
     recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
     linker = EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
