@@ -419,6 +419,12 @@ class ExtractConfig:
                                       "every occurrence of an abbreviation's short form is a mention "
                                       "with the label of the recognised mention heading its long "
                                       "form (graphmert.ner.abbreviations)")
+    abbreviation_veto: list[str] = opt(factory=list, help="documents the ner stage's recognizer "
+                                       "annotates: Biolink categories whose mentions of a short form "
+                                       "the document defines as something no recognised mention heads "
+                                       "and the linker does not know ('room air (RA)') are dropped "
+                                       "(graphmert.ner.abbreviations); not genes, whose long forms the "
+                                       "recognizer often misses where it finds the symbol")
     text_entities: bool = opt(True, help="'fixed' leaf-query models: a mention without an id is an "
                               "entity of its own, keyed by its text (a text node: a head and a tail "
                               "with an empty id and its text as the name; graphmert.extract."
@@ -745,6 +751,10 @@ def _check_cross(cfg: Config) -> None:
                           f"{cfg.corpus.chunk_mode!r} chunk holds several documents' titles)")
     _check_typer(cfg.extract)
     check_outside_scope(cfg.extract)
+    odd = [c for c in cfg.extract.abbreviation_veto if c not in cfg.ner.categories]
+    if odd:
+        raise ConfigError(f"extract.abbreviation_veto: {odd} are not categories the recognizer finds "
+                          f"(ner.categories: {cfg.ner.categories})")
     taxon = cfg.extract.kg_gene_species
     if taxon is not None and not re.fullmatch(r"NCBITaxon:\d+", taxon):
         raise ConfigError(f"extract.kg_gene_species: {taxon!r} is not an NCBI Taxonomy id (the species "

@@ -152,8 +152,16 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     raw_only = ("propagate_mentions", "abbreviation_mentions", "symbol_mentions", "variant_mentions")
     assert all(getattr(raw.extract, k) for k in raw_only)
     assert raw.extract.kg_gene_species == "NCBITaxon:9606"
+    assert raw.extract.abbreviation_veto == ["biolink:Disease", "biolink:ChemicalEntity"]
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths, kg_gene_species=biored.extract.kg_gene_species,
+                               abbreviation_veto=biored.extract.abbreviation_veto,
                                **{k: getattr(biored.extract, k) for k in raw_only}) == biored.extract
+
+
+def test_abbreviation_veto_names_categories_the_recognizer_finds():
+    with pytest.raises(ConfigError, match=r"extract.abbreviation_veto: \['biolink:Protein'\] are not "
+                                          r"categories the recognizer finds"):
+        load_config(None, ["extract.abbreviation_veto=[biolink:Disease,biolink:Protein]"])
 
 
 @pytest.mark.parametrize("value", ["human", "NCBITaxon:human", "ncbitaxon:9606", "NCBITaxon:9606x"])

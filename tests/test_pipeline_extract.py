@@ -193,3 +193,27 @@ def test_extraction_on_a_local_cluster_equals_synchronous(trained, gold, monkeyp
     r = invoke(*extract_args(trained, gold, "extract.part_documents=1", "pipeline.workers=2", "--force"))
     assert r.exit_code == 0, r.output
     assert (trained / "extract" / "triples.jsonl").read_bytes() == sync
+
+
+def test_abbreviation_veto_drops_the_configured_categories_short_forms_unless_the_linker_knows_them():
+    """extract.abbreviation_veto reaches the recognised documents: "RA" defined as "room air" stops
+    being a disease; "MO", whose long form the linker links exactly, stays; off, both stay."""
+    from graphmert.config import ExtractConfig
+    from graphmert.corpus.document import Abbreviation, Document, Mention
+    from graphmert.ner.linking import UNLINKED, LinkResult
+    from pipelines.stages.extract import _more_mentions
+
+    class Linker:
+        def link(self, text, category, species=None):
+            return LinkResult(("MESH:D005097",), 1.0, "dictionary") if text == "multiple osteochondromas" else UNLINKED
+
+    text = "room air (RA) and RA; multiple osteochondromas (MO) and MO."
+    mentions = [Mention(start=text.index(t, 12), end=text.index(t, 12) + len(t), text=t, type="Disease")
+                for t in ("RA", "MO")]
+    abbr = [Abbreviation(10, 12, 0, 8), Abbreviation(48, 50, 22, 46)]
+    doc = Document(id="d", text=text, mentions=mentions, abbreviations=abbr)
+    assert text[48:50] == "MO" and text[22:46] == "multiple osteochondromas"
+    on = _more_mentions(doc, Linker(), ExtractConfig(abbreviation_veto=["biolink:Disease"]))
+    assert [m.text for m in on.mentions] == ["MO"]
+    off = _more_mentions(doc, Linker(), ExtractConfig())
+    assert [m.text for m in off.mentions] == ["RA", "MO"]

@@ -16,6 +16,11 @@ pairs:
   sense per document in :func:`graphmert.ner.recognizer.propagate_mentions`).
   A short form whose long forms' heads disagree takes the label most of them have.
 
+:func:`abbreviation_veto` reads the same pairs the other way: a short form that the document
+defines as something no recognised mention heads ("room air (RA)", "conditioned media (CM)") is
+not an entity there, though the recognizer or a dictionary knows it as one elsewhere (rheumatoid
+arthritis, cardiomyopathy).
+
 The mentions carry no ids yet; :meth:`graphmert.ner.linking.EntityLinker.link_document` links them:
 a short form takes its long form's link, and a long form that no look-up links takes its short
 form's. Written here because spaCy and
@@ -26,11 +31,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from typing import Callable
 
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import whole_word_occurrences
 
-__all__ = ["abbreviation_mentions", "abbreviation_pairs", "short_form_variants"]
+__all__ = ["abbreviation_mentions", "abbreviation_pairs", "short_form_variants", "abbreviation_veto"]
 
 
 def abbreviation_pairs(doc: Document) -> list[tuple[str, int, int]]:
@@ -88,3 +94,31 @@ def abbreviation_mentions(doc: Document, labels: frozenset[str]) -> Document:
                       and not m.ids):
                     mentions[over[0]] = replace(m, type=label)
     return replace(doc, mentions=sorted(mentions, key=lambda m: (m.start, m.end)))
+
+
+def abbreviation_veto(doc: Document, labels: frozenset[str],
+                      known: Callable[[str, str], bool] = lambda text, label: False) -> Document:
+    """A copy of ``doc`` without the mentions of a short form (or of its other number) that the
+    document defines, when no long form of it is headed by a recognised mention (:func:`_head_label`)
+    and ``known(long form, label)`` holds for none of them with the mention's label (the stage asks
+    the linker: a long form the recognizer missed but a look-up links, "oxygen-induced retinopathy"
+    of "OIR", keeps its short form). Only unlinked mentions of ``labels`` go; a document without
+    abbreviations is returned as it is."""
+    if not doc.abbreviations:
+        return doc
+    longs: dict[str, list[tuple[int, int]]] = {}
+    for short, start, end in abbreviation_pairs(doc):
+        longs.setdefault(short, []).append((start, end))
+    vetoed: dict[str, list[tuple[int, int]]] = {}
+    for short, spans in longs.items():
+        if all(_head_label(doc.mentions, a, b, labels) is None for a, b in spans):
+            for form in short_form_variants(short):
+                vetoed.setdefault(form, []).extend(spans)
+
+    def kept(m: Mention) -> bool:
+        spans = vetoed.get(m.text)
+        return (spans is None or m.ids or m.type not in labels
+                or any(known(doc.text[a:b], m.type) for a, b in spans))
+
+    mentions = [m for m in doc.mentions if kept(m)]
+    return doc if len(mentions) == len(doc.mentions) else replace(doc, mentions=mentions)

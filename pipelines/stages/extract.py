@@ -41,7 +41,7 @@ from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.model import build_model
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint
-from graphmert.ner.abbreviations import abbreviation_mentions
+from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
 from graphmert.ner.gazetteer import symbol_mentions
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import LABELS
@@ -149,11 +149,16 @@ def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
 
 def _more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
     """A recognised document with the mentions its abbreviations (``extract.abbreviation_mentions``)
-    and the seed KG's gene symbols (``extract.symbol_mentions``) add, in that order."""
+    and the seed KG's gene symbols (``extract.symbol_mentions``) add, in that order, less those of
+    short forms it defines as something else (``extract.abbreviation_veto``; a long form the linker
+    links exactly in the mention's category keeps them)."""
     if ex.abbreviation_mentions:
         doc = abbreviation_mentions(doc, RECOGNIZER_LABELS)
     if ex.symbol_mentions:
         doc = symbol_mentions(doc, linker, LABELS["biolink:Gene"])
+    if ex.abbreviation_veto:
+        vetoed = frozenset(LABELS[c] for c in ex.abbreviation_veto)
+        doc = abbreviation_veto(doc, vetoed, lambda text, label: linker.link(text, label).score >= 1.0)
     return doc
 
 

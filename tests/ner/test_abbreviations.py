@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphmert.corpus.document import Abbreviation, Document, Mention
-from graphmert.ner.abbreviations import abbreviation_mentions
+from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
 
 LABELS = frozenset({"Gene", "Disease", "Chemical"})
 
@@ -82,3 +82,33 @@ def test_short_forms_of_the_other_number_are_mentions_too():
     assert _spans(abbreviation_mentions(d, LABELS)) == [
         ("Atrioventricular septal defects", "Disease"), ("AVSDs", "Disease"), ("AVSD", "Disease"),
         ("AVSDs", "Disease")]
+
+
+def test_a_short_form_defined_as_something_unrecognised_is_not_a_mention():
+    """"room air (RA)": no recognised mention heads the long form, so no "RA" of the document is a
+    disease (nor "RAs", its other number); a short form whose long form is headed ("OIR"), or which
+    the linker knows ("MO"), stays; genes (not in the labels vetoed: the recognizer often misses a
+    gene's long form, "leukemia inhibitory factor", where it finds "LIF"), linked mentions and a
+    document without abbreviations are left alone."""
+    text = ("room air (RA) or RA and RAs; oxygen-induced retinopathy (OIR) in OIR mice; multiple "
+            "osteochondromas (MO) and MO; leukemia inhibitory factor (LIF) and LIF; RA.")
+    d = _doc(text, [("RA", "Disease", 1), ("RAs", "Disease", 0), ("retinopathy", "Disease", 0),
+                    ("OIR", "Disease", 1), ("MO", "Disease", 1), ("LIF", "Gene", 1), ("RA", "Chemical", 3)],
+             [("RA", 0, "room air", 0), ("OIR", 0, "oxygen-induced retinopathy", 0),
+              ("MO", 0, "multiple osteochondromas", 0), ("LIF", 0, "leukemia inhibitory factor", 0)])
+    d.mentions[-1].ids = ["MESH:D2"]                                          # the last RA: linked
+    seen: list[tuple[str, str]] = []
+
+    def known(long_form: str, label: str) -> bool:
+        seen.append((long_form, label))
+        return long_form == "multiple osteochondromas"
+
+    out = abbreviation_veto(d, frozenset({"Disease", "Chemical"}), known)
+    assert _spans(out) == [("retinopathy", "Disease"), ("OIR", "Disease"), ("MO", "Disease"),
+                           ("LIF", "Gene"), ("RA", "Chemical")]
+    assert ("room air", "Disease") in seen and ("multiple osteochondromas", "Disease") in seen
+    assert len(d.mentions) == 7                                                # the input is untouched
+    genes = abbreviation_veto(d, frozenset({"Gene"}))                          # only the labels given
+    assert _spans(genes) == [s for s in _spans(d) if s != ("LIF", "Gene")]
+    plain = Document(id="p", text="RA", mentions=[Mention(0, 2, "RA", "Disease")])
+    assert abbreviation_veto(plain, LABELS) is plain
