@@ -154,6 +154,9 @@ def main() -> None:
     ap.add_argument("--kg-gene-species", default=None, metavar="TAXON",
                     help="the seed KG's gene taxon (extract.kg_gene_species, e.g. NCBITaxon:9606): genes "
                          "of other species' documents are not linked to KG genes")
+    ap.add_argument("--strict-gene-species", action="store_true",
+                    help="extract.strict_gene_species: a dictionary gene of another species than the "
+                         "document's, with no ortholog, is not linked either")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
@@ -161,7 +164,7 @@ def main() -> None:
     docs, held, dev, xrefs = load_inputs(not a.no_abbreviations, a.extra_sources)
     kg = read_hetionet_disgenet_mesh(require_shared("seed_kg_hetionet_disgenet_mesh"))
     linker = EntityLinker.build(docs, kg, xrefs, exclude={d.id for d in held})
-    linker.kg_species = a.kg_gene_species
+    linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
           f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
     rows = sweep(linker, held, thresholds)
@@ -177,7 +180,7 @@ def main() -> None:
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
                    held_out_genes=genes, extra_sources=a.extra_sources, kg_gene_species=a.kg_gene_species,
-                   abbreviations=not a.no_abbreviations)
+                   strict_gene_species=a.strict_gene_species, abbreviations=not a.no_abbreviations)
 
 
 if __name__ == "__main__":

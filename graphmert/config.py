@@ -437,6 +437,11 @@ class ExtractConfig:
         None, help="documents the ner stage's recognizer annotates: the taxon of the seed KG's genes "
         "(NCBITaxon:9606 for Hetionet); in a document whose species is another, a gene is not linked "
         "to a KG gene by name (graphmert.ner.linking); null: it may be")
+    strict_gene_species: bool = opt(False, help="documents the ner stage's recognizer annotates: a gene "
+                                    "the linker's training dictionary knows only in another species than "
+                                    "the document's, with no ortholog learnt, stays unlinked (a text "
+                                    "node), as a seed-KG gene does under kg_gene_species; false: the "
+                                    "dictionary's id is kept")
     variant_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: the "
                                  "sequence variants a rule-based finder reads in the text ('R215W', "
                                  "'c.643C>T', 'rs1800795') become mentions too, with tmVar-style ids, "

@@ -49,8 +49,11 @@ linker learns which genes of two species are the same gene from the names they s
 names) differs from its winning id in another's pairs the two ids. In a document of a known species,
 a gene look-up whose id belongs to another species (a gene's taxon: the species of the training
 documents that annotate it) takes that id's ortholog in the document's species instead. Without an
-ortholog, a dictionary answer stays (the training documents annotated that form so) and the next
-look-up step is tried for a KG name (below).
+ortholog, a dictionary answer stays (the training documents annotated that form so), unless
+:attr:`EntityLinker.strict_species` is set (``extract.strict_gene_species``): then, like a KG name,
+it is passed over for the next look-up step, and the mention may stay unlinked, a text node. On
+recognised raw text a foreign-species dictionary answer is more often wrong than right (the
+held-out raw slice: 28 wrong and 8 right gene entities; docs/NER.md).
 
 **The seed KG's species.** A seed KG names the genes of one species (Hetionet: human). With
 :attr:`EntityLinker.kg_species` set (``extract.kg_gene_species``), a KG gene is of that species, and
@@ -557,6 +560,9 @@ class EntityLinker:
         self._kg_genes = frozenset(tables.kg.get(_GENE, {}).values())
         #: the taxon of the seed KG's genes, or None: genes of other species' documents skip the KG
         self.kg_species: str | None = None
+        #: whether a dictionary gene of another species than the document's, with no ortholog of its
+        #: species, is passed over like a KG gene (True) or kept (False: the training documents say so)
+        self.strict_species: bool = False
 
     @classmethod
     def build(cls, documents: Iterable[Document], kg: SeedKG | None,
@@ -600,7 +606,7 @@ class EntityLinker:
         other categories: the first), or None."""
         for ids, how in self._matches(category, key, text, species):
             if category in SPECIES_CATEGORIES and species:
-                ids = self._in_species(ids, species, keep=how != "kg")
+                ids = self._in_species(ids, species, keep=how != "kg" and not self.strict_species)
             if ids:
                 return ids, how
         return None
@@ -613,7 +619,8 @@ class EntityLinker:
     def _in_species(self, ids: tuple[str, ...], species: str, keep: bool) -> tuple[str, ...] | None:
         """``ids`` of a gene as a gene of ``species``: unchanged when the primary id's taxon is that
         species or unknown, else the ortholog of ``species`` (:func:`_gene_orthologs`), else
-        unchanged with ``keep`` (a dictionary answer) and None without (a KG name)."""
+        unchanged with ``keep`` (a dictionary answer, unless :attr:`strict_species`) and None without
+        (a KG name)."""
         taxon = self.gene_taxon(ids[0])
         if taxon is None or taxon == species:
             return ids

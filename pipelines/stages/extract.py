@@ -129,7 +129,8 @@ def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
 
 def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
     """Documents without mentions get the recognizer's mentions, linked by the linker (with
-    ``extract.kg_gene_species`` as its :attr:`~graphmert.ner.linking.EntityLinker.kg_species`), and with
+    ``extract.kg_gene_species`` as its :attr:`~graphmert.ner.linking.EntityLinker.kg_species` and
+    ``extract.strict_gene_species`` as its ``strict_species``), and with
     ``extract.variant_mentions`` the sequence variants of :func:`add_variants`; the others are kept
     as they are. Returns the documents and the recognised ones by id."""
     tools = load_entity_tools(ctx)
@@ -138,7 +139,7 @@ def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
         return docs, {}
     recognizer, linker = tools
     ex = ctx.cfg.extract
-    linker.kg_species = ex.kg_gene_species
+    linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
     found = {d.id: linker.link_document(_more_mentions(d, linker, ex))
              for d in ctx.progress(recognizer.recognize(todo, propagate=ex.propagate_mentions),
                                    total=len(todo), desc="extract: recognize", unit="doc")}

@@ -274,6 +274,11 @@ def test_a_gene_of_another_species_becomes_the_documents_own_through_its_ortholo
     in_mice = doc("m", "In mice, tumor necrosis factor-alpha rose.",
                   [("mice", "OrganismTaxon", []), ("tumor necrosis factor-alpha", "Gene", [])])
     assert strict.link_document(in_mice).mentions[1].ids == ["NCBIGene:21926"]
+    strict.strict_species = True                      # extract.strict_gene_species: Ace is a rat gene
+    assert strict.link("Ace", "Gene", species=MOUSE).how == "none"                  # a text node
+    assert strict.link("Ace", "Gene", species=RAT).ids == ("NCBIGene:24310",)
+    assert strict.link("Ace", "Gene").ids == ("NCBIGene:24310",)                    # species unknown
+    assert strict.link(tnf, "Gene", species=MOUSE).ids == ("NCBIGene:21926",)      # orthologs still serve
 
 
 # --------------------------------------------------------------------------------------------------
