@@ -164,19 +164,35 @@ def test_a_killed_ner_run_reuses_the_models_it_finished(files, tmp_path, monkeyp
     run_dir = tmp_path / "run"
     args = ["ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *SEPARATE,
             f"ner.paths=[{files / 'train.PubTator'}]", "--scheduler", "synchronous"]
-    real = stage.train_part
+    real = stage.train_in_child
 
-    def gene_fails(plan, cfg, **kw):
+    def gene_fails(plan, *a):
         if plan.categories == ["biolink:Gene"]:
             raise RuntimeError("killed")
-        return real(plan, cfg, **kw)
+        return real(plan, *a)
 
-    monkeypatch.setattr(stage, "train_part", gene_fails)
+    monkeypatch.setattr(stage, "train_in_child", gene_fails)
     r = invoke(*args)
     assert r.exit_code != 0 and not (run_dir / "ner" / "manifest.json").exists()
-    monkeypatch.setattr(stage, "train_part", real)
+    monkeypatch.setattr(stage, "train_in_child", real)
     r = invoke(*args)
     assert r.exit_code == 0, r.output
     ner = _manifest(run_dir)
     assert (ner["tasks"]["model"]["ran"], ner["tasks"]["model"]["reused"]) == (1, 1)
     assert [p["reused"] for p in ner["parts"]] == [True, False]
+
+
+def test_a_model_whose_training_fails_in_its_process_is_a_clear_stage_error(tmp_path):
+    """The child process's own error (here: too few documents for a selection slice) reaches the
+    stage's error with the model's name."""
+    from graphmert.config import NERConfig
+    from graphmert.ner.recognizer import PartPlan
+    from pipelines.stage import StageError
+    from pipelines.stages.ner import PartsShared, train_in_child
+
+    doc = template_document("1", random.Random(0))
+    shared = PartsShared(cfg=NERConfig(), wall_deadline=0.0, epochs_dir=str(tmp_path))
+    with pytest.raises(StageError, match=r"(?s)ner: training the Gene model failed \(exit 1\):.*"
+                                         r"RecognizerError.*too few"):
+        train_in_child(PartPlan(categories=["biolink:Gene"], docs=[doc], more=[]), shared,
+                       tmp_path / "part-0.jsonl", tmp_path / "out.spacy")

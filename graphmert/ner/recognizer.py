@@ -432,7 +432,21 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     documents, updates in batches of ``cfg.batch_size`` documents and scores the selection slice;
     the best epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience``
     epochs without a better F1, or when another epoch as long as the last would end after
-    ``deadline`` (``time.monotonic()``; the first epoch always runs)."""
+    ``deadline`` (``time.monotonic()``; the first epoch always runs).
+
+    It trains with one BLAS thread, as a Dask worker of ``--scheduler local`` does
+    (``OPENBLAS_NUM_THREADS=1``): the loop keeps one core busy either way, and two models training
+    at once on two cores then do not contend for them. spaCy's parser also draws from Python's
+    process-wide ``random``: run it where no other thread does (``pipelines.stages.ner`` gives each
+    model a process of its own)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _train_part(plan, cfg, where, deadline, on_epoch)
+
+
+def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
+                on_epoch: Callable[[dict], None] | None) -> tuple[object, dict]:
     import spacy
     from spacy.util import minibatch
 

@@ -5,10 +5,10 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
 (:func:`pipelines.holdout.held_out_documents`), then
 
 * trains the spaCy recognizer: one spaCy model per group of ``ner.separate_categories``
-  (:func:`graphmert.ner.recognizer.plan_parts`), each one shard task (:func:`train_part_shard`), so
-  the models train at once, one per worker (spaCy's training loop keeps one core busy), the largest
-  first, all on the one budget ``ner.max_minutes``; a model finished before a killed run is reused by
-  the rerun. Each task appends its epochs to a log in ``RUN/work/ner/epochs/``, which the driver
+  (:func:`graphmert.ner.recognizer.plan_parts`), each one shard task (:func:`train_part_shard`,
+  which trains it in a child process of its own), so the models train at once, one per worker
+  (spaCy's training loop keeps one core busy), the largest first, all on the one budget
+  ``ner.max_minutes``; a model finished before a killed run is reused by the rerun. Each task appends its epochs to a log in ``RUN/work/ner/epochs/``, which the driver
   follows: the progress bar counts the documents each epoch reads, and each epoch's selection
   scores go to the log → ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the
   ``ner`` config and the training report);
@@ -24,6 +24,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -39,10 +44,11 @@ from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_recognizer, pipeline_from_bytes,
                                       plan_parts, train_part)
 from pipelines.holdout import held_out_documents
-from pipelines.stage import Stage, StageContext
+from pipelines.stage import Stage, StageContext, StageError
 
 log = logging.getLogger("graphmert.pipeline")
 
+REPO_ROOT = Path(__file__).resolve().parents[2]     # on the child's path (pipelines.stages.ner)
 RECOGNIZER_DIR = "recognizer"
 LINKER_FILE = "linker.json.gz"
 
@@ -77,21 +83,57 @@ class PartsShared:
 
 def train_part_shard(item: tuple[int, PartPlan], shared: PartsShared, path: Path) -> dict:
     """Shard task: train model ``k`` of the recognizer (``item``: (k, its plan)) with
-    :func:`graphmert.ner.recognizer.train_part` until ``shared.wall_deadline``; each epoch's record
-    is appended to ``epochs_dir/part-<k>.jsonl`` as it ends. Writes the pipeline's bytes at ``path``
-    and returns its training report."""
+    :func:`graphmert.ner.recognizer.train_part` until ``shared.wall_deadline``, in a Python process
+    of its own (:func:`train_in_child`); each epoch's record is appended to
+    ``epochs_dir/part-<k>.jsonl`` as it ends. Writes the pipeline's bytes at ``path`` and returns
+    its training report."""
     k, plan = item
     log_path = Path(shared.epochs_dir) / f"part-{k}.jsonl"
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    return {"report": train_in_child(plan, shared, log_path, path)}
+
+
+def train_in_child(plan: PartPlan, shared: PartsShared, log_path: Path, out: Path) -> dict:
+    """Train ``plan``'s model in a child Python process (:func:`part_main`) and return its report.
+
+    Why a process: trained inside a Dask worker, the same model came out different from run to run
+    (the gene model of the raw slice: selection F1 0.531 and 0.553 after two epochs in two workers,
+    0.564 in every plain process, whatever its thread counts or hash seed). Our reading, not traced:
+    spaCy's parser draws from Python's process-wide ``random`` while it trains, and so do the
+    worker's other threads (its event loop, heartbeats) at moments no run repeats. Alone in a
+    process the model is the same every time, and the same as
+    :func:`graphmert.ner.recognizer.train_recognizer`'s."""
+    with tempfile.TemporaryDirectory(prefix="graphmert-ner-") as tmp:
+        job = Path(tmp) / "job.pkl"
+        with job.open("wb") as f:
+            pickle.dump({"plan": plan, "cfg": shared.cfg, "wall_deadline": shared.wall_deadline,
+                         "log": str(log_path), "out": str(out), "report": str(Path(tmp) / "report.json")}, f)
+        code = "import sys; from pipelines.stages.ner import part_main; sys.exit(part_main(sys.argv[1]))"
+        path = os.pathsep.join([str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+        r = subprocess.run([sys.executable, "-c", code, str(job)], env={**os.environ, "PYTHONPATH": path},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise StageError(f"ner: training the {'+'.join(LABELS[c] for c in plan.categories)} model failed "
+                             f"(exit {r.returncode}):\n{r.stderr[-3000:]}")
+        return json.loads((Path(tmp) / "report.json").read_text(encoding="utf-8"))
+
+
+def part_main(job_path: str) -> int:
+    """Entry point of :func:`train_in_child`'s process: the job's plan trained to its budget's end,
+    the pipeline's bytes and the report written where the job says."""
+    with open(job_path, "rb") as f:
+        job = pickle.load(f)
+    log_path = Path(job["log"])
 
     def on_epoch(rec: dict) -> None:
         with log_path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(rec) + "\n")
 
-    deadline = time.monotonic() + (shared.wall_deadline - time.time())
-    nlp, report = train_part(plan, shared.cfg, deadline=deadline, on_epoch=on_epoch)
-    path.write_bytes(nlp.to_bytes())
-    return {"report": report}
+    deadline = time.monotonic() + (job["wall_deadline"] - time.time())
+    nlp, report = train_part(job["plan"], job["cfg"], deadline=deadline, on_epoch=on_epoch)
+    Path(job["out"]).write_bytes(nlp.to_bytes())
+    Path(job["report"]).write_text(json.dumps(report), encoding="utf-8")
+    return 0
 
 
 class EpochFollower:
