@@ -205,7 +205,8 @@ def test_abbreviation_veto_drops_the_configured_categories_short_forms_unless_th
 
     class Linker:
         def link(self, text, category, species=None):
-            return LinkResult(("MESH:D005097",), 1.0, "dictionary") if text == "multiple osteochondromas" else UNLINKED
+            known = text == "multiple osteochondromas"
+            return LinkResult(("MESH:D005097",), 1.0, "dictionary") if known else UNLINKED
 
     text = "room air (RA) and RA; multiple osteochondromas (MO) and MO."
     mentions = [Mention(start=text.index(t, 12), end=text.index(t, 12) + len(t), text=t, type="Disease")

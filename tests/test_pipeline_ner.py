@@ -129,9 +129,10 @@ def _manifest(run_dir: Path) -> dict:
 
 
 def test_models_train_as_worker_tasks_exactly_as_in_one_process(files, tmp_path, monkeypatch):
-    """Two models (genes apart) train at once on a LocalCluster's workers, each from the same seed,
-    so the saved pipelines are byte-identical to train_recognizer's one after another in this
-    process; the driver follows every epoch of both (the manifest's histories, the run's log)."""
+    """Two models (genes apart) train at once on a LocalCluster's workers, each in a process of its
+    own from the same seed, so the saved pipelines are byte-identical to train_recognizer's one
+    after another in this process; the driver follows every epoch of both (the manifest's
+    histories, the run's log)."""
     from graphmert.config import load_config
     from graphmert.corpus.readers import read_corpus
     from graphmert.ner.corpus import annotated_documents

@@ -29,8 +29,9 @@ gives it a model of its own, trained on just the documents that annotate it (:fu
 function a ``spacy train`` config could name, and the loop reports each epoch (the pipeline's bar,
 ``--quiet``) and stops on one time budget for the whole recognizer. :func:`train_recognizer` trains
 the models one after another in this process; the ``ner`` stage trains them at once, one per worker
-(spaCy's loop keeps one core busy), and :func:`assemble_recognizer` joins them either way. A slice of the training documents (by a hash of the id,
-``ner.selection_fraction``) picks the best epoch; it is never an evaluation set.
+(spaCy's loop keeps one core busy), and :func:`assemble_recognizer` joins them either way. A slice
+of the training documents (by a hash of the id, ``ner.selection_fraction``) picks the best epoch;
+it is never an evaluation set.
 """
 
 from __future__ import annotations

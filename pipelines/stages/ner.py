@@ -8,10 +8,11 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
   (:func:`graphmert.ner.recognizer.plan_parts`), each one shard task (:func:`train_part_shard`,
   which trains it in a child process of its own), so the models train at once, one per worker
   (spaCy's training loop keeps one core busy), the largest first, all on the one budget
-  ``ner.max_minutes``; a model finished before a killed run is reused by the rerun. Each task appends its epochs to a log in ``RUN/work/ner/epochs/``, which the driver
-  follows: the progress bar counts the documents each epoch reads, and each epoch's selection
-  scores go to the log → ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the
-  ``ner`` config and the training report);
+  ``ner.max_minutes``; a model finished before a killed run is reused by the rerun. Each task
+  appends its epochs to a log in ``RUN/work/ner/epochs/``, which the driver follows: the progress
+  bar counts the documents each epoch reads, and each epoch's selection scores go to the log →
+  ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the ``ner`` config and the
+  training report);
 * builds the linker from the same documents' gold ids, the seed KG's names and ``ner.xref_tables``
   (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
 
@@ -172,13 +173,13 @@ class EpochFollower:
         self.poll()
 
 
-def train_models(ctx: StageContext, docs: list[Document], extra: dict[str, list[Document]],
+def train_models(ctx: StageContext, plans: list[PartPlan], docs: list[Document],
                  on_epoch: Callable[[dict], None]) -> tuple[Recognizer, dict]:
-    """The recognizer's models as shard tasks, the largest first (one per worker: the longest starts
-    at once), on one wall-clock budget of ``ner.max_minutes`` from now; the recognizer and report of
+    """The recognizer's models (``plans``, of :func:`graphmert.ner.recognizer.plan_parts` on
+    ``docs``) as shard tasks, the largest first (one per worker: the longest starts at once), on one
+    wall-clock budget of ``ner.max_minutes`` from now; the recognizer and report of
     :func:`graphmert.ner.recognizer.assemble_recognizer`. ``on_epoch`` gets each epoch's record."""
     cfg = ctx.cfg.ner
-    plans = plan_parts(docs, cfg, extra=extra)
     order = sorted(range(len(plans)), key=lambda k: -plans[k].size)
     epochs_dir = ctx.work_dir / "epochs"
     for old in epochs_dir.glob("part-*.jsonl"):             # a killed run's epochs are not this run's
@@ -203,7 +204,8 @@ def _ner(ctx: StageContext) -> dict:
     held = held_out_documents(cfg)
     docs, extra, counts = training_documents(cfg, held)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
-    sizes = {tuple(p.categories): p.size for p in plan_parts(docs, cfg.ner, extra=extra)}
+    plans = plan_parts(docs, cfg.ner, extra=extra)
+    sizes = {tuple(p.categories): p.size for p in plans}
     # the bar counts documents read, so its rate and ETA hold across parts of different sizes
     bar = ctx.progress(total=cfg.ner.epochs * sum(sizes.values()), desc="ner: train", unit="doc")
 
@@ -214,7 +216,7 @@ def _ner(ctx: StageContext) -> dict:
                  "+".join(LABELS[c] for c in rec["categories"]), rec["epoch"], rec["loss"], rec["p"],
                  rec["r"], rec["f"], rec["minutes"], extra={"console": False})
 
-    recognizer, report = train_models(ctx, docs, extra, on_epoch)
+    recognizer, report = train_models(ctx, plans, docs, on_epoch)
     bar.close()
     recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
     linker = EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
