@@ -48,6 +48,7 @@ from graphmert.ner.linking import EntityLinker  # noqa: E402
 CATEGORIES = {"biolink:Gene": "gene", "biolink:Disease": "disease", "biolink:ChemicalEntity": "chemical"}
 HOWS = ("dictionary", "kg", "abbreviation", "fuzzy", "none")
 XREF_TABLES = ("doid_to_mesh.tsv", "drugbank_to_mesh.tsv", "umls_to_mesh_disgenet.tsv")
+NAME_TABLES = ("upstream/disgenet_v3.0_curated_gene_disease_associations.txt.gz",)   # gene full names
 THRESHOLDS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
 
 
@@ -157,13 +158,18 @@ def main() -> None:
     ap.add_argument("--strict-gene-species", action="store_true",
                     help="extract.strict_gene_species: a dictionary gene of another species than the "
                          "document's, with no ortholog, is not linked either")
+    ap.add_argument("--name-tables", action="store_true",
+                    help="ner.name_tables: the seed KG folder's DisGeNET gene names as KG gene synonyms")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
     t0 = time.perf_counter()
     docs, held, dev, xrefs = load_inputs(not a.no_abbreviations, a.extra_sources)
-    kg = read_hetionet_disgenet_mesh(require_shared("seed_kg_hetionet_disgenet_mesh"))
-    linker = EntityLinker.build(docs, kg, xrefs, exclude={d.id for d in held})
+    kg_dir = require_shared("seed_kg_hetionet_disgenet_mesh")
+    names = [kg_dir / t for t in NAME_TABLES] if a.name_tables else []
+    kg = read_hetionet_disgenet_mesh(kg_dir)
+    linker = EntityLinker.build(docs, kg, xrefs, name_tables=names,
+                                exclude={d.id for d in held})
     linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
           f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
@@ -180,7 +186,7 @@ def main() -> None:
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
                    held_out_genes=genes, extra_sources=a.extra_sources, kg_gene_species=a.kg_gene_species,
-                   strict_gene_species=a.strict_gene_species, abbreviations=not a.no_abbreviations)
+                   strict_gene_species=a.strict_gene_species, name_tables=a.name_tables, abbreviations=not a.no_abbreviations)
 
 
 if __name__ == "__main__":

@@ -363,6 +363,10 @@ class NERConfig:
     seed: int = opt(0, help="random seed (initialisation and shuffling)")
     xref_tables: list[str] = opt(factory=list, help="TSV tables mapping other ids to MeSH (the "
                                  "shared seed KG's doid_to_mesh.tsv, drugbank_to_mesh.tsv, …)")
+    name_tables: list[str] = opt(factory=list, help="TSV tables giving seed-KG nodes more names for "
+                                 "linking: an id column (id, or geneId: NCBI Gene numbers) and a name "
+                                 "column (name, geneName or synonyms; '|' separates names), e.g. the "
+                                 "shared seed KG's upstream DisGeNET table of gene names")
     fuzzy_threshold: float = opt(0.8, min=0.0, max=1.01,
                                  help="character-trigram cosine at or above which an unmatched "
                                       "mention links to its nearest known name of its category; "

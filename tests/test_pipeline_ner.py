@@ -197,3 +197,23 @@ def test_a_model_whose_training_fails_in_its_process_is_a_clear_stage_error(tmp_
                                          r"RecognizerError.*too few"):
         train_in_child(PartPlan(categories=["biolink:Gene"], docs=[doc], more=[]), shared,
                        tmp_path / "part-0.jsonl", tmp_path / "out.spacy")
+
+
+def test_epoch_follower_hands_on_complete_lines_once_each(tmp_path):
+    from pipelines.stages.ner import EpochFollower
+    seen = []
+    follower = EpochFollower(tmp_path, seen.append, every=3600)
+    a, b = tmp_path / "part-0.jsonl", tmp_path / "part-1.jsonl"
+    a.write_text('{"epoch": 1}\n{"epoch"')                # the second line is still being written
+    follower.poll()
+    assert seen == [{"epoch": 1}]
+    with a.open("a") as f:
+        f.write(': 2}\n')
+    b.write_text('{"epoch": 1, "part": 1}\n')
+    follower.poll()
+    follower.poll()                                        # nothing new: nothing handed on twice
+    assert seen == [{"epoch": 1}, {"epoch": 2}, {"epoch": 1, "part": 1}]
+    with follower:                                         # the thread's last read on exit
+        with b.open("a") as f:
+            f.write('{"epoch": 2, "part": 1}\n')
+    assert seen[-1] == {"epoch": 2, "part": 1} and len(seen) == 4

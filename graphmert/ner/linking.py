@@ -16,8 +16,9 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
    that of the document's species mentions, or of the species words of its text when it has no
    such mentions: :meth:`EntityLinker.document_species`), its votes are consulted first;
 2. **kg** — seed-KG node names and synonyms of the category (``biolink:PhenotypicFeature`` counts as
-   disease), plus MeSH's inverted names read back ("Diabetes Mellitus, Type 2" → "type 2 diabetes
-   mellitus"). Node ids outside the namespace (``DOID:``, ``DRUGBANK:``, ``UMLS:``) are mapped
+   disease), and the names that names tables give the nodes (:func:`read_name_tables`: the seed KG
+   names genes by symbol, DisGeNET's table by full name), plus inverted names read back
+   ("Diabetes Mellitus, Type 2" → "type 2 diabetes mellitus"). Node ids outside the namespace (``DOID:``, ``DRUGBANK:``, ``UMLS:``) are mapped
    through the cross-reference tables (:func:`read_xref_tables`); nodes with no mapping are left out;
 3. the same two tables again, for plural forms: a mention written with a final lower-case "s"
    ("tumors", "CDKs") is looked up as its singular, and a plural name also answers for its singular;
@@ -77,7 +78,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Collection, Iterable, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
@@ -127,10 +128,13 @@ _KG_SOURCE = "kg"             # the seed KG's names, as a source of gene ortholo
 
 _FUZZY_MIN_CHARS = 4          # shorter keys (gene symbols, acronyms) are never matched fuzzily
 _FUZZY_CACHE_SIZE = 100_000
+_C = TypeVar("_C")
 _FUZZY_TOP_K = 10
 _WORD = re.compile(r"[^\W\d_]+")
 _MAPPING_COLUMNS = ("mapping", "method")
 _TARGET_COLUMNS = ("mesh_id", "xref_mesh")
+_NAME_ID_COLUMNS = {"id": "", "geneId": "NCBIGene:"}    # id column → prefix of a bare id
+_NAME_COLUMNS = ("name", "geneName", "synonyms")
 
 
 class LinkerError(GraphmertError, ValueError):
@@ -240,19 +244,21 @@ def _uninverted(name: str) -> str | None:
 # --------------------------------------------------------------------------------------------------
 
 
-def _open_table(path: Path):
+def _open_table(path: Path, what: str):
     if not path.is_file():
-        raise LinkerError(f"{path}: cross-reference table not found")
+        raise LinkerError(f"{path}: {what} not found")
     with open(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
     return gzip.open(path, "rt", encoding="utf-8", newline="") if gz else \
         open(path, encoding="utf-8", newline="")
 
 
-def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
-    """``(source id, target ids)`` rows of one table (fields of any length); propagated mappings
-    are skipped."""
-    with _open_table(path) as f, unlimited_csv_fields():
+def _read_tsv(path: Path, what: str, columns: Callable[[list[str]], _C]
+              ) -> Iterator[tuple[_C, list[str]]]:
+    """``(columns(header), row)`` for every row of the TSV table (a ``what``) at ``path``, which has
+    a header; ``columns`` picks the columns from the header or raises :class:`LinkerError`; blank
+    lines are skipped."""
+    with _open_table(path, what) as f, unlimited_csv_fields():
         rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             header = [h.strip() for h in next(rows)]
@@ -260,12 +266,7 @@ def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
             raise LinkerError(f"{path}: line 1: empty file, expected a header") from None
         except UnicodeDecodeError as e:
             raise LinkerError(f"{path}: not UTF-8 text ({e})") from None
-        target = next((header.index(c) for c in _TARGET_COLUMNS if c in header), None)
-        if target is None or len(header) < 2:
-            raise LinkerError(f"{path}: line 1: expected a source id column and one of "
-                              f"{list(_TARGET_COLUMNS)}; the header has {header}")
-        source = header.index("id") if "id" in header else 0
-        mapping = next((header.index(c) for c in _MAPPING_COLUMNS if c in header), None)
+        picked = columns(header)
         try:
             for row in rows:
                 if len(row) != len(header):
@@ -273,13 +274,62 @@ def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
                         raise LinkerError(f"{path}: line {rows.line_num}: expected {len(header)} "
                                           f"tab-separated fields, found {len(row)}")
                     continue
-                if mapping is not None and row[mapping].strip().startswith("propagated"):
-                    continue
-                targets = [t.strip() for t in row[target].split("|") if t.strip()]
-                if row[source].strip() and targets:
-                    yield row[source].strip(), targets
+                yield picked, row
         except UnicodeDecodeError as e:
             raise LinkerError(f"{path}: line {rows.line_num + 1}: not UTF-8 text ({e})") from None
+
+
+def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(source id, target ids)`` rows of one table (fields of any length); propagated mappings
+    are skipped."""
+    def columns(header: list[str]) -> tuple[int, int, int | None]:
+        target = next((header.index(c) for c in _TARGET_COLUMNS if c in header), None)
+        if target is None or len(header) < 2:
+            raise LinkerError(f"{path}: line 1: expected a source id column and one of "
+                              f"{list(_TARGET_COLUMNS)}; the header has {header}")
+        mapping = next((header.index(c) for c in _MAPPING_COLUMNS if c in header), None)
+        return header.index("id") if "id" in header else 0, target, mapping
+
+    for (source, target, mapping), row in _read_tsv(path, "cross-reference table", columns):
+        if mapping is not None and row[mapping].strip().startswith("propagated"):
+            continue
+        targets = [t.strip() for t in row[target].split("|") if t.strip()]
+        if row[source].strip() and targets:
+            yield row[source].strip(), targets
+
+
+def _read_name_table(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(id, names)`` rows of one names table (:func:`read_name_tables`)."""
+    def columns(header: list[str]) -> tuple[int, str, int]:
+        ident = next((c for c in _NAME_ID_COLUMNS if c in header), None)
+        name = next((header.index(c) for c in _NAME_COLUMNS if c in header), None)
+        if ident is None or name is None:
+            raise LinkerError(f"{path}: line 1: expected an id column ({' or '.join(_NAME_ID_COLUMNS)}) "
+                              f"and a name column ({' or '.join(_NAME_COLUMNS)}); the header has {header}")
+        return header.index(ident), _NAME_ID_COLUMNS[ident], name
+
+    for (ident, prefix, name), row in _read_tsv(path, "names table", columns):
+        node = row[ident].strip()
+        names = [n.strip() for n in row[name].split("|") if n.strip()]
+        if node and names:
+            yield (node if ":" in node else prefix + node), names
+
+
+def read_name_tables(paths: Sequence[str | Path]) -> dict[str, list[str]]:
+    """Node id → more names of it (first seen first), from TSV tables with a header.
+
+    A table has an id column, ``id`` (CURIEs), or ``geneId`` (bare NCBI Gene numbers, as in the
+    shared seed KG's ``upstream/disgenet_v3.0_curated_gene_disease_associations.txt.gz``), and a
+    name column, ``name``, ``geneName`` or ``synonyms`` (``|`` separates several names). The
+    linker treats the names of seed-KG nodes as their synonyms. Gzipped tables are read
+    transparently.
+    """
+    out: dict[str, list[str]] = {}
+    for p in paths:
+        for node, names in _read_name_table(Path(p)):
+            known = out.setdefault(node, [])
+            known.extend(n for n in names if n not in known)
+    return out
 
 
 def read_xref_tables(paths: Sequence[str | Path]) -> dict[str, list[str]]:
@@ -377,10 +427,11 @@ def _node_primary(node_id: str, namespace: str, xrefs: dict[str, list[str]]) -> 
     return next((t for t in xrefs.get(node_id, ()) if t.startswith(namespace)), None)
 
 
-def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]]
+def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]], more_names: dict[str, list[str]]
                ) -> tuple[dict, dict, dict[str, set[str]], dict[str, int]]:
     """KG names → primary id (exact and plural-variant tables), names, unmapped-node counts.
 
+    ``more_names`` (node id → names, :func:`read_name_tables`) are synonyms of the nodes they name.
     A key named by several nodes goes to the best rank (name 0, synonym 1, uninverted name 2,
     plural variant 3), then the smallest id."""
     ranked: dict[str, dict[str, dict[str, int]]] = {}
@@ -400,7 +451,8 @@ def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]]
         if primary is None:
             unmapped[cat] += 1
             continue
-        for form, rank in [(node.name, 0), *((s, 1) for s in node.synonyms)]:
+        synonyms = (*node.synonyms, *more_names.get(node.id, ()))
+        for form, rank in [(node.name, 0), *((s, 1) for s in synonyms)]:
             forms = [(form, rank)] + [(u, 2) for u in [_uninverted(form)] if u]
             for text, r in forms:
                 key = surface_key(text)
@@ -567,19 +619,26 @@ class EntityLinker:
     @classmethod
     def build(cls, documents: Iterable[Document], kg: SeedKG | None,
               xref_tables: Sequence[str | Path] = (), *,
+              name_tables: Sequence[str | Path] = (),
               fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
               exclude: Collection[str] = ()) -> "EntityLinker":
         """Learn the dictionary from gold-annotated ``documents`` (those whose id is in ``exclude``
-        are skipped), index the names of ``kg`` (optional), map non-namespace KG ids through
-        ``xref_tables`` (:func:`read_xref_tables`)."""
+        are skipped), index the names of ``kg`` (optional) and those ``name_tables`` give its
+        nodes (:func:`read_name_tables`), map non-namespace KG ids through ``xref_tables``
+        (:func:`read_xref_tables`)."""
         xrefs = read_xref_tables(xref_tables)
+        more_names = read_name_tables(name_tables)
         learnt = _learn_dictionary(documents, frozenset(exclude))
-        kg_exact, kg_plural, kg_names, unmapped = ({}, {}, {}, {}) if kg is None else _kg_tables(kg, xrefs)
+        kg_exact, kg_plural, kg_names, unmapped = (({}, {}, {}, {}) if kg is None
+                                                   else _kg_tables(kg, xrefs, more_names))
         names = learnt.names
         for cat, n in kg_names.items():
             names.setdefault(cat, set()).update(n)
+        named = 0 if kg is None else sum(1 for i in more_names if i in kg.nodes)
         info = {**learnt.seen, "kg_nodes_unmapped": unmapped,
-                "xref_tables": [str(p) for p in xref_tables]}
+                "xref_tables": [str(p) for p in xref_tables],
+                "name_tables": [str(p) for p in name_tables],
+                "name_table_ids": {"kg_nodes": named, "not_in_kg": len(more_names) - named}}
         tables = _Tables(learnt.votes, learnt.plural, learnt.species, kg_exact, kg_plural,
                          _reverse_xrefs(xrefs, kg), {c: sorted(n - {""}) for c, n in sorted(names.items())},
                          info)

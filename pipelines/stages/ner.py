@@ -219,10 +219,17 @@ def _ner(ctx: StageContext) -> dict:
     recognizer, report = train_models(ctx, plans, docs, on_epoch)
     bar.close()
     recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
-    linker = EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
-                                fuzzy_threshold=cfg.ner.fuzzy_threshold, exclude=held)
+    linker = build_linker(cfg, docs, held)
     linker.save(ctx.out / LINKER_FILE)
     return {"enabled": True, "inputs": counts, **report, "linker": linker.stats()}
+
+
+def build_linker(cfg: Config, docs: list[Document], held: frozenset[str]) -> EntityLinker:
+    """The run's linker: the training documents' gold ids (less ``held``), the seed KG's names, and
+    ``ner.xref_tables`` / ``ner.name_tables``."""
+    return EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
+                              name_tables=cfg.ner.name_tables, fuzzy_threshold=cfg.ner.fuzzy_threshold,
+                              exclude=held)
 
 
 def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | None:
@@ -234,7 +241,7 @@ def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | No
 
 
 def _sources(cfg: Config) -> list[Path]:
-    return [Path(p) for p in (*cfg.ner.paths, *cfg.ner.xref_tables)]
+    return [Path(p) for p in (*cfg.ner.paths, *cfg.ner.xref_tables, *cfg.ner.name_tables)]
 
 
 NER = Stage("ner", sections=("ner", "kg", "corpus.skip_bad_records", "extract.paths", "extract.format",

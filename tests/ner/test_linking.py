@@ -16,7 +16,7 @@ from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
 from graphmert.ner.linking import (
     EntityLinker, LinkerError, LinkResult, _gene_orthologs, _learn_dictionary, normalize_surface,
-    read_xref_tables, surface_key,
+    read_name_tables, read_xref_tables, surface_key,
 )
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
@@ -189,6 +189,45 @@ def test_xref_table_errors(tmp_path):
     short.write_text("doid\tmesh_id\nDOID:1\n")
     with pytest.raises(LinkerError, match="short.tsv: line 2: expected 2 tab-separated fields"):
         read_xref_tables([short])
+
+
+def test_name_tables_give_kg_nodes_more_names(tmp_path):
+    disgenet = tmp_path / "disgenet.tsv.gz"
+    with gzip.open(disgenet, "wt") as f:                # the upstream DisGeNET layout: bare gene numbers
+        f.write("geneId\tgeneSymbol\tgeneName\tdiseaseId\n"
+                "1410\tCRYAB\tcrystallin, alpha B\tumls:C1\n"
+                "1410\tCRYAB\tcrystallin, alpha B\tumls:C2\n"
+                "999\tNOTKG\tnot a seed-KG gene\tumls:C3\n")
+    own = tmp_path / "names.tsv"
+    own.write_text("id\tname\nNCBIGene:7040\tTGF-beta1|latency-associated peptide\n\n")
+    assert read_name_tables([disgenet, own]) == {
+        "NCBIGene:1410": ["crystallin, alpha B"], "NCBIGene:999": ["not a seed-KG gene"],
+        "NCBIGene:7040": ["TGF-beta1", "latency-associated peptide"]}
+    kg = SeedKG([*NODES, Node("NCBIGene:1410", "CRYAB", "biolink:Gene")], [])
+    plain = EntityLinker.build(TRAIN, kg, fuzzy_threshold=1.01)
+    named = EntityLinker.build(TRAIN, kg, name_tables=[disgenet, own], fuzzy_threshold=1.01)
+    for text, gene in [("alpha-B crystallin", "NCBIGene:1410"),          # the inverted name read back
+                       ("TGF-beta1", "NCBIGene:7040"), ("latency associated peptide", "NCBIGene:7040")]:
+        assert plain.link(text, "Gene").ids == ()
+        assert named.link(text, "Gene") == LinkResult((gene,), 1.0, "kg", ())
+    assert named.link("not a seed-KG gene", "Gene").ids == ()        # no node: no category, no link
+    assert named.link("alpha-B crystallin", "Chemical").ids == ()
+    assert named.stats()["name_table_ids"] == {"kg_nodes": 2, "not_in_kg": 1}
+    assert named.link("CRYAB", "Gene").ids == ("NCBIGene:1410",)     # the node's own name still links
+
+
+def test_name_table_errors(tmp_path):
+    with pytest.raises(LinkerError, match="missing.tsv: names table not found"):
+        read_name_tables([tmp_path / "missing.tsv"])
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("gene\tsymbol\n")
+    with pytest.raises(LinkerError, match=r"bad.tsv: line 1: expected an id column \(id or geneId\) and "
+                                          r"a name column \(name or geneName or synonyms\); the header has"):
+        read_name_tables([bad])
+    short = tmp_path / "short.tsv"
+    short.write_text("id\tname\nNCBIGene:1\tA1BG\nNCBIGene:2\n")
+    with pytest.raises(LinkerError, match="short.tsv: line 3: expected 2 tab-separated fields, found 1"):
+        read_name_tables([short])
 
 
 def test_species_votes_for_genes(linker):
