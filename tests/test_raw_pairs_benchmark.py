@@ -82,3 +82,22 @@ def test_wrong_gene_ids_split_by_taxon():
     rows = wrong_gene_ids(GoldSet.from_documents([gold]), {"g": found}, Linker())
     assert rows == {"a gene of another species": 1, "gold id unseen in training and the seed KG": 1,
                     "another gene of the gold's species": 1}
+
+
+def test_reachable_counts_entities_and_pairs_whose_ids_a_link_can_give():
+    from raw_pairs import reachable
+
+    text = "BRCA1 R175H rs28934578 cancer"
+    gold_doc = Document(id="r", text=text, mentions=[
+        Mention(start=0, end=5, text="BRCA1", type="Gene", ids=["NCBIGene:672"]),
+        Mention(start=6, end=11, text="R175H", type="SequenceVariant", ids=["tmVar:p|SUB|R|175|H"]),
+        Mention(start=12, end=22, text="rs28934578", type="SequenceVariant", ids=["dbSNP:rs28934578"]),
+        Mention(start=23, end=29, text="cancer", type="Disease", ids=["MESH:D009369"])],
+        relations=[Relation(type="Association", head="NCBIGene:672", tail="MESH:D009369"),
+                   Relation(type="Association", head="tmVar:p|SUB|R|175|H", tail="MESH:D009369"),
+                   Relation(type="Association", head="dbSNP:rs28934578", tail="MESH:D009369")])
+    gold = GoldSet.from_documents([gold_doc])
+    rows = {r["gold"]: (r["reachable"], r["of"]) for r in reachable(gold, frozenset({"MESH:D009369"}))}
+    # the gene's id is unknown; both variants come from the rules (a key, an rs number in the text)
+    assert rows == {"Gene entities": (0, 1), "Disease entities": (1, 1),
+                    "SequenceVariant entities": (2, 2), "pairs, both ends": (2, 3)}

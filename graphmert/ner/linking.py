@@ -727,6 +727,16 @@ class EntityLinker:
             return UNLINKED
         return self._result(found[0], round(score, 6), "fuzzy")
 
+    def known_ids(self) -> frozenset[str]:
+        """Every id a look-up can answer: those of the dictionary (all species, plural forms too) and
+        the seed KG's namespace ids. Fuzzy, ortholog and abbreviation links answer with these too, so
+        a gold id outside them is one no mention can be linked to (``benchmarks/raw_pairs.py``)."""
+        t = self._tables
+        out = {i for votes in (t.dictionary, t.dictionary_plural, *t.species.values())
+               for keys in votes.values() for counts in keys.values() for ids in counts for i in ids}
+        out.update(i for keys in (*t.kg.values(), *t.kg_plural.values()) for i in keys.values())
+        return frozenset(out)
+
     def kg_gene_symbol(self, key: str) -> bool:
         """Whether ``key`` (a :func:`surface_key`) names a seed-KG gene and no training document
         annotates it as another category (:func:`graphmert.ner.gazetteer.symbol_mentions`)."""

@@ -230,6 +230,15 @@ def test_name_table_errors(tmp_path):
         read_name_tables([short])
 
 
+def test_known_ids_are_every_id_a_look_up_can_answer(linker):
+    known = linker.known_ids()
+    assert {"MESH:D003924", "MESH:D008687", "NCBIGene:3630", "NCBIGene:21926", "MESH:D000544"} <= known
+    assert "DRUGBANK:DB00331" not in known and "MESH:D999999" not in known     # mapped away; held out
+    for doc_ in TRAIN:
+        for m in doc_.mentions:
+            assert set(linker.link(m.text, m.type).ids) <= known
+
+
 def test_species_votes_for_genes(linker):
     assert linker.link("TNF", "Gene").ids == ("NCBIGene:7124",)              # 2 human votes : 1 mouse
     assert linker.link("TNF", "Gene", species="NCBITaxon:9606").ids == ("NCBIGene:7124",)
