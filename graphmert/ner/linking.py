@@ -106,7 +106,7 @@ __all__ = [
 ]
 
 FORMAT = "graphmert.entity_linker"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2                 # 2: kg_others
 
 # ner.fuzzy_threshold's default, chosen by benchmarks/linking.py on the held-out 20% of BioRED-train
 # documents (document-level normalisation F1, gold spans); BioRED dev was not used.
@@ -428,12 +428,15 @@ def _node_primary(node_id: str, namespace: str, xrefs: dict[str, list[str]]) -> 
 
 
 def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]], more_names: dict[str, list[str]]
-               ) -> tuple[dict, dict, dict[str, set[str]], dict[str, int]]:
-    """KG names → primary id (exact and plural-variant tables), names, unmapped-node counts.
+               ) -> tuple[dict, dict, dict, dict[str, set[str]], dict[str, int]]:
+    """KG names → primary id (exact and plural-variant tables), the other ids of exact keys that
+    several nodes name, names, unmapped-node counts.
 
     ``more_names`` (node id → names, :func:`read_name_tables`) are synonyms of the nodes they name.
     A key named by several nodes goes to the best rank (name 0, synonym 1, uninverted name 2,
-    plural variant 3), then the smallest id."""
+    plural variant 3), then the smallest id; the others follow it in that order, for a gene look-up
+    whose winner is of another species than the document's (a seed KG built with corpus relations
+    names the rat Il7 "IL-7", as Hetionet names the human IL7)."""
     ranked: dict[str, dict[str, dict[str, int]]] = {}
     plural: dict[str, dict[str, dict[str, int]]] = {}
     names: dict[str, set[str]] = {}
@@ -470,7 +473,9 @@ def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]], more_names: dict[str, li
     exact = winners(ranked)
     variants = {cat: {k: v for k, v in t.items() if k not in exact.get(cat, {})}
                 for cat, t in winners(plural).items()}
-    return exact, variants, names, dict(unmapped)
+    others = {cat: {k: [i for i, _ in sorted(c.items(), key=lambda kv: (kv[1], kv[0]))[1:]]
+                    for k, c in keys.items() if len(c) > 1} for cat, keys in ranked.items()}
+    return exact, variants, {c: t for c, t in others.items() if t}, names, dict(unmapped)
 
 
 def _vote_winners(votes: Votes) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -581,6 +586,7 @@ class _Tables:
     dictionary_plural: Votes
     species: dict[str, Votes]                            # taxon id → votes of SPECIES_CATEGORIES
     kg: dict[str, dict[str, str]]                        # category → key → primary id
+    kg_others: dict[str, dict[str, list[str]]]           # category → key → the other ids, in order
     kg_plural: dict[str, dict[str, str]]
     xrefs: dict[str, list[str]]                          # primary id → other ids
     names: dict[str, list[str]]                          # category → sorted normalised names
@@ -602,14 +608,17 @@ class EntityLinker:
         self._species = {sp: _vote_winners(v) for sp, v in tables.species.items()}
         kg = {c: {k: (v,) for k, v in t.items()} for c, t in tables.kg.items()}
         kg_plural = {c: {k: (v,) for k, v in t.items()} for c, t in tables.kg_plural.items()}
-        # (table, how, look up the plural-stripped keys of the query instead of the key itself)
-        self._steps = ((dictionary, "dictionary", False), (kg, "kg", False),
-                       (dictionary_plural, "dictionary", False), (dictionary, "dictionary", True),
-                       (kg_plural, "kg", False), (kg, "kg", True))
+        # (table, how, look up the plural-stripped keys of the query instead of the key itself,
+        #  the other ids of a key after its winner)
+        others = tables.kg_others
+        self._steps = ((dictionary, "dictionary", False, {}), (kg, "kg", False, others),
+                       (dictionary_plural, "dictionary", False, {}), (dictionary, "dictionary", True, {}),
+                       (kg_plural, "kg", False, {}), (kg, "kg", True, others))
         self._fuzzy = {c: _FuzzyIndex(n) for c, n in tables.names.items()}
         self._fuzzy_cache: dict[tuple[str, str], tuple[int, float]] = {}
         self._gene_taxa, self._orthologs = _gene_orthologs(tables.species, tables.kg)
-        self._kg_genes = frozenset(tables.kg.get(_GENE, {}).values())
+        self._kg_genes = frozenset([*tables.kg.get(_GENE, {}).values(),
+                                    *(i for ids in others.get(_GENE, {}).values() for i in ids)])
         #: the taxon of the seed KG's genes, or None: genes of other species' documents skip the KG
         self.kg_species: str | None = None
         #: whether a dictionary gene of another species than the document's, with no ortholog of its
@@ -629,8 +638,8 @@ class EntityLinker:
         xrefs = read_xref_tables(xref_tables)
         more_names = read_name_tables(name_tables)
         learnt = _learn_dictionary(documents, frozenset(exclude))
-        kg_exact, kg_plural, kg_names, unmapped = (({}, {}, {}, {}) if kg is None
-                                                   else _kg_tables(kg, xrefs, more_names))
+        kg_exact, kg_plural, kg_others, kg_names, unmapped = (({}, {}, {}, {}, {}) if kg is None
+                                                              else _kg_tables(kg, xrefs, more_names))
         names = learnt.names
         for cat, n in kg_names.items():
             names.setdefault(cat, set()).update(n)
@@ -639,7 +648,7 @@ class EntityLinker:
                 "xref_tables": [str(p) for p in xref_tables],
                 "name_tables": [str(p) for p in name_tables],
                 "name_table_ids": {"kg_nodes": named, "not_in_kg": len(more_names) - named}}
-        tables = _Tables(learnt.votes, learnt.plural, learnt.species, kg_exact, kg_plural,
+        tables = _Tables(learnt.votes, learnt.plural, learnt.species, kg_exact, kg_others, kg_plural,
                          _reverse_xrefs(xrefs, kg), {c: sorted(n - {""}) for c, n in sorted(names.items())},
                          info)
         return cls(tables, fuzzy_threshold)
@@ -647,17 +656,19 @@ class EntityLinker:
     # ------------------------------------------------------------------ look-ups
     def _matches(self, category: str, key: str, text: str, species: str | None
                  ) -> Iterator[tuple[tuple[str, ...], str]]:
-        """(ids, how) of every look-up step that knows ``key`` (or its singulars), in step order."""
+        """(ids, how) of every look-up step that knows ``key`` (or its singulars), in step order; a
+        KG key that several nodes name yields its winner, then each other id."""
         singulars = _singular_keys(text, key)
         steps = self._steps
         if species in self._species and category in SPECIES_CATEGORIES:
             own = self._species[species]
-            steps = ((own, "dictionary", False), (own, "dictionary", True), *steps)
-        for table, how, strip_plural in steps:
-            keys = table.get(category, {})
+            steps = ((own, "dictionary", False, {}), (own, "dictionary", True, {}), *steps)
+        for table, how, strip_plural, others in steps:
+            keys, more = table.get(category, {}), others.get(category, {})
             for k in (singulars if strip_plural else (key,)):
                 if k in keys:
                     yield keys[k], how
+                    yield from (((i,), how) for i in more.get(k, ()))
 
     def _exact(self, category: str, key: str, text: str, species: str | None = None
                ) -> tuple[tuple[str, ...], str] | None:
@@ -848,6 +859,7 @@ class EntityLinker:
                                          for sp, v in sorted(t.species.items())},
             "kg_forms": {c: len(k) for c, k in sorted(t.kg.items())},
             "kg_plural_forms": {c: len(k) for c, k in sorted(t.kg_plural.items())},
+            "kg_forms_of_several_ids": {c: len(k) for c, k in sorted(t.kg_others.items())},
             "fuzzy_names": {c: len(n) for c, n in sorted(t.names.items())},
             "xref_targets": len(t.xrefs),
             "genes_with_orthologs": len(self._orthologs),
@@ -867,7 +879,7 @@ class EntityLinker:
                 "info": t.info, "dictionary": votes(t.dictionary),
                 "dictionary_plural": votes(t.dictionary_plural),
                 "species": {sp: votes(v) for sp, v in sorted(t.species.items())},
-                "kg": t.kg, "kg_plural": t.kg_plural, "xrefs": t.xrefs, "names": t.names}
+                "kg": t.kg, "kg_others": t.kg_others, "kg_plural": t.kg_plural, "xrefs": t.xrefs, "names": t.names}
         raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
@@ -903,5 +915,7 @@ def _tables_from_json(data: dict) -> _Tables:
 
     return _Tables(votes(data["dictionary"]), votes(data["dictionary_plural"]),
                    {sp: votes(v) for sp, v in data["species"].items()}, str_map(data["kg"]),
+                   {c: {str(k): [str(i) for i in ids] for k, ids in keys.items()}
+                    for c, keys in data["kg_others"].items()},
                    str_map(data["kg_plural"]), {k: [str(x) for x in v] for k, v in data["xrefs"].items()},
                    {c: [str(n) for n in names] for c, names in data["names"].items()}, dict(data["info"]))

@@ -230,6 +230,26 @@ def test_name_table_errors(tmp_path):
         read_name_tables([short])
 
 
+def test_a_gene_name_of_several_kg_nodes_links_the_documents_species(tmp_path):
+    # a seed KG with corpus relations names the rat Il7 "IL-7" and Hetionet names the human IL7 "IL7":
+    # one key, two nodes; the smaller id (the rat gene's) wins it
+    rat_doc = doc("r", "Rats: IL-7 in rats.", [("Rats", "OrganismTaxon", ["NCBITaxon:10116"]),
+                                               ("IL-7", "GeneOrGeneProduct", ["NCBIGene:25647"])])
+    kg = SeedKG([Node("NCBIGene:25647", "IL-7", "biolink:Gene"), Node("NCBIGene:3574", "IL7", "biolink:Gene")], [])
+    linker = EntityLinker.build([rat_doc], kg, fuzzy_threshold=1.01)
+    linker.kg_species, linker.strict_species = "NCBITaxon:9606", True
+    assert linker.stats()["kg_forms_of_several_ids"] == {"biolink:Gene": 1}
+    assert linker.link("IL7", "Gene").ids == ("NCBIGene:25647",)                     # no species
+    assert linker.link("IL7", "Gene", "NCBITaxon:10116").ids == ("NCBIGene:25647",)
+    # a human document: the rat answer is passed over (strict species), the human node's is taken
+    assert linker.link("IL-7", "Gene", "NCBITaxon:9606") == LinkResult(("NCBIGene:3574",), 1.0, "kg", ())
+    assert linker.gene_taxon("NCBIGene:3574") == "NCBITaxon:9606"
+    assert linker.link("IL-7", "Gene", "NCBITaxon:10090").ids == ()                  # neither is a mouse gene
+    again = EntityLinker.load(linker.save(tmp_path / "linker.json.gz"))
+    again.kg_species, again.strict_species = "NCBITaxon:9606", True
+    assert again.link("IL-7", "Gene", "NCBITaxon:9606").ids == ("NCBIGene:3574",)
+
+
 def test_known_ids_are_every_id_a_look_up_can_answer(linker):
     known = linker.known_ids()
     assert {"MESH:D003924", "MESH:D008687", "NCBIGene:3630", "NCBIGene:21926", "MESH:D000544"} <= known
@@ -447,7 +467,7 @@ def test_load_errors_name_the_file(linker, tmp_path):
         return p
 
     with pytest.raises(LinkerError, match=r"old.json.gz: version 0 is not supported "
-                                          r"\(this library reads 1\); rebuild the linker"):
+                                          r"\(this library reads 2\); rebuild the linker"):
         EntityLinker.load(write("old.json.gz", {**data, "version": 0}))
     with pytest.raises(LinkerError, match="other.json.gz: not an entity-linker file"):
         EntityLinker.load(write("other.json.gz", {"format": "something else"}))
