@@ -18,8 +18,11 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
 2. **kg** — seed-KG node names and synonyms of the category (``biolink:PhenotypicFeature`` counts as
    disease), and the names that names tables give the nodes (:func:`read_name_tables`: the seed KG
    names genes by symbol, DisGeNET's table by full name), plus inverted names read back
-   ("Diabetes Mellitus, Type 2" → "type 2 diabetes mellitus"). Node ids outside the namespace (``DOID:``, ``DRUGBANK:``, ``UMLS:``) are mapped
-   through the cross-reference tables (:func:`read_xref_tables`); nodes with no mapping are left out;
+   ("Diabetes Mellitus, Type 2" → "type 2 diabetes mellitus"). Node ids outside the namespace
+   (``DOID:``, ``DRUGBANK:``, ``UMLS:``) are mapped through the cross-reference tables
+   (:func:`read_xref_tables`); nodes with no mapping are left out. A key several nodes name answers
+   with the best-ranked one and keeps the others after it: a gene look-up whose answer is of another
+   species than the document's goes on to them (the rat Il7 and the human IL7 are both "IL7");
 3. the same two tables again, for plural forms: a mention written with a final lower-case "s"
    ("tumors", "CDKs") is looked up as its singular, and a plural name also answers for its singular;
 4. **fuzzy** — only when all of the above fail, and for keys of 4+ characters: character 3-gram
