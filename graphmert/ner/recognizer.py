@@ -382,9 +382,16 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
     """The recognizer of the trained models (``trained[k]``: :func:`train_part`'s pipeline and report
     for ``plans[k]``) and its report: each part's report under ``parts``, and, under ``selection``,
     the whole recognizer's strict-span scores on the selection slice of ``docs``, each category
-    scored on the selection documents that annotate it; ``minutes``: the training's wall time."""
+    scored on the selection documents that annotate it; ``minutes``: the training's wall time. A model
+    the budget stopped before ``cfg.epochs`` is logged as a warning."""
     recognizer = Recognizer([RecognizerPart(nlp=nlp, categories=p.categories)
                              for p, (nlp, _) in zip(plans, trained)])
+    for p, (_, r) in zip(plans, trained):
+        if r.get("stopped") == "budget":            # a model reused from an older run has no "stopped"
+            log.warning("ner: the %s model stopped at the ner.max_minutes budget (%g min) after %d of %d "
+                        "epochs (best: epoch %d); slower cores train fewer epochs and a weaker model: "
+                        "raise ner.max_minutes to train them all", " + ".join(p.categories),
+                        cfg.max_minutes, r["epochs_run"], cfg.epochs, r["best_epoch"])
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     report = {"documents": len(train_docs), "selection_documents": len(pick_docs),
               "selection": _merged_scores(recognizer, pick_docs, cfg.categories),
@@ -433,7 +440,9 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     documents, updates in batches of ``cfg.batch_size`` documents and scores the selection slice;
     the best epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience``
     epochs without a better F1, or when another epoch as long as the last would end after
-    ``deadline`` (``time.monotonic()``; the first epoch always runs).
+    ``deadline`` (``time.monotonic()``; the first epoch always runs); the report's ``stopped`` says
+    which (``"epochs"``, ``"patience"``, ``"budget"``): on slower cores the budget stops a model
+    earlier, and it is a weaker one.
 
     It trains with one BLAS thread, as a Dask worker of ``--scheduler local`` does
     (``OPENBLAS_NUM_THREADS=1``): the loop keeps one core busy either way, and two models training
@@ -459,7 +468,7 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
     pick, _ = training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs)
     optimizer = nlp.initialize(lambda: train)
     rng, start = random.Random(cfg.seed), time.monotonic()
-    best, history, stale = None, [], 0
+    best, history, stale, stopped = None, [], 0, "epochs"
     for epoch in range(1, cfg.epochs + 1):
         began = time.monotonic()
         rng.shuffle(train)
@@ -476,11 +485,15 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
         else:
             stale += 1
         now = time.monotonic()
-        if stale >= cfg.patience or now + (now - began) > deadline:
+        if epoch < cfg.epochs and stale >= cfg.patience:
+            stopped = "patience"
+        elif epoch < cfg.epochs and now + (now - began) > deadline:
+            stopped = "budget"              # another epoch as long as this one would end past the deadline
+        if stopped != "epochs":
             break
     nlp.from_bytes(best[1])
     return nlp, {**counts, "part_source_documents": len(plan.more), "selection_documents": len(pick_docs),
-                 "epochs_run": len(history),
+                 "epochs_run": len(history), "stopped": stopped,
                  "best_epoch": best[0]["epoch"],
                  "selection": {k: best[0][k] for k in ("p", "r", "f", "per_label")},
                  "history": history, "minutes": history[-1]["minutes"]}

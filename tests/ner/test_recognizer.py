@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import random
 from dataclasses import replace
 
@@ -76,7 +77,8 @@ def test_training_learns_to_recognise_held_out_documents(tmp_path, tok2vec):
     cfg = replace(NERConfig(), epochs=8, patience=8, selection_fraction=0.2, seed=0, **tok2vec)
     rec, report = train_recognizer(train, cfg)
     (part,) = report["parts"]
-    assert part["epochs_run"] == 8 and part["best_epoch"] >= 1 and report["selection"]["f"] > 0.8
+    assert part["epochs_run"] == 8 and part["stopped"] == "epochs" and part["best_epoch"] >= 1
+    assert report["selection"]["f"] > 0.8
     found = list(rec.recognize([replace(d, mentions=[]) for d in test]))
     gold = {(d.id, m.start, m.end, m.type) for d in test for m in d.mentions}
     label = {"Chemical": "Chemical", "Disease": "Disease", "Gene": "GeneOrGeneProduct"}
@@ -158,7 +160,7 @@ def test_a_separate_category_with_too_few_documents_is_refused_by_name():
         train_recognizer(docs, cfg)
 
 
-def test_parts_share_one_budget_and_the_smallest_trains_first():
+def test_parts_share_one_budget_and_the_smallest_trains_first(caplog):
     rng = random.Random(5)
     docs = [_doc(i, rng, genes=i % 2 == 0) for i in range(40)]
     seen: list[tuple[str, int]] = []
@@ -168,11 +170,27 @@ def test_parts_share_one_budget_and_the_smallest_trains_first():
     assert seen == [("biolink:Gene", 1), ("biolink:Gene", 2), ("biolink:Gene", 3),
                     ("biolink:Disease", 1), ("biolink:Disease", 2), ("biolink:Disease", 3)]
     assert [p["categories"][0] for p in report["parts"]] == ["biolink:Disease", "biolink:Gene"]
+    assert [p["stopped"] for p in report["parts"]] == ["epochs", "epochs"]
     seen.clear()                                    # a budget spent by the first epoch: one epoch each
-    _, report = train_recognizer(docs, replace(cfg, max_minutes=1e-6),
-                                 on_epoch=lambda r: seen.append((r["categories"][0], r["epoch"])))
+    with caplog.at_level(logging.WARNING, logger="graphmert.ner"):
+        _, report = train_recognizer(docs, replace(cfg, max_minutes=1e-6),
+                                     on_epoch=lambda r: seen.append((r["categories"][0], r["epoch"])))
     assert seen == [("biolink:Gene", 1), ("biolink:Disease", 1)]
     assert [p["epochs_run"] for p in report["parts"]] == [1, 1]
+    assert [p["stopped"] for p in report["parts"]] == ["budget", "budget"]
+    warned = [r.getMessage() for r in caplog.records if "ner.max_minutes" in r.getMessage()]
+    assert len(warned) == 2 and "biolink:Gene model" in warned[1] and "after 1 of 3 epochs" in warned[1]
+
+
+def test_a_model_stops_after_patience_epochs_without_a_better_selection_f1():
+    rng = random.Random(7)
+    docs = [_doc(i, rng) for i in range(40)]
+    cfg = replace(NERConfig(), epochs=30, patience=1, selection_fraction=0.2, width=32)
+    _, report = train_recognizer(docs, cfg)
+    (part,) = report["parts"]
+    f1 = [h["f"] for h in part["history"]]
+    assert part["stopped"] == "patience" and part["epochs_run"] < 30
+    assert f1[-1] <= max(f1[:-1]) and part["best_epoch"] == part["epochs_run"] - 1
 
 
 def test_part_sources_train_one_part_only_and_never_its_selection_slice():
