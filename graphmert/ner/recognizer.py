@@ -485,10 +485,9 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
         else:
             stale += 1
         now = time.monotonic()
-        if epoch < cfg.epochs and stale >= cfg.patience:
-            stopped = "patience"
-        elif epoch < cfg.epochs and now + (now - began) > deadline:
-            stopped = "budget"              # another epoch as long as this one would end past the deadline
+        if epoch < cfg.epochs:              # "budget": another epoch as long as this one would end past it
+            stopped = ("patience" if stale >= cfg.patience else
+                       "budget" if now + (now - began) > deadline else "epochs")
         if stopped != "epochs":
             break
     nlp.from_bytes(best[1])
