@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUN    ?= runs/demo
 
-.PHONY: demo test install clean
+.PHONY: demo test test-all install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# the default suite and the slow tests it leaves out (pyproject.toml: addopts)
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'slow or not slow'
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -358,6 +358,7 @@ def test_setting_change_reruns_only_downstream(tmp_path):
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow          # the default suite keeps the killed driver's resume (next test)
 def test_worker_killed_mid_graphs_run_completes_identically(tmp_path, reference, cluster):
     """SIGKILL the worker that was just given the third link task of the graphs stage."""
 
@@ -412,6 +413,7 @@ def test_killed_run_resumes_without_recomputing_finished_shards(tmp_path, refere
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow          # fast variants: every test on the `cluster` fixture's scheduler address
 def test_dask_scheduler_and_worker_pair(tmp_path, reference):
     dask = Path(sys.executable).with_name("dask")
     sched_file = tmp_path / "scheduler.json"

@@ -26,7 +26,7 @@ def test_demo_builds_graphs_and_reruns_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)          # the demo config's paths are relative to the repository
     run_dir = tmp_path / "demo"
     args = ["run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir), "--to", "graphs",
-            "--quiet"]
+            "--quiet", "--scheduler", "synchronous"]    # LocalCluster runs: tests/test_pipeline_dask.py
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     m = json.loads((run_dir / "graphs" / "manifest.json").read_text())

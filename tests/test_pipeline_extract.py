@@ -62,7 +62,7 @@ def trained(tmp_path_factory):
     """A demo run trained for 4 steps (module scope: trained once)."""
     run_dir = tmp_path_factory.mktemp("run") / "demo"
     r = invoke("run", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--to", "train",
-               "--quiet", *TINY)
+               "--quiet", "--scheduler", "synchronous", *TINY)      # no LocalCluster to start: faster
     assert r.exit_code == 0, r.output
     return run_dir
 

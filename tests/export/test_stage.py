@@ -20,6 +20,9 @@ from .helpers import hostile_triples, make_triples
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:rdflib")
 ALL = ["ttl", "nt", "jsonld", "trig", "nq", "kgx"]
+# in the driver: a LocalCluster costs about 17 s to start on 2 slow cores, and the first test below
+# runs the stage on one (the default) already
+SYNC = "pipeline.scheduler=synchronous"
 
 
 def _fake_extract(run_dir, triples, shards=("triples-00000.parquet", "triples-00001.parquet")):
@@ -70,11 +73,11 @@ def test_the_graph_cites_the_extract_settings_not_the_code(tmp_path, monkeypatch
     assert extract.settings_hash(load_config(None, ["extract.tails_per_query=7"])) != base
     assert extract.settings_hash(load_config(None, ["train.epochs=9"])) == base   # not an extract setting
     _fake_extract(tmp_path / "a", make_triples())
-    run_stage(EXPORT, load_config(None, ["export.formats=[nt]"]), tmp_path / "a", quiet=True)
+    run_stage(EXPORT, load_config(None, ["export.formats=[nt]", SYNC]), tmp_path / "a", quiet=True)
     monkeypatch.setattr(type(extract), "code_fingerprint", property(lambda self: "other code"))
     assert extract.settings_hash(cfg) == base
     _fake_extract(tmp_path / "b", make_triples())
-    run_stage(EXPORT, load_config(None, ["export.formats=[nt]"]), tmp_path / "b", quiet=True)
+    run_stage(EXPORT, load_config(None, ["export.formats=[nt]", SYNC]), tmp_path / "b", quiet=True)
     a, b = ((tmp_path / d / "export" / "kg.nt").read_bytes() for d in "ab")
     assert a == b and base.encode() in a
 
@@ -82,7 +85,7 @@ def test_the_graph_cites_the_extract_settings_not_the_code(tmp_path, monkeypatch
 def test_large_graphs_skip_in_memory_formats(tmp_path):
     run_dir = tmp_path / "run"
     _fake_extract(run_dir, make_triples())
-    cfg = load_config(None, ["export.max_graph_triples=3"])
+    cfg = load_config(None, ["export.max_graph_triples=3", SYNC])
     m = run_stage(EXPORT, cfg, run_dir, quiet=True)
     assert m["skipped_formats"] == ["ttl", "jsonld"]
     assert sorted(p.name for p in (run_dir / "export").iterdir()) == sorted(
@@ -95,7 +98,7 @@ def test_hostile_triples_stay_inside_the_run_directory(tmp_path):
     triples[0].evidence[0].sentence = triples[0].evidence[0].sentence.replace("\ud800", "")
     _fake_extract(run_dir, triples)
     before = {p for p in tmp_path.rglob("*")}
-    cfg = load_config(None, [f"export.formats=[{','.join(ALL)}]"])
+    cfg = load_config(None, [f"export.formats=[{','.join(ALL)}]", SYNC])
     m = run_stage(EXPORT, cfg, run_dir, quiet=True)
     created = {p for p in tmp_path.rglob("*")} - before
     assert all(p.is_relative_to(run_dir) for p in created)
