@@ -357,6 +357,9 @@ class NERConfig:
     patience: int = opt(3, min=1, help="stop after this many epochs without a better selection F1")
     batch_size: int = opt(16, min=1, help="documents per update")
     dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout during training")
+    average_weights: bool = opt(True, help="score and keep each epoch's moving average of the "
+                                "recognizer's weights (thinc's, spaCy's use_averages), not the last "
+                                "update's (held-out BioRED train: steadier from epoch to epoch; docs/NER.md)")
     selection_fraction: float = opt(0.1, min=0.0, max=1.0, min_exclusive=True,
                                     help="training documents (by a hash of the id) held out to "
                                          "pick the best epoch; never dev")

@@ -438,11 +438,15 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     never in the selection slice). The random seed is ``cfg.seed`` at the start of every part, so a
     part trains the same wherever and after whatever it runs. Each epoch shuffles the training
     documents, updates in batches of ``cfg.batch_size`` documents and scores the selection slice;
-    the best epoch's weights are kept. Training stops after ``cfg.epochs``, after ``cfg.patience``
-    epochs without a better F1, or when another epoch as long as the last would end after
-    ``deadline`` (``time.monotonic()``; the first epoch always runs); the report's ``stopped`` says
-    which (``"epochs"``, ``"patience"``, ``"budget"``): on slower cores the budget stops a model
-    earlier, and it is a weaker one.
+    the best epoch's weights are kept. With ``cfg.average_weights`` the weights scored and kept are
+    the optimizer's moving average of every update's (thinc's ``use_averages``: the weight ``w_t`` of
+    update ``t`` enters ``w̄ ← w̄ + (1 − d_t)(w_t − w̄)``, from ``w̄ = 0``, with
+    ``d_t = min((1 + t) / (10 + t), 0.9999)``), which moves less from one epoch to the next than
+    the last update's. Training stops after ``cfg.epochs``, after ``cfg.patience`` epochs without a
+    better F1, or when another epoch as long as the last would end after ``deadline``
+    (``time.monotonic()``; the first epoch always runs); the report's ``stopped`` says which
+    (``"epochs"``, ``"patience"``, ``"budget"``): on slower cores the budget stops a model earlier,
+    and it is a weaker one.
 
     It trains with one BLAS thread, as a Dask worker of ``--scheduler local`` does
     (``OPENBLAS_NUM_THREADS=1``): the loop keeps one core busy either way, and two models training
@@ -466,6 +470,7 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
     train_docs = [*train_docs, *plan.more]
     train, counts = training_examples(nlp, train_docs, plan.categories)
     pick, _ = training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs)
+    nlp.config["training"]["optimizer"]["use_averages"] = cfg.average_weights
     optimizer = nlp.initialize(lambda: train)
     rng, start = random.Random(cfg.seed), time.monotonic()
     best, history, stale, stopped = None, [], 0, "epochs"
@@ -475,15 +480,16 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
         losses: dict[str, float] = {}
         for batch in minibatch(train, size=cfg.batch_size):
             nlp.update(batch, drop=cfg.dropout, sgd=optimizer, losses=losses)
-        rec = {"categories": plan.categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
-               **_scores(nlp, pick), "minutes": round((time.monotonic() - start) / 60, 2)}
+        with nlp.use_params(optimizer.averages or {}):      # the moving average, when kept
+            rec = {"categories": plan.categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
+                   **_scores(nlp, pick), "minutes": round((time.monotonic() - start) / 60, 2)}
+            if best is None or rec["f"] > best[0]["f"]:
+                best, stale = (rec, nlp.to_bytes()), 0
+            else:
+                stale += 1
         history.append(rec)
         if on_epoch is not None:
             on_epoch(rec)
-        if best is None or rec["f"] > best[0]["f"]:
-            best, stale = (rec, nlp.to_bytes()), 0
-        else:
-            stale += 1
         now = time.monotonic()
         if epoch < cfg.epochs:              # "budget": another epoch as long as this one would end past it
             stopped = ("patience" if stale >= cfg.patience else

@@ -13,6 +13,7 @@ from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import (Recognizer, RecognizerError, RecognizerPart, recognizer_groups,
                                       recognizer_nlp, tok2vec_config, train_recognizer, training_examples)
+from graphmert.train.data import document_fraction
 from ner_corpus import template_document
 
 CATS = ["biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity"]
@@ -347,3 +348,24 @@ def test_recognize_propagates_only_when_asked():
     assert [m.start for m in next(rec.recognize([doc])).mentions] == [0]
     assert [(m.start, m.text, m.type) for m in next(rec.recognize([doc], propagate=True)).mentions] == [
         (0, "TP53", "Gene"), (17, "TP53", "Gene")]
+
+
+def test_the_kept_weights_are_the_ones_the_selection_slice_scored():
+    """With ``ner.average_weights`` the moving average is scored and kept, without it the last
+    update's weights: either way the saved model scores its best epoch's selection F1 again, and the
+    two are different models."""
+    rng = random.Random(5)
+    docs = [_doc(i, rng) for i in range(40)]                 # every category annotated: nothing missing
+    pick = [d for d in docs if document_fraction(d.id) < 0.2]
+    kept = {}
+    for average in (True, False):
+        cfg = replace(NERConfig(), epochs=3, patience=3, selection_fraction=0.2, width=32,
+                      average_weights=average)
+        rec, report = train_recognizer(docs, cfg)
+        (part,) = report["parts"]
+        (nlp,) = [p.nlp for p in rec.parts]
+        best = part["history"][part["best_epoch"] - 1]
+        examples, _ = training_examples(nlp, pick, CATS)
+        assert nlp.evaluate(examples)["ents_f"] == pytest.approx(best["f"], abs=1e-4), average
+        kept[average] = nlp.get_pipe("ner").to_bytes()           # its weights
+    assert kept[True] != kept[False]

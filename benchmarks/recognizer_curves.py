@@ -1,0 +1,98 @@
+"""Recognizer learning curves: the last update's weights against their moving average, every epoch.
+
+    .venv/bin/python benchmarks/recognizer_curves.py [overrides] [--out F]     # about 45 min
+
+One training run per recognizer model, on ``configs/biored-raw.yaml`` (with the dotted overrides
+given) and the training documents ``benchmarks/recognizer.py`` uses (``ner.sources`` less the 82
+held-out BioRED-train documents). It trains as the ``ner`` stage does with ``ner.epochs`` and no
+early stop, keeping thinc's moving average of the weights (``ner.average_weights``) beside them,
+and after every epoch scores both on the model's selection slice (what picks the epoch) and on the
+held-out documents (strict spans, the model's own categories). The two columns share one training
+trajectory, so they compare the weights, not two draws of the recognizer. The last rows say which
+epoch each column's selection F1 picks and what that epoch scores on the held-out documents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, held_out, print_table, require_shared, write_json  # noqa: E402
+
+from graphmert.config import load_config  # noqa: E402
+from graphmert.corpus.readers import read_corpus  # noqa: E402
+from graphmert.ner import recognizer as rz  # noqa: E402
+from graphmert.ner.corpus import annotated_documents, part_documents  # noqa: E402
+
+CONFIG = ROOT / "configs" / "biored-raw.yaml"
+
+
+def curves(plan: rz.PartPlan, cfg, held: list) -> list[dict]:
+    """Per epoch: selection and held-out F1 of the last update's weights and of their average."""
+    import spacy
+    from spacy.util import minibatch
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):                      # as rz.train_part
+        train_docs, pick_docs = rz._part_split(plan, cfg, "ner.paths")
+        spacy.util.fix_random_seed(cfg.seed)
+        nlp = rz.recognizer_nlp(plan.categories, cfg)
+        train_docs = [*train_docs, *plan.more]
+        train, _ = rz.training_examples(nlp, train_docs, plan.categories)
+        pick, _ = rz.training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs)
+        test, _ = rz.training_examples(nlp, held, plan.categories, forms_from=train_docs)
+        nlp.config["training"]["optimizer"]["use_averages"] = True
+        optimizer = nlp.initialize(lambda: train)
+        rng, start, rows = random.Random(cfg.seed), time.monotonic(), []
+        for epoch in range(1, cfg.epochs + 1):
+            rng.shuffle(train)
+            for batch in minibatch(train, size=cfg.batch_size):
+                nlp.update(batch, drop=cfg.dropout, sgd=optimizer)
+            row = {"model": " + ".join(c.removeprefix("biolink:") for c in plan.categories), "epoch": epoch,
+                   "last: selection F1": rz._scores(nlp, pick)["f"], "last: held-out F1": rz._scores(nlp, test)["f"]}
+            with nlp.use_params(optimizer.averages):
+                row["average: selection F1"] = rz._scores(nlp, pick)["f"]
+                row["average: held-out F1"] = rz._scores(nlp, test)["f"]
+            rows.append({**row, "minutes": round((time.monotonic() - start) / 60, 2)})
+            print(rows[-1], flush=True)
+    return rows
+
+
+def picked(rows: list[dict]) -> dict:
+    """Which epoch each column's selection F1 picks (the first best, as the stage), and its held-out F1."""
+    out = {"model": rows[0]["model"], "epoch": "picked"}
+    for kind in ("last", "average"):
+        best = max(rows, key=lambda r: (r[f"{kind}: selection F1"], -r["epoch"]))
+        out[f"{kind}: selection F1"] = f"epoch {best['epoch']}"
+        out[f"{kind}: held-out F1"] = best[f"{kind}: held-out F1"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("overrides", nargs="*", help="section.key=value settings over configs/biored-raw.yaml")
+    ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
+    a = ap.parse_args()
+    cfg = load_config(CONFIG, a.overrides).ner
+    every = list(annotated_documents(read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")])))
+    docs = list(annotated_documents(every, cfg.sources))
+    held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
+    train = [d for d in docs if not (d.metadata.get("source") == "biored_train" and held_out(d.id))]
+    extra = part_documents(every, cfg.part_sources, exclude={d.id for d in docs})
+    plans = rz.plan_parts(train, cfg, extra=extra)
+    rows = []
+    for plan in sorted(plans, key=lambda p: p.size):       # one after another, never two at once
+        part = curves(plan, replace(cfg, patience=cfg.epochs), held)
+        rows += [*part, picked(part)]
+    print_table(rows, f"recognizer models, every epoch: {len(held)} held-out BioRED-train documents")
+    if a.out:
+        write_json("recognizer_curves", rows, a.out, overrides=a.overrides)
+
+
+if __name__ == "__main__":
+    main()
