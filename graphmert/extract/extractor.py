@@ -46,8 +46,9 @@ from graphmert.extract.filters import Pending, apply_filters
 from graphmert.extract.heads import Head, candidate_relations, find_heads, head_sentence
 from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.predict import LeafPredictor, Query
-from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, mention_candidates,
-                                     name_key, paper_tails, phrase_candidates, score_forms)
+from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, best_form_scores,
+                                     mention_candidates, name_key, paper_tails, phrase_candidates,
+                                     score_forms)
 from graphmert.extract.triples import Evidence, Triple, is_stated
 from graphmert.kg.graph import KGError, SeedKG
 from graphmert.kg.lexicon import Lexicon, LexiconMatcher
@@ -349,14 +350,15 @@ class Extractor:
             for c in paper_tails(logp, self.cfg.top_k, self.tok, self.stop, list(self.sp.values())):
                 out.append((float(logp[0, c.forms[0][0]]), self._link_token(c)))
             return out
+        lp = logp.numpy()                                                            # [t, V]
         entry = table.by_length.get(q.length)
         if entry is not None:
             forms, idx = entry                                                       # [C_t, t], C_t
-            out += [(s, table.candidates[i]) for s, i in zip(score_forms(logp, forms).tolist(), idx)]
+            out += [(s, table.candidates[i]) for s, i in zip(score_forms(lp, forms).tolist(), idx)]
         if "lexicon" in self.cfg.tail_sources:
             top = logp.topk(min(self.cfg.top_k, logp.shape[1]), dim=-1).indices.numpy()   # [t, k]
-            for c in self.lexicon.matches(top):
-                out.append((float(score_forms(logp, np.array(c.forms)).max()), c))
+            found = self.lexicon.matches(top)
+            out += list(zip(best_form_scores(lp, found).tolist(), found))
         return out
 
     def _link_token(self, c: TailCandidate) -> TailCandidate:

@@ -102,7 +102,7 @@ class LeafPredictor:
     def predict(self, chunks: Sequence[Chunk], queries: Sequence[Query],
                 progress: Callable[[int], None] | None = None) -> Iterator[tuple[int, Tensor]]:
         """Yield ``(query index, log p [t, V] float32 on CPU)`` for every query, in the order of the
-        graphs sorted by length."""
+        graphs sorted by length; log p is a slice of its forward's rows, not a copy."""
         for q in queries:
             if not 1 <= q.length <= self.K:
                 raise ValueError(f"query length {q.length} outside [1, K = {self.K}]")
@@ -126,11 +126,10 @@ class LeafPredictor:
             root = batch.root_index.reshape(-1)[flat].cpu().numpy()
             slot = batch.leaf_slot.reshape(-1)[flat].cpu().numpy()
             order = np.lexsort((slot, root, b))                                     # rows by (b, root, slot)
+            logp, b, root = logp[torch.from_numpy(order)], b[order], root[order]    # a query's rows: a slice
             owner = {(gi, queries[qi].root): qi for gi, g in enumerate(block) for qi in g}
-            keys = b[order] * self.R + root[order]
-            bounds = np.flatnonzero(np.diff(keys)) + 1
-            for rows in np.split(order, bounds):
-                qi = owner[(int(b[rows[0]]), int(root[rows[0]]))]
-                yield qi, logp[torch.from_numpy(rows)]                              # [t, V]
+            bounds = [0, *(np.flatnonzero(np.diff(b * self.R + root)) + 1).tolist(), len(order)]
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                yield owner[(int(b[lo]), int(root[lo]))], logp[lo:hi]               # [t, V]
             if progress is not None:
                 progress(sum(len(g) for g in block))

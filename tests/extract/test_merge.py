@@ -4,6 +4,8 @@ equals never having merged it. Checked against the naive reference (merge the ra
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -91,3 +93,18 @@ def test_a_systems_file_gives_each_system_back_and_is_no_triple_shard(tmp_path):
     write_triples(a, tmp_path / "plain.parquet")                # and the other way round
     with pytest.raises(ValueError, match=r"plain.parquet: not a systems shard; missing columns \['system', 'triple'\]"):
         list(read_system(tmp_path / "plain.parquet", "a"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(events)
+def test_to_dict_equals_asdict_and_owns_its_lists(raw):
+    """``Triple.to_dict`` is ``dataclasses.asdict`` (keys, order, values), written out for speed;
+    changing the dict's lists leaves the record as it was."""
+    (t, *_) = merge_triples(raw)
+    d = t.to_dict()
+    assert d == dataclasses.asdict(t) and list(d) == list(dataclasses.asdict(t))
+    assert [list(e) for e in d["evidence"]] == [[f.name for f in dataclasses.fields(Evidence)]] * len(t.evidence)
+    d["documents"].append("elsewhere")
+    d["evidence"][0]["confidence"] = -1.0
+    d["evidence"].clear()
+    assert "elsewhere" not in t.documents and t.evidence and t.evidence[0].confidence != -1.0

@@ -10,8 +10,9 @@ import torch
 
 from extract_helpers import make_chunks, make_docs, make_kg, make_tokenizer
 from graphmert.corpus.tokenizer import special_ids
-from graphmert.extract.tails import (FormTokenizer, LexiconIndex, mention_candidates, name_key,
-                                     paper_tails, phrase_candidates, score_forms)
+from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, best_form_scores,
+                                     mention_candidates, name_key, paper_tails, phrase_candidates,
+                                     score_forms)
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +30,20 @@ def test_score_forms_is_the_mean_token_log_probability():
     for c, f in enumerate(forms):
         naive = sum(float(logp[k, f[k]]) for k in range(3)) / 3
         assert got[c].item() == pytest.approx(naive, abs=1e-6)
+
+
+def test_best_form_scores_take_each_candidates_likeliest_form():
+    """Against the naive maximum over each candidate's forms (one to three forms each)."""
+    rng = np.random.default_rng(0)
+    logp = torch.log_softmax(torch.randn(3, 11), dim=-1)                  # t = 3 slots, V = 11
+    cands = [TailCandidate(key=f"c{i}", id="", name=f"c{i}", category="", source="lexicon",
+                           forms=[tuple(rng.integers(0, 11, 3).tolist()) for _ in range(n)])
+             for i, n in enumerate([1, 3, 2, 1, 2])]
+    got = best_form_scores(logp, cands)
+    assert got.shape == (5,) and best_form_scores(logp, []).shape == (0,)
+    for c, g in zip(cands, got):
+        naive = max(sum(float(logp[k, f[k]]) for k in range(3)) / 3 for f in c.forms)
+        assert g.item() == pytest.approx(naive, abs=1e-6), c.forms
 
 
 def test_hand_built_scores_rank_the_likelier_tail_first():
