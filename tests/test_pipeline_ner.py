@@ -47,7 +47,8 @@ def test_raw_documents_get_recognised_linked_mentions_and_entity_scores(files, t
     run_dir = tmp_path / "run"
     common = ["--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *TINY, *NER,
               f"ner.paths=[{files / 'train.PubTator'}]", f"extract.paths=[{files / 'raw.PubTator'}]",
-              "extract.beta=0.0", "extract.min_confidence=0.0", "extract.tail_sources=[mention]"]
+              "extract.beta=0.0", "extract.min_confidence=0.0", "extract.tail_sources=[mention]",
+              "--scheduler", "synchronous"]        # Dask's part: test_models_train_as_worker_tasks…
     r = invoke("run", *common, "--to", "extract")
     assert r.exit_code == 0, r.output
     ner = json.loads((run_dir / "ner" / "manifest.json").read_text())
