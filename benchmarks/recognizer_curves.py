@@ -1,6 +1,6 @@
 """Recognizer learning curves: the last update's weights against their moving average, every epoch.
 
-    .venv/bin/python benchmarks/recognizer_curves.py [overrides] [--out F]     # about 45 min
+    .venv/bin/python benchmarks/recognizer_curves.py [overrides] [--out F]     # about 35 min
 
 One training run per recognizer model, on ``configs/biored-raw.yaml`` (with the dotted overrides
 given) and the training documents ``benchmarks/recognizer.py`` uses (``ner.sources`` less the 82
