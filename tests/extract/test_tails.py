@@ -34,7 +34,7 @@ def test_score_forms_is_the_mean_token_log_probability():
 
 def test_best_form_scores_take_each_candidates_likeliest_form():
     """Against the naive maximum over each candidate's forms (one to three forms each)."""
-    rng = np.random.default_rng(0)
+    rng, _ = np.random.default_rng(0), torch.manual_seed(0)
     logp = torch.log_softmax(torch.randn(3, 11), dim=-1)                  # t = 3 slots, V = 11
     cands = [TailCandidate(key=f"c{i}", id="", name=f"c{i}", category="", source="lexicon",
                            forms=[tuple(rng.integers(0, 11, 3).tolist()) for _ in range(n)])
