@@ -196,7 +196,8 @@ def score_forms(logp: Tensor | np.ndarray, forms: np.ndarray) -> np.ndarray:
     """Length-normalised log-likelihood of each form: [C, t] token ids, logp [t, V] (CPU) → [C].
 
     A NumPy gather: extraction scores a handful of forms per query, tens of thousands of times, where
-    torch's fixed cost per operation was most of the time (6.3 s of the demo's 50 s profile)."""
+    torch's fixed cost per operation was most of the time (6.3 s of the demo's 50 s profile;
+    docs/PERFORMANCE.md)."""
     lp = logp.numpy() if isinstance(logp, Tensor) else logp                          # [t, V]
     idx = np.asarray(forms, dtype=np.int64)                                          # [C, t]
     return lp[np.arange(lp.shape[0]), idx].mean(axis=1)                              # [C]
