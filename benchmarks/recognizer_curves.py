@@ -4,7 +4,7 @@
 
 One training run per recognizer model, on ``configs/biored-raw.yaml`` (with the dotted overrides
 given) and the training documents ``benchmarks/recognizer.py`` uses (``ner.sources`` less the 82
-held-out BioRED-train documents). It trains as the ``ner`` stage does with ``ner.epochs`` and no
+held-out BioRED-train documents). It trains with the ``ner`` stage's own loop for ``ner.epochs`` and no
 early stop, keeping thinc's moving average of the weights (``ner.average_weights``) beside them,
 and after every epoch scores both on the model's selection slice (what picks the epoch) and on the
 held-out documents (strict spans, the model's own categories). The two columns share one training
@@ -15,9 +15,8 @@ epoch each column's selection F1 picks and what that epoch scores on the held-ou
 from __future__ import annotations
 
 import argparse
-import random
+import math
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,34 +32,28 @@ CONFIG = ROOT / "configs" / "biored-raw.yaml"
 
 
 def curves(plan: rz.PartPlan, cfg, held: list) -> list[dict]:
-    """Per epoch: selection and held-out F1 of the last update's weights and of their average."""
-    import spacy
-    from spacy.util import minibatch
-    from threadpoolctl import threadpool_limits
+    """Per epoch: selection and held-out F1 of the last update's weights and of their average, from
+    the stage's own training loop (:func:`~graphmert.ner.recognizer.train_part` with a ``probe``)."""
+    train_docs, pick_docs = rz._part_split(plan, cfg, "ner.paths")
+    forms = [*train_docs, *plan.more]                     # the surface forms the stage's slice is marked with
+    slices: dict[str, list] = {}
 
-    with threadpool_limits(limits=1):                      # as rz.train_part
-        train_docs, pick_docs = rz._part_split(plan, cfg, "ner.paths")
-        spacy.util.fix_random_seed(cfg.seed)
-        nlp = rz.recognizer_nlp(plan.categories, cfg)
-        train_docs = [*train_docs, *plan.more]
-        train, _ = rz.training_examples(nlp, train_docs, plan.categories)
-        pick, _ = rz.training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs)
-        test, _ = rz.training_examples(nlp, held, plan.categories, forms_from=train_docs)
-        nlp.config["training"]["optimizer"]["use_averages"] = True
-        optimizer = nlp.initialize(lambda: train)
-        rng, start, rows = random.Random(cfg.seed), time.monotonic(), []
-        for epoch in range(1, cfg.epochs + 1):
-            rng.shuffle(train)
-            for batch in minibatch(train, size=cfg.batch_size):
-                nlp.update(batch, drop=cfg.dropout, sgd=optimizer)
-            row = {"model": " + ".join(c.removeprefix("biolink:") for c in plan.categories), "epoch": epoch,
-                   "last: selection F1": rz._scores(nlp, pick)["f"], "last: held-out F1": rz._scores(nlp, test)["f"]}
-            with nlp.use_params(optimizer.averages):
-                row["average: selection F1"] = rz._scores(nlp, pick)["f"]
-                row["average: held-out F1"] = rz._scores(nlp, test)["f"]
-            rows.append({**row, "minutes": round((time.monotonic() - start) / 60, 2)})
-            print(rows[-1], flush=True)
-    return rows
+    def probe(nlp, optimizer) -> dict:
+        if not slices:
+            slices["selection"], _ = rz.training_examples(nlp, pick_docs, plan.categories, forms_from=forms)
+            slices["held-out"], _ = rz.training_examples(nlp, held, plan.categories, forms_from=forms)
+        row = {f"last: {k} F1": rz._scores(nlp, ex)["f"] for k, ex in slices.items()}
+        with nlp.use_params(optimizer.averages):
+            row.update({f"average: {k} F1": rz._scores(nlp, ex)["f"] for k, ex in slices.items()})
+        print(row, flush=True)
+        return row
+
+    _, report = rz.train_part(plan, replace(cfg, patience=cfg.epochs, average_weights=True),
+                              deadline=math.inf, probe=probe)
+    model = " + ".join(c.removeprefix("biolink:") for c in plan.categories)
+    keys = [k for k in report["history"][0] if k.startswith(("last:", "average:"))]
+    return [{"model": model, "epoch": r["epoch"], **{k: r[k] for k in keys}, "minutes": r["minutes"]}
+            for r in report["history"]]
 
 
 def picked(rows: list[dict]) -> dict:
@@ -87,7 +80,7 @@ def main() -> None:
     plans = rz.plan_parts(train, cfg, extra=extra)
     rows = []
     for plan in sorted(plans, key=lambda p: p.size):       # one after another, never two at once
-        part = curves(plan, replace(cfg, patience=cfg.epochs), held)
+        part = curves(plan, cfg, held)
         rows += [*part, picked(part)]
     print_table(rows, f"recognizer models, every epoch: {len(held)} held-out BioRED-train documents")
     if a.out:

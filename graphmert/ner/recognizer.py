@@ -433,7 +433,8 @@ def _part_split(plan: PartPlan, cfg, where: str) -> tuple[list[Document], list[D
 
 
 def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float,
-               on_epoch: Callable[[dict], None] | None = None) -> tuple[object, dict]:
+               on_epoch: Callable[[dict], None] | None = None,
+               probe: Callable[[object, object], dict] | None = None) -> tuple[object, dict]:
     """One pipeline for ``plan.categories`` on ``plan.docs``, and on ``plan.more`` (training only:
     never in the selection slice). The random seed is ``cfg.seed`` at the start of every part, so a
     part trains the same wherever and after whatever it runs. Each epoch shuffles the training
@@ -448,6 +449,12 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     (``"epochs"``, ``"patience"``, ``"budget"``): on slower cores the budget stops a model earlier,
     and it is a weaker one.
 
+    ``on_epoch`` receives each epoch's record once it is scored (progress display). ``probe``, when
+    given, is called with ``(nlp, optimizer)`` after each epoch's updates, before the selection
+    slice scores it; the dict it returns joins the epoch's record in the report's ``history`` (a
+    benchmark's extra scores: ``benchmarks/recognizer_curves.py``). It must leave the weights as
+    it found them.
+
     It trains with one BLAS thread, as a Dask worker of ``--scheduler local`` does
     (``OPENBLAS_NUM_THREADS=1``): the loop keeps one core busy either way, and two models training
     at once on two cores then do not contend for them. spaCy's parser also draws from Python's
@@ -456,11 +463,12 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
-        return _train_part(plan, cfg, where, deadline, on_epoch)
+        return _train_part(plan, cfg, where, deadline, on_epoch, probe)
 
 
 def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
-                on_epoch: Callable[[dict], None] | None) -> tuple[object, dict]:
+                on_epoch: Callable[[dict], None] | None,
+                probe: Callable[[object, object], dict] | None) -> tuple[object, dict]:
     import spacy
     from spacy.util import minibatch
 
@@ -480,9 +488,10 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
         losses: dict[str, float] = {}
         for batch in minibatch(train, size=cfg.batch_size):
             nlp.update(batch, drop=cfg.dropout, sgd=optimizer, losses=losses)
+        extra = probe(nlp, optimizer) if probe is not None else {}
         with nlp.use_params(optimizer.averages or {}):      # the moving average, when kept
             rec = {"categories": plan.categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
-                   **_scores(nlp, pick), "minutes": round((time.monotonic() - start) / 60, 2)}
+                   **_scores(nlp, pick), **extra, "minutes": round((time.monotonic() - start) / 60, 2)}
             if best is None or rec["f"] > best[0]["f"]:
                 best, stale = (rec, nlp.to_bytes()), 0
             else:

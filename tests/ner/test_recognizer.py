@@ -12,7 +12,8 @@ import pytest
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import (Recognizer, RecognizerError, RecognizerPart, recognizer_groups,
-                                      recognizer_nlp, tok2vec_config, train_recognizer, training_examples)
+                                      plan_parts, recognizer_nlp, tok2vec_config, train_part, train_recognizer,
+                                      training_examples)
 from graphmert.train.data import document_fraction
 from ner_corpus import template_document
 
@@ -369,3 +370,30 @@ def test_the_kept_weights_are_the_ones_the_selection_slice_scored():
         assert nlp.evaluate(examples)["ents_f"] == pytest.approx(best["f"], abs=1e-4), average
         kept[average] = nlp.get_pipe("ner").to_bytes()           # its weights
     assert kept[True] != kept[False]
+
+
+def test_a_probe_sees_every_epoch_and_changes_nothing_it_trains():
+    """``train_part``'s ``probe`` is called after each epoch's updates, its dict joins that epoch's
+    record, and a probe that scores both sets of weights (as ``benchmarks/recognizer_curves.py``
+    does) leaves the trained model byte for byte the same."""
+    rng = random.Random(5)
+    docs = [_doc(i, rng) for i in range(40)]
+    cfg = replace(NERConfig(), epochs=2, patience=2, selection_fraction=0.2, width=32)
+    (plan,) = plan_parts(docs, cfg)
+    seen = []
+
+    def probe(nlp, optimizer) -> dict:
+        examples, _ = training_examples(nlp, plan.docs[:5], plan.categories)
+        last = nlp.evaluate(examples)["ents_f"]
+        with nlp.use_params(optimizer.averages):
+            average = nlp.evaluate(examples)["ents_f"]
+        seen.append(len(seen) + 1)
+        return {"probe": seen[-1], "last F1": last, "average F1": average}
+
+    plain, report = train_part(plan, cfg, deadline=float("inf"))
+    probed, probed_report = train_part(plan, cfg, deadline=float("inf"), probe=probe)
+    assert seen == [1, 2]
+    assert [r["probe"] for r in probed_report["history"]] == [1, 2]
+    assert all("last F1" in r and "average F1" in r for r in probed_report["history"])
+    assert "probe" not in report["history"][0]
+    assert probed.get_pipe("ner").to_bytes() == plain.get_pipe("ner").to_bytes()
