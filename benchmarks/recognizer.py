@@ -29,12 +29,10 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, held_out, print_table, require_shared, write_json  # noqa: E402
+from _common import ROOT, lent_documents, print_table, recognizer_documents, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402
-from graphmert.ner.corpus import annotated_documents, part_documents  # noqa: E402
 from graphmert.ner.recognizer import LABELS, train_recognizer  # noqa: E402
 
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
@@ -62,18 +60,15 @@ def main() -> None:
                     help="also save each variant's recognizer in DIR/<name> (to score rules on top of it)")
     a = ap.parse_args()
     variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", [])]
-    corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
-    every = list(annotated_documents(read_corpus([corpus])))
-    docs = list(annotated_documents(every, load_config(CONFIG).ner.sources))
-    held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
-    train = [d for d in docs if not (d.metadata.get("source") == "biored_train" and held_out(d.id))]
+    split = recognizer_documents(load_config(CONFIG).ner.sources)
+    train, held = split["train"], split["held"]
     print(f"{len(train)} training documents, {len(held)} held-out BioRED-train documents")
     rows = []
     for name, overrides in variants:
         cfg = load_config(CONFIG, overrides).ner
-        extra = part_documents(every, cfg.part_sources, exclude={d.id for d in docs})
+        extra = lent_documents(split, cfg.part_sources)
         t0 = time.perf_counter()
-        recognizer, report = train_recognizer(train, cfg, extra=extra)
+        recognizer, report = train_recognizer(train, cfg, extra=extra, texts=split["texts"])
         if a.save:
             recognizer.save(a.save / name, report)
         rows += [score_row(name, recognizer, report, held, propagate) for propagate in (False, True)]

@@ -21,12 +21,10 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, held_out, print_table, require_shared, write_json  # noqa: E402
+from _common import ROOT, lent_documents, print_table, recognizer_documents, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.ner import recognizer as rz  # noqa: E402
-from graphmert.ner.corpus import annotated_documents, part_documents  # noqa: E402
 
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
 
@@ -72,12 +70,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     cfg = load_config(CONFIG, a.overrides).ner
-    every = list(annotated_documents(read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")])))
-    docs = list(annotated_documents(every, cfg.sources))
-    held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
-    train = [d for d in docs if not (d.metadata.get("source") == "biored_train" and held_out(d.id))]
-    extra = part_documents(every, cfg.part_sources, exclude={d.id for d in docs})
-    plans = rz.plan_parts(train, cfg, extra=extra)
+    split = recognizer_documents(cfg.sources)
+    held = split["held"]
+    plans = rz.plan_parts(split["train"], cfg, extra=lent_documents(split, cfg.part_sources), texts=split["texts"])
     rows = []
     for plan in sorted(plans, key=lambda p: p.size):       # one after another, never two at once
         part = curves(plan, cfg, held)

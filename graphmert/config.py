@@ -348,6 +348,10 @@ class NERConfig:
                            "recognizer's tok2vec reads")
     embed_rows: int = opt(2000, min=100, help="rows of each hashed embedding table of the tok2vec "
                           "(word norm, prefix, suffix, shape; 'characters': the lower-case form)")
+    vectors: int = opt(0, min=0, help="dimensions of the word vectors the ner stage learns "
+                       "(skip-gram word2vec, graphmert.ner.vectors) from the text of every ner.paths "
+                       "document it may read, annotated or not, for the recognizer's tok2vec to read "
+                       "beside its hashed features; 0: none")
     epochs: int = opt(12, min=1, help="most passes over the training documents")
     max_minutes: float = opt(18.0, min=0.0, min_exclusive=True,
                              help="wall-clock training budget of the whole recognizer: the ner stage "

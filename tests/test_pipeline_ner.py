@@ -96,11 +96,12 @@ SHARED = ROOT.parent / "shared" / "datasets"
 @pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")
 def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkeypatch):
     """configs/biored-raw.yaml: no BioRED dev document (extracted from or scored on) trains the
-    recognizer or the linker, and a tuning slice of BioRED train is left out when it is extracted."""
+    recognizer, its word vectors or the linker, and a tuning slice of BioRED train is left out when
+    it is extracted."""
     from graphmert.config import load_config
     from graphmert.corpus.readers import read_corpus
     from pipelines.holdout import held_out_documents
-    from pipelines.stages.ner import training_documents
+    from pipelines.stages.ner import training_documents, vector_texts
 
     monkeypatch.chdir(ROOT)
     dev_file = SHARED / "biored" / "Dev.PubTator"     # the stripped copy has the same ids (build/)
@@ -120,6 +121,10 @@ def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkey
     kept, extra, counts = training_documents(sliced, held)
     assert counts["held_out"] > 50 and not held & {d.id for d in kept}
     assert not held & {d.id for v in extra.values() for d in v}
+    corpus = list(read_corpus(sliced.ner.paths))                    # ner.vectors: every text but held ones
+    texts, gone = vector_texts(sliced, held), [d.text for d in corpus if d.id in held]
+    assert gone and len(texts) == len(corpus) - len(gone) and not set(gone) & set(texts)
+    assert len(texts) > len(kept)                                    # unannotated documents too
 
 
 SEPARATE = [*NER, "ner.width=32", "ner.separate_categories=[biolink:Gene]"]
@@ -131,18 +136,21 @@ def _manifest(run_dir: Path) -> dict:
 
 def test_models_train_as_worker_tasks_exactly_as_in_one_process(files, tmp_path, monkeypatch):
     """Two models (genes apart) train at once on a LocalCluster's workers, each in a process of its
-    own from the same seed, so the saved pipelines are byte-identical to train_recognizer's one
-    after another in this process; the driver follows every epoch of both (the manifest's
-    histories, the run's log)."""
+    own from the same seed, so the saved pipelines — word vectors (``ner.vectors``, sent to the
+    workers once) included — are byte-identical to train_recognizer's one after another in this
+    process; the driver follows every epoch of both (the manifest's histories, the run's log)."""
     from graphmert.config import load_config
     from graphmert.corpus.readers import read_corpus
     from graphmert.ner.corpus import annotated_documents
     from graphmert.ner.recognizer import Recognizer, train_recognizer
+    from pipelines.holdout import held_out_documents
+    from pipelines.stages.ner import vector_texts
 
     monkeypatch.chdir(ROOT)
     run_dir = tmp_path / "run"
-    args = ["--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *SEPARATE,
-            f"ner.paths=[{files / 'train.PubTator'}]", "pipeline.workers=2"]
+    paths = f"ner.paths=[{files / 'train.PubTator'}]"
+    args = ["--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *SEPARATE, paths,
+            "ner.vectors=8", "pipeline.workers=2"]
     r = invoke("ner", *args, "--scheduler", "local")
     assert r.exit_code == 0, r.output
     ner = _manifest(run_dir)
@@ -150,11 +158,14 @@ def test_models_train_as_worker_tasks_exactly_as_in_one_process(files, tmp_path,
     log = (run_dir / "logs" / "graphmert.log").read_text()
     assert all(f"ner: {lab} epoch 6 " in log for lab in ("Disease+Chemical", "Gene"))
 
-    cfg = load_config(ROOT / "configs/demo.yaml", SEPARATE).ner
+    assert ner["vectors"]["dimensions"] == 8
+
+    full = load_config(ROOT / "configs/demo.yaml", [*SEPARATE, paths, "ner.vectors=8"])
     docs = list(annotated_documents(read_corpus([files / "train.PubTator"])))
-    here, _ = train_recognizer(docs, cfg)
+    here, _ = train_recognizer(docs, full.ner, texts=vector_texts(full, held_out_documents(full)))
     there = Recognizer.load(run_dir / "ner" / "recognizer")
     assert [p.nlp.to_bytes() for p in there.parts] == [p.nlp.to_bytes() for p in here.parts]
+    assert all(p.nlp.vocab.vectors.shape[1] == 8 for p in there.parts)
 
 
 def test_a_killed_ner_run_reuses_the_models_it_finished(files, tmp_path, monkeypatch):

@@ -1,8 +1,9 @@
 """Entity recognition on raw text: a spaCy NER trained in the project from gold mentions (issue #19).
 
 Nothing is downloaded. The recognizer is spaCy's transition-based ``ner`` component on its default
-``tok2vec`` (hashed NORM/PREFIX/SUFFIX/SHAPE embeddings + a CNN; :func:`tok2vec_config` sizes it or
-swaps in character embeddings), trained from scratch on the gold mentions of annotated corpora
+``tok2vec`` (hashed NORM/PREFIX/SUFFIX/SHAPE embeddings + a CNN; :func:`tok2vec_config` sizes it,
+swaps in character embeddings or adds word vectors learnt in the run, :mod:`graphmert.ner.vectors`),
+trained from scratch on the gold mentions of annotated corpora
 (BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink categories of :data:`LABELS`
 (``Gene``, ``Disease``, ``Chemical``), so recognised mentions flow through
 :func:`graphmert.kg.schema.mention_category` like corpus mentions do.
@@ -52,6 +53,7 @@ from graphmert.corpus.nlp import blank_biomedical_nlp
 from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir
 from graphmert.kg.schema import mention_category
+from graphmert.ner.vectors import WordVectors, train_word_vectors, use_vectors
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
            "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "PartPlan", "plan_parts",
@@ -78,14 +80,16 @@ def tok2vec_config(cfg: NERConfig) -> dict:
     ``ner.embed`` "hash" is spaCy's default HashEmbedCNN (hashed NORM/PREFIX/SUFFIX/SHAPE, then a
     CNN), "characters" spaCy's CharacterEmbed (the first and last 4 characters of each word, and
     its hashed LOWER form) under the same CNN; ``width``, ``depth``, ``window_size`` and
-    ``embed_rows`` size either."""
+    ``embed_rows`` size either. With ``ner.vectors`` either also reads the vocabulary's word vectors
+    (:mod:`graphmert.ner.vectors`) through a learnt projection."""
     encode = {"width": cfg.width, "depth": cfg.depth, "window_size": cfg.window_size, "maxout_pieces": 3}
+    static = cfg.vectors > 0
     if cfg.embed == "hash":
         return {"@architectures": "spacy.HashEmbedCNN.v2", **encode, "embed_size": cfg.embed_rows,
-                "subword_features": True, "pretrained_vectors": None}
+                "subword_features": True, "pretrained_vectors": static or None}
     return {"@architectures": "spacy.Tok2Vec.v2",
             "embed": {"@architectures": "spacy.CharacterEmbed.v2", "width": cfg.width, "rows": cfg.embed_rows,
-                      "nM": 64, "nC": 8, "include_static_vectors": False},
+                      "nM": 64, "nC": 8, "include_static_vectors": static},
             "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", **encode}}
 
 
@@ -323,11 +327,12 @@ def group_documents(docs: Sequence[Document], group: Sequence[str]) -> list[Docu
 class PartPlan:
     """One model of a recognizer, before training: the categories it finds, the documents that
     annotate them (its training documents and its selection slice) and the documents lent to it
-    (``ner.part_sources``: training only)."""
+    (``ner.part_sources``: training only), and the word vectors its tok2vec reads (``ner.vectors``)."""
 
     categories: list[str]
     docs: list[Document]
     more: list[Document]
+    vectors: WordVectors | None = None
 
     @property
     def size(self) -> int:
@@ -336,16 +341,19 @@ class PartPlan:
 
 
 def plan_parts(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
-               extra: Mapping[str, Sequence[Document]] | None = None) -> list[PartPlan]:
+               extra: Mapping[str, Sequence[Document]] | None = None,
+               texts: Sequence[str] = ()) -> list[PartPlan]:
     """The models of a recognizer for ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`), one
     per group of :func:`recognizer_groups`, each with the documents that annotate at least one of
     its categories. ``ner.separate_categories`` is for partial annotation: BC5CDR and NCBI disease
     annotate no genes, so a gene recognizer of its own learns only from documents whose genes are
     annotated, where "not a gene" is a real label. ``extra`` (category → documents:
     ``ner.part_sources``, :func:`graphmert.ner.corpus.part_documents`) adds training documents to the
-    part that finds the category only: never to another part or to a selection slice. Every input
-    error (no documents, no category that maps, a part too small for its selection slice) is raised
-    here, before any model trains."""
+    part that finds the category only: never to another part or to a selection slice. With
+    ``ner.vectors``, word vectors are learnt here from ``texts`` (every text the recognizer may
+    read, annotated or not), once for all parts. Every input error (no documents, no category that
+    maps, a part too small for its selection slice, no text for the vectors) is raised here, before
+    any model trains."""
     _check_training_docs(docs, cfg.categories, where)
     groups = recognizer_groups(cfg.categories, cfg.separate_categories)
     mine = [group_documents(docs, g) for g in groups]
@@ -353,23 +361,40 @@ def plan_parts(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     plans = [PartPlan(categories=g, docs=m, more=x) for g, m, x in zip(groups, mine, more)]
     for plan in plans:
         _part_split(plan, cfg, where)
+    if cfg.vectors:
+        vectors = _word_vectors(texts, cfg, where)
+        plans = [replace(p, vectors=vectors) for p in plans]
     return plans
+
+
+def _word_vectors(texts: Sequence[str], cfg, where: str) -> WordVectors:
+    """:func:`graphmert.ner.vectors.train_word_vectors` on ``texts`` with the recognizer's tokenizer."""
+    try:
+        vectors = train_word_vectors(texts, recognizer_nlp([], cfg).tokenizer, dim=cfg.vectors, seed=cfg.seed)
+    except ValueError as e:
+        raise RecognizerError(f"{where}: ner.vectors={cfg.vectors} needs text to learn word vectors from: "
+                              f"{e}") from None
+    log.info("ner: %d word vectors of %d dimensions from %d tokens (%.0f s)", len(vectors.words),
+             vectors.dim, vectors.tokens, vectors.seconds)
+    return vectors
 
 
 def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
                      on_epoch: Callable[[dict], None] | None = None,
-                     extra: Mapping[str, Sequence[Document]] | None = None) -> tuple["Recognizer", dict]:
+                     extra: Mapping[str, Sequence[Document]] | None = None,
+                     texts: Sequence[str] = ()) -> tuple["Recognizer", dict]:
     """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`) in this
     process: the models of :func:`plan_parts` one after another, the one with the fewest documents
     first, on one budget of ``cfg.max_minutes``: a model stops before an epoch that would end past
     it, and the later ones get what the earlier ones left (``pipelines.stages.ner`` trains them at
     once instead, one per worker, with :func:`train_part` on the same budget).
-    ``on_epoch`` receives each epoch's record (progress display). The report is
+    ``on_epoch`` receives each epoch's record (progress display). ``texts``: what ``ner.vectors``
+    learns from (:func:`plan_parts`; the budget counts that time too). The report is
     :func:`assemble_recognizer`'s.
     """
-    plans = plan_parts(docs, cfg, where=where, extra=extra)
     start = time.monotonic()
     deadline = start + 60 * cfg.max_minutes
+    plans = plan_parts(docs, cfg, where=where, extra=extra, texts=texts)
     trained: dict[int, tuple[object, dict]] = {}
     for k in sorted(range(len(plans)), key=lambda k: plans[k].size):            # smallest first
         trained[k] = train_part(plans[k], cfg, where=where, deadline=deadline, on_epoch=on_epoch)
@@ -397,6 +422,8 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
               "selection": _merged_scores(recognizer, pick_docs, cfg.categories),
               "minutes": round(minutes, 2),
               "parts": [{"categories": p.categories, **r} for p, (_, r) in zip(plans, trained)]}
+    if plans and plans[0].vectors is not None:
+        report["vectors"] = plans[0].vectors.summary()
     return recognizer, report
 
 
@@ -475,6 +502,8 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
     train_docs, pick_docs = _part_split(plan, cfg, where)
     spacy.util.fix_random_seed(cfg.seed)
     nlp = recognizer_nlp(plan.categories, cfg)
+    if plan.vectors is not None:
+        use_vectors(nlp, plan.vectors)
     train_docs = [*train_docs, *plan.more]
     train, counts = training_examples(nlp, train_docs, plan.categories)
     pick, _ = training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs)
@@ -513,10 +542,12 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
                  "history": history, "minutes": history[-1]["minutes"]}
 
 
-def pipeline_from_bytes(categories: Sequence[str], cfg, data: bytes):
+def pipeline_from_bytes(categories: Sequence[str], cfg, data: bytes, vectors: WordVectors | None = None):
     """The pipeline :func:`train_part` trained for ``categories``, from its ``to_bytes()`` (what a
-    worker process sends back; ``cfg`` must be the one it trained with)."""
+    worker process sends back; ``cfg`` must be the one it trained with, ``vectors`` its plan's)."""
     nlp = recognizer_nlp(categories, cfg)
+    if vectors is not None:
+        use_vectors(nlp, vectors)           # the tok2vec's projection is sized from the table
     nlp.initialize()                        # sizes the layers for the labels, so the trained weights fit
     return nlp.from_bytes(data)
 

@@ -4,6 +4,9 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
 ``ner.sources`` when set), leaves out every document the run extracts from or is scored on
 (:func:`pipelines.holdout.held_out_documents`), then
 
+* with ``ner.vectors``, learns word vectors from the text of every ``ner.paths`` document, annotated
+  or not, less the same held-out ones (:mod:`graphmert.ner.vectors`; :func:`vector_texts`), on the
+  training budget;
 * trains the spaCy recognizer: one spaCy model per group of ``ner.separate_categories``
   (:func:`graphmert.ner.recognizer.plan_parts`), each one shard task (:func:`train_part_shard`,
   which trains it in a child process of its own), so the models train at once, one per worker
@@ -32,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -44,6 +47,7 @@ from graphmert.ner.corpus import annotated_documents, part_documents
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_recognizer, pipeline_from_bytes,
                                       plan_parts, train_part)
+from graphmert.ner.vectors import WordVectors
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext, StageError
 
@@ -72,14 +76,23 @@ def training_documents(cfg: Config, held: frozenset[str]
     return kept, extra, counts
 
 
+def vector_texts(cfg: Config, held: frozenset[str]) -> list[str]:
+    """The texts ``ner.vectors`` learns from: every document of ``ner.paths``, annotated or not,
+    less ``held`` (never a document the run extracts from or is scored on)."""
+    reader = read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records)
+    return [d.text for d in reader if d.id not in held]
+
+
 @dataclass(kw_only=True)
 class PartsShared:
     """What every recognizer-model task shares: the ``ner`` config, the budget's end (``time.time()``,
-    so it holds across processes) and the folder of the per-model epoch logs."""
+    so it holds across processes), the folder of the per-model epoch logs and the word vectors of
+    ``ner.vectors`` (sent once to each worker, not once per model)."""
 
     cfg: NERConfig
     wall_deadline: float
     epochs_dir: str
+    vectors: WordVectors | None = None
 
 
 def train_part_shard(item: tuple[int, PartPlan], shared: PartsShared, path: Path) -> dict:
@@ -89,6 +102,7 @@ def train_part_shard(item: tuple[int, PartPlan], shared: PartsShared, path: Path
     ``epochs_dir/part-<k>.jsonl`` as it ends. Writes the pipeline's bytes at ``path`` and returns
     its training report."""
     k, plan = item
+    plan = replace(plan, vectors=shared.vectors)
     log_path = Path(shared.epochs_dir) / f"part-{k}.jsonl"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     return {"report": train_in_child(plan, shared, log_path, path)}
@@ -174,24 +188,25 @@ class EpochFollower:
 
 
 def train_models(ctx: StageContext, plans: list[PartPlan], docs: list[Document],
-                 on_epoch: Callable[[dict], None]) -> tuple[Recognizer, dict]:
+                 on_epoch: Callable[[dict], None], *, start: float) -> tuple[Recognizer, dict]:
     """The recognizer's models (``plans``, of :func:`graphmert.ner.recognizer.plan_parts` on
     ``docs``) as shard tasks, the largest first (one per worker: the longest starts at once), on one
-    wall-clock budget of ``ner.max_minutes`` from now; the recognizer and report of
+    wall-clock budget of ``ner.max_minutes`` from ``start`` (``time.time()``, before the plans and
+    their word vectors were made); the recognizer and report of
     :func:`graphmert.ner.recognizer.assemble_recognizer`. ``on_epoch`` gets each epoch's record."""
     cfg = ctx.cfg.ner
     order = sorted(range(len(plans)), key=lambda k: -plans[k].size)
     epochs_dir = ctx.work_dir / "epochs"
     for old in epochs_dir.glob("part-*.jsonl"):             # a killed run's epochs are not this run's
         old.unlink()
-    start = time.time()
-    shared = PartsShared(cfg=cfg, wall_deadline=start + 60 * cfg.max_minutes, epochs_dir=str(epochs_dir))
+    shared = PartsShared(cfg=cfg, wall_deadline=start + 60 * cfg.max_minutes, epochs_dir=str(epochs_dir),
+                         vectors=plans[0].vectors)
     with EpochFollower(epochs_dir, on_epoch):
-        shards = ctx.map_shards(train_part_shard, [(k, plans[k]) for k in order], name="model",
-                                shared=shared, suffix=".spacy")
+        shards = ctx.map_shards(train_part_shard, [(k, replace(plans[k], vectors=None)) for k in order],
+                                name="model", shared=shared, suffix=".spacy")
     trained: dict[int, tuple[object, dict]] = {}
     for k, shard in zip(order, shards):
-        nlp = pipeline_from_bytes(plans[k].categories, cfg, shard.path.read_bytes())
+        nlp = pipeline_from_bytes(plans[k].categories, cfg, shard.path.read_bytes(), plans[k].vectors)
         trained[k] = (nlp, {**shard.counts["report"], "reused": shard.reused})
     return assemble_recognizer(plans, [trained[k] for k in range(len(plans))], docs, cfg,
                                minutes=(time.time() - start) / 60)
@@ -204,7 +219,8 @@ def _ner(ctx: StageContext) -> dict:
     held = held_out_documents(cfg)
     docs, extra, counts = training_documents(cfg, held)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
-    plans = plan_parts(docs, cfg.ner, extra=extra)
+    start = time.time()                  # the budget counts the word vectors too
+    plans = plan_parts(docs, cfg.ner, extra=extra, texts=vector_texts(cfg, held) if cfg.ner.vectors else ())
     sizes = {tuple(p.categories): p.size for p in plans}
     # the bar counts documents read, so its rate and ETA hold across parts of different sizes
     bar = ctx.progress(total=cfg.ner.epochs * sum(sizes.values()), desc="ner: train", unit="doc")
@@ -216,7 +232,7 @@ def _ner(ctx: StageContext) -> dict:
                  "+".join(LABELS[c] for c in rec["categories"]), rec["epoch"], rec["loss"], rec["p"],
                  rec["r"], rec["f"], rec["minutes"], extra={"console": False})
 
-    recognizer, report = train_models(ctx, plans, docs, on_epoch)
+    recognizer, report = train_models(ctx, plans, docs, on_epoch, start=start)
     bar.close()
     recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
     linker = build_linker(cfg, docs, held)

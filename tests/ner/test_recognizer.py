@@ -99,6 +99,33 @@ def test_training_learns_to_recognise_held_out_documents(tmp_path, tok2vec):
     assert annotated.mentions == test[0].mentions                # annotated documents pass unchanged
 
 
+def test_word_vectors_feed_the_tok2vec_and_travel_with_the_saved_model(tmp_path):
+    """``ner.vectors``: vectors learnt from the given texts sit in every part's vocabulary, the
+    tok2vec reads them (zeroing them changes its output), and a saved recognizer keeps them."""
+    import numpy as np
+
+    rng = random.Random(1)
+    train = [_doc(i, rng) for i in range(40)]
+    unannotated = [_doc(500 + i, rng).text for i in range(40)]
+    cfg = replace(NERConfig(), epochs=2, patience=2, selection_fraction=0.2, width=32, vectors=16)
+    assert tok2vec_config(cfg)["pretrained_vectors"] is True
+    rec, report = train_recognizer(train, cfg, texts=[d.text for d in train] + unannotated)
+    (part,) = rec.parts
+    assert report["vectors"]["dimensions"] == 16 and part.nlp.vocab.vectors.shape == (report["vectors"]["words"], 16)
+    rec.save(tmp_path / "rec", report)
+    back = Recognizer.load(tmp_path / "rec")
+    (loaded,) = back.parts
+    assert np.array_equal(loaded.nlp.vocab.vectors.data, part.nlp.vocab.vectors.data)
+    docs = [replace(d, mentions=[]) for d in train[:5]]
+    assert [d.mentions for d in back.recognize(docs)] == [d.mentions for d in rec.recognize(docs)]
+    tok2vec = loaded.nlp.get_pipe("ner").model.get_ref("tok2vec")
+    before = tok2vec.predict([loaded.nlp.make_doc(train[0].text)])[0].copy()
+    loaded.nlp.vocab.vectors.data[:] = 0
+    assert not np.allclose(tok2vec.predict([loaded.nlp.make_doc(train[0].text)])[0], before)
+    with pytest.raises(RecognizerError, match="ner.vectors=16 needs text to learn word vectors from"):
+        train_recognizer(train, cfg)
+
+
 def test_training_errors_name_the_problem():
     cfg = replace(NERConfig(), epochs=1)
     with pytest.raises(RecognizerError, match="no training documents"):
