@@ -101,7 +101,7 @@ def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkey
     from graphmert.config import load_config
     from graphmert.corpus.readers import read_corpus
     from pipelines.holdout import held_out_documents
-    from pipelines.stages.ner import training_documents, vector_texts
+    from pipelines.stages.ner import read_ner_documents, training_documents, vector_texts
 
     monkeypatch.chdir(ROOT)
     dev_file = SHARED / "biored" / "Dev.PubTator"     # the stripped copy has the same ids (build/)
@@ -122,7 +122,7 @@ def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkey
     assert counts["held_out"] > 50 and not held & {d.id for d in kept}
     assert not held & {d.id for v in extra.values() for d in v}
     corpus = list(read_corpus(sliced.ner.paths))                    # ner.vectors: every text but held ones
-    texts, gone = vector_texts(sliced, held), [d.text for d in corpus if d.id in held]
+    texts, gone = vector_texts(read_ner_documents(sliced), held), [d.text for d in corpus if d.id in held]
     assert gone and len(texts) == len(corpus) - len(gone) and not set(gone) & set(texts)
     assert len(texts) > len(kept)                                    # unannotated documents too
 
@@ -144,7 +144,7 @@ def test_models_train_as_worker_tasks_exactly_as_in_one_process(files, tmp_path,
     from graphmert.ner.corpus import annotated_documents
     from graphmert.ner.recognizer import Recognizer, train_recognizer
     from pipelines.holdout import held_out_documents
-    from pipelines.stages.ner import vector_texts
+    from pipelines.stages.ner import read_ner_documents, vector_texts
 
     monkeypatch.chdir(ROOT)
     run_dir = tmp_path / "run"
@@ -162,7 +162,7 @@ def test_models_train_as_worker_tasks_exactly_as_in_one_process(files, tmp_path,
 
     full = load_config(ROOT / "configs/demo.yaml", [*SEPARATE, paths, "ner.vectors=8"])
     docs = list(annotated_documents(read_corpus([files / "train.PubTator"])))
-    here, _ = train_recognizer(docs, full.ner, texts=vector_texts(full, held_out_documents(full)))
+    here, _ = train_recognizer(docs, full.ner, texts=vector_texts(read_ner_documents(full), held_out_documents(full)))
     there = Recognizer.load(run_dir / "ner" / "recognizer")
     assert [p.nlp.to_bytes() for p in there.parts] == [p.nlp.to_bytes() for p in here.parts]
     assert all(p.nlp.vocab.vectors.shape[1] == 8 for p in there.parts)

@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from graphmert.config import Config, NERConfig, to_dict
 from graphmert.corpus.document import Document
@@ -58,29 +58,35 @@ RECOGNIZER_DIR = "recognizer"
 LINKER_FILE = "linker.json.gz"
 
 
-def training_documents(cfg: Config, held: frozenset[str]
+def read_ner_documents(cfg: Config) -> list[Document]:
+    """Every document of ``ner.paths``, annotated or not, read once for :func:`training_documents`
+    and :func:`vector_texts`."""
+    return list(read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records))
+
+
+def training_documents(cfg: Config, held: frozenset[str], read: Sequence[Document] | None = None
                        ) -> tuple[list[Document], dict[str, list[Document]], dict]:
-    """The annotated documents of ``ner.paths`` the recognizer and the linker may learn from: those
-    with mentions from ``ner.sources``, less ``held`` (every document the run extracts from or is
-    scored on: :func:`pipelines.holdout.held_out_documents`); the documents ``ner.part_sources`` lends
-    one recognizer model (category → documents, less ``held`` and those already kept); counts."""
-    reader = read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records)
-    every = list(annotated_documents(reader))
+    """The annotated documents of ``ner.paths`` (``read``: :func:`read_ner_documents`, read here when
+    not given) the recognizer and the linker may learn from: those with mentions from
+    ``ner.sources``, less ``held`` (every document the run extracts from or is scored on:
+    :func:`pipelines.holdout.held_out_documents`); the documents ``ner.part_sources`` lends one
+    recognizer model (category → documents, less ``held`` and those already kept); counts."""
+    read = read_ner_documents(cfg) if read is None else read
+    every = list(annotated_documents(read))
     annotated = list(annotated_documents(every, cfg.ner.sources))
     kept = [d for d in annotated if d.id not in held]
     extra = part_documents(every, cfg.ner.part_sources, exclude=held | {d.id for d in kept})
-    counts = {"read": reader.stats.documents, "annotated": len(annotated),
-              "held_out": len(annotated) - len(kept)}
+    counts = {"read": len(read), "annotated": len(annotated), "held_out": len(annotated) - len(kept)}
     if extra:
         counts["part_sources"] = {c: len(v) for c, v in extra.items()}
     return kept, extra, counts
 
 
-def vector_texts(cfg: Config, held: frozenset[str]) -> list[str]:
-    """The texts ``ner.vectors`` learns from: every document of ``ner.paths``, annotated or not,
-    less ``held`` (never a document the run extracts from or is scored on)."""
-    reader = read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records)
-    return [d.text for d in reader if d.id not in held]
+def vector_texts(read: Sequence[Document], held: frozenset[str]) -> list[str]:
+    """The texts ``ner.vectors`` learns from: every document of ``ner.paths`` (``read``:
+    :func:`read_ner_documents`), annotated or not, less ``held`` (never a document the run extracts
+    from or is scored on)."""
+    return [d.text for d in read if d.id not in held]
 
 
 @dataclass(kw_only=True)
@@ -217,10 +223,11 @@ def _ner(ctx: StageContext) -> dict:
     if not cfg.ner.paths:
         return {"enabled": False}
     held = held_out_documents(cfg)
-    docs, extra, counts = training_documents(cfg, held)
+    read = read_ner_documents(cfg)
+    docs, extra, counts = training_documents(cfg, held, read)
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
     start = time.time()                  # the budget counts the word vectors too
-    plans = plan_parts(docs, cfg.ner, extra=extra, texts=vector_texts(cfg, held) if cfg.ner.vectors else ())
+    plans = plan_parts(docs, cfg.ner, extra=extra, texts=vector_texts(read, held) if cfg.ner.vectors else ())
     sizes = {tuple(p.categories): p.size for p in plans}
     # the bar counts documents read, so its rate and ETA hold across parts of different sizes
     bar = ctx.progress(total=cfg.ner.epochs * sum(sizes.values()), desc="ner: train", unit="doc")
