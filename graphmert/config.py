@@ -383,6 +383,9 @@ class NERConfig:
 
 # relation_choice values that ask the relation typer (graphmert.extract.relation_typer)
 TYPER_CHOICES = ("typer", "typer_score")
+# the categories whose seed-KG names extract.name_mentions may make mentions: those the entity linker
+# counts in its training documents (graphmert.ner.linking.EntityLinker.kg_name)
+NAME_CATEGORIES = ("biolink:ChemicalEntity", "biolink:Disease")
 
 
 @dataclass
@@ -444,6 +447,14 @@ class ExtractConfig:
                                 "occurrence of a seed-KG gene symbol with a digit and an upper-case "
                                 "letter ('CYP2C19') outside the recognised mentions is a gene mention "
                                 "too (graphmert.ner.gazetteer)")
+    name_mentions: list[str] = opt(factory=list, help="documents the ner stage's recognizer annotates: "
+                                   "Biolink categories (biolink:Disease, biolink:ChemicalEntity) whose "
+                                   "seed-KG names become mentions where they occur outside the "
+                                   "recognised mentions, if the linker's training documents annotate "
+                                   "them at least name_ratio of the times they contain them, or never "
+                                   "contain them (graphmert.ner.gazetteer)")
+    name_ratio: float = opt(0.5, min=0.0, max=1.0, help="name_mentions: the least share of a seed-KG "
+                            "name's occurrences in the training documents that must be annotated")
     kg_gene_species: Optional[str] = opt(
         None, help="documents the ner stage's recognizer annotates: the taxon of the seed KG's genes "
         "(NCBITaxon:9606 for Hetionet); in a document whose species is another, a gene is not linked "
@@ -771,6 +782,10 @@ def _check_cross(cfg: Config) -> None:
     if odd:
         raise ConfigError(f"extract.abbreviation_veto: {odd} are not categories the recognizer finds "
                           f"(ner.categories: {cfg.ner.categories})")
+    odd = [c for c in cfg.extract.name_mentions if c not in NAME_CATEGORIES or c not in cfg.ner.categories]
+    if odd:
+        raise ConfigError(f"extract.name_mentions: {odd} are not among {list(NAME_CATEGORIES)} and the "
+                          f"categories the recognizer finds (ner.categories: {cfg.ner.categories})")
     taxon = cfg.extract.kg_gene_species
     if taxon is not None and not re.fullmatch(r"NCBITaxon:\d+", taxon):
         raise ConfigError(f"extract.kg_gene_species: {taxon!r} is not an NCBI Taxonomy id (the species "

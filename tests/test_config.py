@@ -147,15 +147,17 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     for section in ("corpus", "kg", "graph", "model", "train", "evaluate"):
         assert section_hash(getattr(raw, section)) == section_hash(getattr(biored, section)), section
     # the documents, and the mentions the recognizer's documents get beyond its own: one sense per
-    # document, abbreviations, KG gene symbols, rule-found variants (gold-annotated documents are not
-    # recognised, so these change nothing for biored.yaml)
+    # document, abbreviations, KG gene symbols and disease and chemical names, rule-found variants
+    # (gold-annotated documents are not recognised, so these change nothing for biored.yaml)
     raw_only = ("propagate_mentions", "abbreviation_mentions", "symbol_mentions", "variant_mentions",
                 "strict_gene_species")
     assert all(getattr(raw.extract, k) for k in raw_only)
     assert raw.extract.kg_gene_species == "NCBITaxon:9606"
     assert raw.extract.abbreviation_veto == ["biolink:Disease", "biolink:ChemicalEntity"]
+    assert raw.extract.name_mentions == ["biolink:ChemicalEntity", "biolink:Disease"]
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths, kg_gene_species=biored.extract.kg_gene_species,
                                abbreviation_veto=biored.extract.abbreviation_veto,
+                               name_mentions=biored.extract.name_mentions,
                                **{k: getattr(biored.extract, k) for k in raw_only}) == biored.extract
 
 

@@ -1,4 +1,5 @@
-"""Gene symbols the seed KG names, found in raw text where the recognizer found nothing (issue #19).
+"""Seed-KG names found in raw text where the recognizer found nothing: gene symbols, and disease and
+chemical names the training documents annotate (issue #19).
 
 The recognizer learns genes from 400 BioRED abstracts, so a symbol it never saw ("GADD45A",
 "CX3CR1", "CYP11B1") is often missed in every one of its occurrences, though the seed KG names it
@@ -14,9 +15,20 @@ else, so :func:`symbol_mentions` makes every occurrence of such a KG symbol a ge
   from giving it the human gene's id in a mouse paper;
 * the longest candidates are taken first, and none overlaps a mention the document already has.
 
-The mentions carry no ids; the linker links them as it links recognised ones. Only genes: the seed
-KG's disease and chemical names include common words ("disease", "antibodies", "acids"), which no
-digit-and-capital rule keeps out.
+The mentions carry no ids; the linker links them as it links recognised ones. The seed KG's disease
+and chemical names include common words ("disease", "antibodies", "acids"), which no
+digit-and-capital rule keeps out, so :func:`name_mentions` keeps them by what the training documents
+do with them instead (``extract.name_mentions``):
+
+* a candidate is a run of one to :data:`~graphmert.ner.linking.NAME_MAX_WORDS` words joined by a
+  space, a hyphen or ", " (:func:`~graphmert.ner.linking.word_runs`) whose key is at least
+  :data:`MIN_NAME_CHARS` characters long;
+* it must be a KG name of the category that no training document annotates as another category,
+  and the training documents that annotate the category must annotate it at least ``ratio``
+  (``extract.name_ratio``) of the times it occurs in them, or never contain it
+  (:meth:`~graphmert.ner.linking.EntityLinker.kg_name`): "water" occurs in BC5CDR abstracts far
+  more often than it is annotated, "imatinib" in none of them;
+* the longest candidates are taken first, and none overlaps a mention the document already has.
 """
 
 from __future__ import annotations
@@ -25,14 +37,14 @@ import re
 from dataclasses import replace
 
 from graphmert.corpus.document import Document, Mention
-from graphmert.ner.linking import EntityLinker, surface_key
+from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
-__all__ = ["symbol_mentions", "MIN_CHARS", "MAX_WORDS"]
+__all__ = ["symbol_mentions", "name_mentions", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
+MIN_NAME_CHARS = 4              # shorter disease and chemical keys ("ca", "ad") are left to the recognizer
 MAX_WORDS = 3
-_WORD = re.compile(r"[A-Za-z0-9]+")
-_JOIN = re.compile(r"[ -]")
+_JOIN = re.compile(r"[ -]")     # symbol words join by a space or a hyphen only
 
 
 def _symbol_like(text: str) -> bool:
@@ -41,28 +53,38 @@ def _symbol_like(text: str) -> bool:
 
 def _candidates(text: str, linker: EntityLinker) -> list[tuple[int, int]]:
     """(start, end) of every word run of ``text`` that is a symbol-like KG gene name."""
-    words = list(_WORD.finditer(text))
-    out = []
-    for i in range(len(words)):
-        for j in range(i, min(i + MAX_WORDS, len(words))):
-            if j > i and not _JOIN.fullmatch(text[words[j - 1].end():words[j].start()]):
-                break
-            start, end = words[i].start(), words[j].end()
-            form = text[start:end]
-            if _symbol_like(form) and linker.kg_gene_symbol(surface_key(form)):
-                out.append((start, end))
-    return out
+    return [(start, end) for start, end in word_runs(text, MAX_WORDS, _JOIN)
+            if _symbol_like(text[start:end]) and linker.kg_gene_symbol(surface_key(text[start:end]))]
 
 
-def symbol_mentions(doc: Document, linker: EntityLinker, label: str = "Gene") -> Document:
-    """A copy of ``doc`` with a ``label`` mention on every symbol-like seed-KG gene name of its text
-    that overlaps none of its mentions (module docstring); ``doc`` itself when there is none."""
+def _with_mentions(doc: Document, found: list[tuple[int, int, str]]) -> Document:
+    """A copy of ``doc`` with a mention of each (start, end, label) of ``found``, longest first, that
+    overlaps none of its mentions nor one added before; ``doc`` itself when none is added."""
     taken: list[tuple[int, int]] = [(m.start, m.end) for m in doc.mentions]
     added = []
-    for start, end in sorted(_candidates(doc.text, linker), key=lambda s: (s[0] - s[1], s[0])):
+    for start, end, label in sorted(found, key=lambda f: (f[0] - f[1], f[0])):
         if all(end <= a or start >= b for a, b in taken):
             taken.append((start, end))
             added.append(Mention(start=start, end=end, text=doc.text[start:end], type=label))
     if not added:
         return doc
     return replace(doc, mentions=sorted([*doc.mentions, *added], key=lambda m: (m.start, m.end)))
+
+
+def symbol_mentions(doc: Document, linker: EntityLinker, label: str = "Gene") -> Document:
+    """A copy of ``doc`` with a ``label`` mention on every symbol-like seed-KG gene name of its text
+    that overlaps none of its mentions (module docstring); ``doc`` itself when there is none."""
+    return _with_mentions(doc, [(s, e, label) for s, e in _candidates(doc.text, linker)])
+
+
+def name_mentions(doc: Document, linker: EntityLinker, labels: dict[str, str], ratio: float) -> Document:
+    """A copy of ``doc`` with a mention on every seed-KG name of a category of ``labels`` (category →
+    the mention label; categories of :data:`~graphmert.ner.linking.NAME_CATEGORIES`) that the
+    training documents annotate at least ``ratio`` of the times they contain it, or never contain,
+    and that overlaps none of its mentions (module docstring); ``doc`` itself when there is none."""
+    found = []
+    for start, end in word_runs(doc.text):
+        key = run_key(doc.text[start:end])
+        if len(key) >= MIN_NAME_CHARS:
+            found += [(start, end, label) for cat, label in labels.items() if linker.kg_name(key, cat, ratio)]
+    return _with_mentions(doc, found)

@@ -66,6 +66,13 @@ the fuzzy look-up: a mouse "Tnf" is not the human TNF node. A KG name may still 
 gene's ortholog of the document's species; otherwise only the dictionary can link it, or it stays
 unlinked, a text node.
 
+**Name counts.** The seed KG's disease and chemical names include common words ("water",
+"disease"), so the linker also counts, for each of those names, how often the training documents
+that annotate its category contain it and how often a gold mention of the category spans it
+exactly (:meth:`EntityLinker.kg_name`): ``extract.name_mentions`` makes a name a mention only where
+the training documents annotate it often enough, or never meet it
+(:func:`graphmert.ner.gazetteer.name_mentions`).
+
 A built linker is saved as one gzipped JSON file (:meth:`EntityLinker.save`, format version
 :data:`FORMAT_VERSION`); the TF-IDF index is fitted lazily on the first fuzzy look-up of a category.
 """
@@ -85,7 +92,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator, Sequence, Type
 
 import numpy as np
 
-from graphmert.config import NERConfig
+from graphmert.config import NAME_CATEGORIES, NERConfig
 from graphmert.corpus.document import Abbreviation, Document
 from graphmert.errors import GraphmertError
 from graphmert.io import atomic_path, check_format
@@ -106,10 +113,13 @@ __all__ = [
     "normalize_surface",
     "surface_key",
     "read_xref_tables",
+    "NAME_CATEGORIES",
+    "word_runs",
+    "run_key",
 ]
 
 FORMAT = "graphmert.entity_linker"
-FORMAT_VERSION = 2                 # 2: kg_others
+FORMAT_VERSION = 3                 # 2: kg_others; 3: name_counts
 
 # ner.fuzzy_threshold's default, chosen by benchmarks/linking.py on the held-out 20% of BioRED-train
 # documents (document-level normalisation F1, gold spans); BioRED dev was not used.
@@ -125,6 +135,7 @@ NAMESPACES: dict[str, str] = {
 KG_CATEGORY_ALIASES: dict[str, str] = {"biolink:PhenotypicFeature": "biolink:Disease"}
 # categories whose ids are species-specific: the dictionary also keeps votes per document species
 SPECIES_CATEGORIES = frozenset({"biolink:Gene"})
+NAME_MAX_WORDS = 6            # the longest word run tried as a seed-KG name
 _GENE = "biolink:Gene"
 _TAXON = "biolink:OrganismTaxon"
 _KG_SOURCE = "kg"             # the seed KG's names, as a source of gene orthologs (_gene_orthologs)
@@ -138,6 +149,8 @@ _MAPPING_COLUMNS = ("mapping", "method")
 _TARGET_COLUMNS = ("mesh_id", "xref_mesh")
 _NAME_ID_COLUMNS = {"id": "", "geneId": "NCBIGene:"}    # id column → prefix of a bare id
 _NAME_COLUMNS = ("name", "geneName", "synonyms")
+_RUN_WORD = re.compile(r"[A-Za-z0-9]+")
+_RUN_JOIN = re.compile(r"[ -]|, ")
 
 
 class LinkerError(GraphmertError, ValueError):
@@ -424,6 +437,49 @@ def _learn_dictionary(documents: Iterable[Document], exclude: Collection[str]) -
     return out
 
 
+def word_runs(text: str, max_words: int = NAME_MAX_WORDS, join: re.Pattern = _RUN_JOIN
+              ) -> list[tuple[int, int]]:
+    """(start, end) of every run of 1..``max_words`` ASCII words (letters and digits) of ``text``
+    joined by what ``join`` matches (by default a space, a hyphen or ", "): the spans tried as
+    seed-KG names (:mod:`graphmert.ner.gazetteer`)."""
+    words = list(_RUN_WORD.finditer(text))
+    out = []
+    for i in range(len(words)):
+        for j in range(i, min(i + max_words, len(words))):
+            if j > i and not join.fullmatch(text[words[j - 1].end():words[j].start()]):
+                break
+            out.append((words[i].start(), words[j].end()))
+    return out
+
+
+def run_key(run: str) -> str:
+    """:func:`surface_key` of a :func:`word_runs` run, computed directly: for ASCII letters and
+    digits joined by " ", "-" or ", " the key is the lower-cased run without spaces and hyphens, and
+    counting every run of every training document through :func:`surface_key` would cost 20 s."""
+    return run.lower().replace(" ", "").replace("-", "")
+
+
+def _name_counts(documents: Iterable[Document], exclude: Collection[str],
+                 kg: dict[str, dict[str, str]]) -> dict[str, dict[str, list[int]]]:
+    """For :data:`NAME_CATEGORIES`: category → KG name key → [annotated, occurs], its word runs
+    (:func:`word_runs`) in the training documents that annotate the category (except ``exclude``)
+    and, of those, the runs a gold mention of the category spans exactly."""
+    out: dict[str, dict[str, list[int]]] = {c: {} for c in NAME_CATEGORIES}
+    for doc in documents:
+        if doc.id in exclude:
+            continue
+        spans = {(m.start, m.end): mention_category(m.type) for m in doc.mentions}
+        cats = [c for c in NAME_CATEGORIES if c in set(spans.values())]
+        for s, e in word_runs(doc.text) if cats else ():
+            key = run_key(doc.text[s:e])
+            for c in cats:
+                if key in kg.get(c, {}):
+                    counts = out[c].setdefault(key, [0, 0])
+                    counts[0] += spans.get((s, e)) == c
+                    counts[1] += 1
+    return out
+
+
 def _node_primary(node_id: str, namespace: str, xrefs: dict[str, list[str]]) -> str | None:
     if node_id.startswith(namespace):
         return node_id
@@ -594,6 +650,8 @@ class _Tables:
     xrefs: dict[str, list[str]]                          # primary id → other ids
     names: dict[str, list[str]]                          # category → sorted normalised names
     info: dict[str, Any] = field(default_factory=dict)   # build counts (stats)
+    # NAME_CATEGORIES → KG name key → [annotated, occurs] in the training documents (_name_counts)
+    name_counts: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
 
 class EntityLinker:
@@ -637,10 +695,12 @@ class EntityLinker:
         """Learn the dictionary from gold-annotated ``documents`` (those whose id is in ``exclude``
         are skipped), index the names of ``kg`` (optional) and those ``name_tables`` give its
         nodes (:func:`read_name_tables`), map non-namespace KG ids through ``xref_tables``
-        (:func:`read_xref_tables`)."""
+        (:func:`read_xref_tables`), and count how often the documents annotate the KG's disease
+        and chemical names where they occur (:meth:`kg_name`)."""
         xrefs = read_xref_tables(xref_tables)
         more_names = read_name_tables(name_tables)
-        learnt = _learn_dictionary(documents, frozenset(exclude))
+        documents, exclude = list(documents), frozenset(exclude)
+        learnt = _learn_dictionary(documents, exclude)
         kg_exact, kg_plural, kg_others, kg_names, unmapped = (({}, {}, {}, {}, {}) if kg is None
                                                               else _kg_tables(kg, xrefs, more_names))
         names = learnt.names
@@ -653,7 +713,7 @@ class EntityLinker:
                 "name_table_ids": {"kg_nodes": named, "not_in_kg": len(more_names) - named}}
         tables = _Tables(learnt.votes, learnt.plural, learnt.species, kg_exact, kg_others, kg_plural,
                          _reverse_xrefs(xrefs, kg), {c: sorted(n - {""}) for c, n in sorted(names.items())},
-                         info)
+                         info, _name_counts(documents, exclude, kg_exact))
         return cls(tables, fuzzy_threshold)
 
     # ------------------------------------------------------------------ look-ups
@@ -751,11 +811,26 @@ class EntityLinker:
         out.update(i for keys in (*t.kg.values(), *t.kg_plural.values()) for i in keys.values())
         return frozenset(out)
 
+    def dictionary_categories(self, key: str) -> frozenset[str]:
+        """The categories the training documents annotate ``key`` (a :func:`surface_key`) as."""
+        return frozenset(c for c, keys in self._tables.dictionary.items() if key in keys)
+
     def kg_gene_symbol(self, key: str) -> bool:
         """Whether ``key`` (a :func:`surface_key`) names a seed-KG gene and no training document
         annotates it as another category (:func:`graphmert.ner.gazetteer.symbol_mentions`)."""
-        t = self._tables
-        return key in t.kg.get(_GENE, {}) and not any(key in keys for c, keys in t.dictionary.items() if c != _GENE)
+        return key in self._tables.kg.get(_GENE, {}) and self.dictionary_categories(key) <= {_GENE}
+
+    def kg_name(self, key: str, category: str, ratio: float) -> bool:
+        """Whether ``key`` (a :func:`surface_key`) is a seed-KG name of ``category`` (one of
+        :data:`NAME_CATEGORIES`) that no training document annotates as another category, and that
+        the training documents annotating ``category`` annotate at least ``ratio`` of the times it
+        occurs in them, or never contain (:func:`graphmert.ner.gazetteer.name_mentions`)."""
+        if category not in NAME_CATEGORIES:
+            raise LinkerError(f"{category}: the linker counts seed-KG names of {list(NAME_CATEGORIES)} only")
+        if key not in self._tables.kg.get(category, {}) or not self.dictionary_categories(key) <= {category}:
+            return False
+        annotated, occurs = self._tables.name_counts.get(category, {}).get(key, (0, 0))
+        return annotated >= ratio * occurs
 
     # ------------------------------------------------------------------ documents
     def document_species(self, doc: Document) -> str | None:
@@ -866,6 +941,7 @@ class EntityLinker:
             "fuzzy_names": {c: len(n) for c, n in sorted(t.names.items())},
             "xref_targets": len(t.xrefs),
             "genes_with_orthologs": len(self._orthologs),
+            "kg_names_in_training": {c: len(k) for c, k in sorted(t.name_counts.items())},
             "fuzzy_threshold": self.fuzzy_threshold,
             **t.info,
         }
@@ -882,7 +958,8 @@ class EntityLinker:
                 "info": t.info, "dictionary": votes(t.dictionary),
                 "dictionary_plural": votes(t.dictionary_plural),
                 "species": {sp: votes(v) for sp, v in sorted(t.species.items())},
-                "kg": t.kg, "kg_others": t.kg_others, "kg_plural": t.kg_plural, "xrefs": t.xrefs, "names": t.names}
+                "kg": t.kg, "kg_others": t.kg_others, "kg_plural": t.kg_plural, "xrefs": t.xrefs, "names": t.names,
+                "name_counts": t.name_counts}
         raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
@@ -921,4 +998,6 @@ def _tables_from_json(data: dict) -> _Tables:
                    {c: {str(k): [str(i) for i in ids] for k, ids in keys.items()}
                     for c, keys in data["kg_others"].items()},
                    str_map(data["kg_plural"]), {k: [str(x) for x in v] for k, v in data["xrefs"].items()},
-                   {c: [str(n) for n in names] for c, names in data["names"].items()}, dict(data["info"]))
+                   {c: [str(n) for n in names] for c, names in data["names"].items()}, dict(data["info"]),
+                   {c: {str(k): [int(a), int(o)] for k, (a, o) in keys.items()}
+                    for c, keys in data["name_counts"].items()})

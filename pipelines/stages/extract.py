@@ -42,7 +42,7 @@ from graphmert.kg.schema import RelationSchema
 from graphmert.model import build_model
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint
 from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
-from graphmert.ner.gazetteer import symbol_mentions
+from graphmert.ner.gazetteer import name_mentions, symbol_mentions
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import LABELS
 from graphmert.ner.variants import add_variants
@@ -130,9 +130,8 @@ def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
 def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
     """Documents without mentions get the recognizer's mentions, linked by the linker (with
     ``extract.kg_gene_species`` as its :attr:`~graphmert.ner.linking.EntityLinker.kg_species` and
-    ``extract.strict_gene_species`` as its ``strict_species``), and with
-    ``extract.variant_mentions`` the sequence variants of :func:`add_variants`; the others are kept
-    as they are. Returns the documents and the recognised ones by id."""
+    ``extract.strict_gene_species`` as its ``strict_species``; :func:`recognized_entities`); the
+    others are kept as they are. Returns the documents and the recognised ones by id."""
     tools = load_entity_tools(ctx)
     todo = [d for d in docs if not d.mentions]
     if tools is None or not todo:
@@ -140,19 +139,29 @@ def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
     recognizer, linker = tools
     ex = ctx.cfg.extract
     linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
-    found = {d.id: linker.link_document(_more_mentions(d, linker, ex))
+    found = {d.id: recognized_entities(d, linker, ex)
              for d in ctx.progress(recognizer.recognize(todo, propagate=ex.propagate_mentions),
                                    total=len(todo), desc="extract: recognize", unit="doc")}
-    if ex.variant_mentions:
-        found = {i: add_variants(d) for i, d in found.items()}
     return [found.get(d.id, d) for d in docs], found
 
 
+def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
+    """What extraction does with a document the recognizer annotated (``extract.propagate_mentions``
+    applies in the recognizer): the mentions of :func:`_more_mentions`, linked by ``linker``, and with
+    ``extract.variant_mentions`` the sequence variants of :func:`add_variants`. Also what
+    ``benchmarks/raw_entities.py`` scores on held-out documents."""
+    doc = linker.link_document(_more_mentions(doc, linker, ex))
+    return add_variants(doc) if ex.variant_mentions else doc
+
+
 def _more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
-    """A recognised document with the mentions its abbreviations (``extract.abbreviation_mentions``)
-    and the seed KG's gene symbols (``extract.symbol_mentions``) add, in that order, less those of
+    """A recognised document with the mentions the seed KG's disease and chemical names
+    (``extract.name_mentions``), its abbreviations (``extract.abbreviation_mentions``) and the seed
+    KG's gene symbols (``extract.symbol_mentions``) add, in that order, less those of
     short forms it defines as something else (``extract.abbreviation_veto``; a long form the linker
     links exactly in the mention's category keeps them)."""
+    if ex.name_mentions:
+        doc = name_mentions(doc, linker, {c: LABELS[c] for c in ex.name_mentions}, ex.name_ratio)
     if ex.abbreviation_mentions:
         doc = abbreviation_mentions(doc, RECOGNIZER_LABELS)
     if ex.symbol_mentions:

@@ -1,15 +1,18 @@
-"""Seed-KG gene symbols found in raw text (graphmert.ner.gazetteer)."""
+"""Seed-KG names found in raw text (graphmert.ner.gazetteer): gene symbols, and disease and chemical
+names the training documents annotate."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from types import SimpleNamespace
 
+import pytest
+
 from graphmert.config import Config
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
-from graphmert.ner.gazetteer import symbol_mentions
-from graphmert.ner.linking import EntityLinker
+from graphmert.ner.gazetteer import MIN_NAME_CHARS, name_mentions, symbol_mentions
+from graphmert.ner.linking import EntityLinker, LinkerError
 
 NODES = [Node("NCBIGene:1", "GADD45A", "biolink:Gene"), Node("NCBIGene:2", "CYP2C19", "biolink:Gene"),
          Node("NCBIGene:3", "IL6", "biolink:Gene"), Node("NCBIGene:4", "C3", "biolink:Gene"),
@@ -68,3 +71,98 @@ def test_extract_stage_adds_abbreviation_and_symbol_mentions_only_when_asked(mon
         assert [m.text for m in docs[0].mentions] == expected
         assert all(m.type == "Gene" for m in docs[0].mentions)
     assert docs[0].mentions[2].ids == ["NCBIGene:1"]                 # linked after they were added
+
+
+# --------------------------------------------------------------------------------------------------
+# seed-KG disease and chemical names (name_mentions)
+# --------------------------------------------------------------------------------------------------
+
+CHEMICAL = {"biolink:ChemicalEntity": "Chemical"}
+
+
+def _doc(doc_id: str, text: str, spans: list[tuple[str, str]]) -> Document:
+    """Mentions on the first occurrence of each text after the previous one."""
+    mentions, pos = [], 0
+    for t, type_ in spans:
+        start = text.index(t, pos)
+        ids = ["NCBIGene:1"] if type_ == "GeneOrGeneProduct" else ["MESH:D1"]
+        mentions.append(Mention(start=start, end=start + len(t), text=t, type=type_, ids=ids))
+        pos = start + 1
+    return Document(id=doc_id, text=text, mentions=mentions)
+
+
+NAME_TRAIN = [
+    _doc("t1", "Lithium and cisplatin were given. Lithium levels rose.",
+         [("Lithium", "Chemical"), ("cisplatin", "Chemical"), ("Lithium", "Chemical")]),
+    _doc("t2", "Water intake and water loss with aspirin; insulin rose.",
+         [("aspirin", "Chemical"), ("insulin", "GeneOrGeneProduct")]),
+    _doc("t3", "Valproic acid in a gene-only document: water.", [("Valproic acid", "GeneOrGeneProduct")]),
+    _doc("held", "Imatinib and imatinib.", [("Imatinib", "Chemical")]),
+]
+NAME_NODES = [Node(f"MESH:D{i}", name, "biolink:ChemicalEntity")
+              for i, name in enumerate(["Lithium", "Cisplatin", "Water", "Aspirin", "Imatinib", "Ca", "Insulin",
+                                        "Valproic Acid"])]
+
+
+def _name_linker() -> EntityLinker:
+    return EntityLinker.build(NAME_TRAIN, SeedKG(NAME_NODES, []), exclude={"held"})
+
+
+def test_the_linker_counts_kg_names_where_their_category_is_annotated(tmp_path):
+    built = _name_linker()
+    linker = EntityLinker.load(built.save(tmp_path / "linker.json.gz"))   # the counts are saved too
+    chem = "biolink:ChemicalEntity"
+    assert linker.kg_name("lithium", chem, 1.0)                           # annotated 2 of 2 times
+    assert linker.kg_name("water", chem, 0.0) and not linker.kg_name("water", chem, 0.01)  # 0 of 2 (not t3's)
+    assert linker.kg_name("imatinib", chem, 1.0)                          # never met: the held-out doc is excluded
+    assert not linker.kg_name("insulin", chem, 0.0)                       # annotated as a gene
+    assert not linker.kg_name("unknownium", chem, 0.0)                    # not a KG name
+    with pytest.raises(LinkerError, match="biolink:Gene: the linker counts seed-KG names of"):
+        linker.kg_name("ins", "biolink:Gene", 0.5)
+    # lithium, cisplatin, water, aspirin and insulin occur where chemicals are annotated
+    assert linker.stats()["kg_names_in_training"] == {chem: 5, "biolink:Disease": 0}
+
+
+def test_kg_names_become_mentions_by_the_rule():
+    linker = _name_linker()
+    raw = _doc("d", "Lithium, water, imatinib, Ca and insulin; cisplatin given.", [("cisplatin", "Chemical")])
+
+    def added(ratio: float) -> list[str]:
+        out = name_mentions(raw, linker, CHEMICAL, ratio)
+        assert [m for m in out.mentions if m.ids] == raw.mentions       # the recognised ones stay
+        assert all(m.type == "Chemical" for m in out.mentions)
+        return [m.text for m in out.mentions if not m.ids]
+
+    # water: annotated 0 of 2 times; Ca: a key under MIN_NAME_CHARS; insulin: annotated as a gene
+    assert added(0.5) == ["Lithium", "imatinib"]
+    assert added(0.0) == ["Lithium", "water", "imatinib"]
+    assert MIN_NAME_CHARS == 4
+
+
+def test_a_kg_name_never_overlaps_a_mention_and_the_longest_wins():
+    nodes = NAME_NODES + [Node("MESH:D99", "Lithium Carbonate", "biolink:ChemicalEntity")]
+    linker = EntityLinker.build(NAME_TRAIN, SeedKG(nodes, []))
+    raw = _doc("d", "Valproic acid with lithium carbonate and Lithium.", [("Lithium", "Chemical")])
+    out = name_mentions(raw, linker, CHEMICAL, 0.5)
+    # "Valproic acid" is a KG chemical the training documents annotate as a gene only: not added
+    assert [(m.text, m.start) for m in out.mentions] == [("lithium carbonate", 19), ("Lithium", 41)]
+    plain = Document(id="p", text="nothing here", mentions=[])
+    assert name_mentions(plain, linker, CHEMICAL, 0.5) is plain
+
+
+def test_extract_stage_adds_name_mentions_only_when_asked(monkeypatch):
+    import pipelines.stages.extract as stage
+
+    raw = Document(id="d", text="Lithium and imatinib were given.")
+
+    class Recognizer:
+        def recognize(self, docs, propagate=False):
+            yield from docs
+
+    monkeypatch.setattr(stage, "load_entity_tools", lambda ctx: (Recognizer(), _name_linker()))
+    for categories, expected in [([], []), (["biolink:ChemicalEntity"], ["Lithium", "imatinib"])]:
+        cfg = Config()
+        cfg.extract.name_mentions = categories
+        docs, _ = stage._recognize(SimpleNamespace(cfg=cfg, progress=lambda it, **kw: it), [raw])
+        assert [m.text for m in docs[0].mentions] == expected
+    assert docs[0].mentions[0].ids == ["MESH:D1"]          # linked after they were added (the dictionary)

@@ -16,7 +16,7 @@ from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
 from graphmert.ner.linking import (
     EntityLinker, LinkerError, LinkResult, _gene_orthologs, _learn_dictionary, normalize_surface,
-    read_name_tables, read_xref_tables, surface_key,
+    read_name_tables, read_xref_tables, run_key, surface_key, word_runs,
 )
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
@@ -164,6 +164,22 @@ def test_kg_names_mapped_to_mesh_through_xref_tables(linker):
     assert linker.link("unmappedium", "Chemical").how == "none"          # no MeSH mapping: left out
     assert linker.link("kinase inhibitor", "Chemical").how == "none"      # other KG categories too
     assert linker.stats()["kg_nodes_unmapped"] == {"biolink:ChemicalEntity": 1}
+
+
+def test_the_categories_training_annotates_a_key_as(linker):
+    assert linker.dictionary_categories(surface_key("Insulin")) == {"biolink:ChemicalEntity", "biolink:Gene"}
+    assert linker.dictionary_categories("ad") == {"biolink:Disease"}
+    assert linker.dictionary_categories("tgfb1") == frozenset()
+    assert linker.kg_gene_symbol("tgfb1") and not linker.kg_gene_symbol("insulin")
+
+
+def test_word_runs_and_their_keys_equal_surface_key():
+    text = "Diabetes mellitus, type-2 (T2DM) and Na+/K+-ATPase; beta-Cell. IL-6 rose"
+    runs = [text[s:e] for s, e in word_runs(text, max_words=4)]
+    assert {"Diabetes mellitus, type-2", "type-2", "T2DM", "beta-Cell", "IL-6 rose", "K"} <= set(runs)
+    assert not any(r.startswith(("Cell. ", "ATPase; ")) or "(" in r or "+" in r for r in runs)
+    assert all(len(run.replace(",", " ").replace("-", " ").split()) <= 4 for run in runs)
+    assert all(run_key(r) == surface_key(r) for r in runs)        # the reference normalisation
 
 
 def test_plural_forms(linker):
@@ -467,7 +483,7 @@ def test_load_errors_name_the_file(linker, tmp_path):
         return p
 
     with pytest.raises(LinkerError, match=r"old.json.gz: version 0 is not supported "
-                                          r"\(this library reads 2\); rebuild the linker"):
+                                          r"\(this library reads 3\); rebuild the linker"):
         EntityLinker.load(write("old.json.gz", {**data, "version": 0}))
     with pytest.raises(LinkerError, match="other.json.gz: not an entity-linker file"):
         EntityLinker.load(write("other.json.gz", {"format": "something else"}))

@@ -1,0 +1,110 @@
+"""The extract stage's entity steps on raw held-out BioRED-train text, one rule at a time (issue #19).
+
+    .venv/bin/python benchmarks/recognizer.py --variant shipped --save build/rec     # 18 min, once
+    .venv/bin/python benchmarks/raw_entities.py --recognizer build/rec/shipped \\
+        [--variant NAME OVERRIDE ...] [--out F]                                       # about 2 min
+
+Entity recognition and linking on raw text is judged end to end on BioRED dev, and on the raw
+BioRED-train slice only with a GraphMERT model trained without it (docs/NER.md). Recognition and
+normalisation need no model, so this scores them on the 82 held-out BioRED-train documents of
+``benchmarks/recognizer.py`` (``_common.held_out``) from their raw text, in about a minute a
+variant once a recognizer trained without them is saved:
+
+* abbreviations detected as the corpus stage does (scispaCy), every annotation removed;
+* the saved recognizer, with one sense per document when ``extract.propagate_mentions`` is on;
+* the linker built as the ``ner`` stage builds it (:func:`pipelines.stages.ner.build_linker`, from
+  configs/biored-raw.yaml's ``ner`` section, the held-out documents held out);
+* the extract stage's own steps after recognition (:func:`pipelines.stages.extract.recognized_entities`:
+  KG-name, abbreviation and KG-symbol mentions, the abbreviation veto, linking with the species
+  options, variants) under configs/biored-raw.yaml's ``extract`` settings;
+* ``graphmert evaluate``'s scores: strict-span recognition and document-level normalisation
+  (:mod:`graphmert.eval.entities`), micro over genes, diseases and chemicals.
+
+Rows: the shipped settings, then each of their entity rules switched off alone (the default
+variants), or the ``--variant`` name and dotted ``extract.*`` overrides given. One recognizer serves
+every row, so a difference between rows is the rule's alone, not a recognizer's draw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import held_out, print_table, write_json  # noqa: E402
+
+from graphmert.config import load_config  # noqa: E402
+from graphmert.corpus.document import Document  # noqa: E402
+from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
+from graphmert.eval.entities import MICRO, normalisation_scores, recognition_scores  # noqa: E402
+from graphmert.ner.corpus import annotated_documents  # noqa: E402
+from graphmert.ner.recognizer import LABELS, Recognizer  # noqa: E402
+from pipelines.stages.extract import recognized_entities  # noqa: E402
+from pipelines.stages.ner import build_linker, read_ner_documents, training_documents  # noqa: E402
+from recognizer import CONFIG  # noqa: E402
+
+# each shipped entity rule of configs/biored-raw.yaml, switched off alone
+RULES_OFF = (
+    ("no one sense per document", ["extract.propagate_mentions=false"]),
+    ("no abbreviation mentions", ["extract.abbreviation_mentions=false"]),
+    ("no KG gene symbols", ["extract.symbol_mentions=false"]),
+    ("no abbreviation veto", ["extract.abbreviation_veto=[]"]),
+    ("no KG gene species", ["extract.kg_gene_species=null"]),
+    ("no strict gene species", ["extract.strict_gene_species=false"]),
+    ("no KG disease and chemical names", ["extract.name_mentions=[]"]),
+)
+
+
+def score(name: str, predicted: list[Document], gold: list[Document]) -> dict:
+    rec, norm = recognition_scores(predicted, gold), normalisation_scores(predicted, gold)
+    row = {"variant": name}
+    for what, s in (("rec.", rec), ("norm.", norm)):
+        row.update({f"{LABELS[c]} {what} F1": round(s[c]["f1"], 3) for c in LABELS})
+        row.update({f"{what} P": round(s[MICRO]["precision"], 3), f"{what} R": round(s[MICRO]["recall"], 3),
+                    f"{what} F1": round(s[MICRO]["f1"], 4)})
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--recognizer", type=Path, required=True,
+                    help="a recognizer saved by benchmarks/recognizer.py --save (trained without the "
+                         "held-out documents)")
+    ap.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME [OVERRIDE]",
+                    help="a name, then its dotted extract.* overrides (repeatable; default: the shipped "
+                         "settings and each entity rule off)")
+    ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    cfg = load_config(CONFIG)
+    read = read_ner_documents(cfg)
+    gold = [d for d in annotated_documents(read, cfg.ner.sources)
+            if d.metadata.get("source") == "biored_train" and held_out(d.id)]
+    held = frozenset(d.id for d in gold)
+    docs, _, _ = training_documents(cfg, held, read)
+    linker = build_linker(cfg, docs, held)
+    analyzer = TextAnalyzer(sentences=False, abbreviations=True)
+    raw = list(analyzer.annotate([replace(d, mentions=[]) for d in gold]))
+    recognizer = Recognizer.load(a.recognizer)
+    recognized = {p: list(recognizer.recognize(raw, propagate=p)) for p in (False, True)}
+    print(f"{len(docs)} training documents, {len(gold)} held-out; ready in {time.perf_counter() - t0:.0f} s")
+
+    def run(overrides: list[str]) -> list[Document]:
+        ex = load_config(CONFIG, overrides).extract
+        linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
+        return [recognized_entities(d, linker, ex) for d in recognized[ex.propagate_mentions]]
+
+    variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", []), *RULES_OFF]
+    rows = [score(name, run(overrides), gold) for name, overrides in variants]
+    print_table(rows, f"entities of {len(gold)} held-out BioRED-train documents from raw text "
+                      f"({time.perf_counter() - t0:.0f} s)")
+    if a.out:
+        write_json("raw_entities", rows, a.out, recognizer=str(a.recognizer), variants=dict(variants))
+
+
+if __name__ == "__main__":
+    main()
