@@ -454,8 +454,9 @@ def word_runs(text: str, max_words: int = NAME_MAX_WORDS, join: re.Pattern = _RU
 
 def run_key(run: str) -> str:
     """:func:`surface_key` of a :func:`word_runs` run, computed directly: for ASCII letters and
-    digits joined by " ", "-" or ", " the key is the lower-cased run without spaces and hyphens, and
-    counting every run of every training document through :func:`surface_key` would cost 20 s."""
+    digits joined by " ", "-" or ", " the key is the lower-cased run without spaces and hyphens. The
+    1.8M runs of the shared corpus's training documents take 3 s this way and 26 s through
+    :func:`surface_key`."""
     return run.lower().replace(" ", "").replace("-", "")
 
 
