@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,18 @@ def test_abbreviation_veto_names_categories_the_recognizer_finds():
     with pytest.raises(ConfigError, match=r"extract.abbreviation_veto: \['biolink:Protein'\] are not "
                                           r"categories the recognizer finds"):
         load_config(None, ["extract.abbreviation_veto=[biolink:Disease,biolink:Protein]"])
+
+
+@pytest.mark.parametrize("categories, odd", [
+    ("[biolink:Gene]", "['biolink:Gene']"),                     # the linker counts no gene names
+    ("[biolink:Disease,biolink:Protein]", "['biolink:Protein']"),
+])
+def test_name_mentions_are_disease_or_chemical_categories_the_recognizer_finds(categories, odd):
+    with pytest.raises(ConfigError, match=rf"extract.name_mentions: {re.escape(odd)} are not among "):
+        load_config(None, [f"extract.name_mentions={categories}"])
+    with pytest.raises(ConfigError, match=r"extract.name_mentions: \['biolink:Disease'\] are not among "):
+        load_config(None, ["extract.name_mentions=[biolink:Disease]", "ner.categories=[biolink:Gene]"])
+    assert load_config(None, ["extract.name_mentions=[biolink:Disease]"]).extract.name_ratio == 0.5
 
 
 @pytest.mark.parametrize("value", ["human", "NCBITaxon:human", "ncbitaxon:9606", "NCBITaxon:9606x"])
