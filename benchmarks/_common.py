@@ -27,6 +27,12 @@ def held_out(doc_id: str, percent: int = 20) -> bool:
     return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % 100 < percent
 
 
+def held_out_biored_train(doc) -> bool:
+    """Whether ``doc`` is one of the :func:`held_out` BioRED-train documents the entity benchmarks
+    choose their settings on."""
+    return doc.metadata.get("source") == "biored_train" and held_out(doc.id)
+
+
 def recognizer_documents(sources: list[str]) -> dict[str, list]:
     """What the recognizer benchmarks train and score on, from the shared corpus: ``train`` (the
     annotated documents of ``sources`` less the :func:`held_out` BioRED-train ones), ``held`` (those),
@@ -38,7 +44,7 @@ def recognizer_documents(sources: list[str]) -> dict[str, list]:
     corpus = list(read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")]))
     annotated = list(annotated_documents(corpus))
     docs = list(annotated_documents(annotated, sources))
-    held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
+    held = [d for d in docs if held_out_biored_train(d)]
     ids = {d.id for d in held}
     return {"train": [d for d in docs if d.id not in ids], "held": held, "annotated": annotated,
             "texts": [d.text for d in corpus if d.id not in ids]}

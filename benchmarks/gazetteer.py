@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import held_out, print_table, require_shared, write_json  # noqa: E402
+from _common import held_out_biored_train, print_table, require_shared, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document, Mention  # noqa: E402
@@ -94,7 +94,7 @@ def main() -> None:
     a = ap.parse_args()
     corpus = read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")])
     docs = list(annotated_documents(corpus, load_config(CONFIG).ner.sources))
-    is_held = [d.metadata.get("source") == "biored_train" and held_out(d.id) for d in docs]
+    is_held = [held_out_biored_train(d) for d in docs]
     held = [d for d, h in zip(docs, is_held) if h]
     annotated, occurs = form_counts([d for d, h in zip(docs, is_held) if not h])
     recognizer = Recognizer.load(a.recognizer)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import held_out, require_shared, write_json  # noqa: E402
+from _common import held_out_biored_train, require_shared, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document  # noqa: E402
@@ -136,7 +136,7 @@ def load_inputs(abbreviations: bool, extra_sources: Sequence[str] = ()
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
     sources = load_config(Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml").ner.sources
     docs = list(annotated_documents(read_corpus([corpus]), [*sources, *extra_sources]))
-    held = [d for d in docs if d.metadata.get("source") == "biored_train" and held_out(d.id)]
+    held = [d for d in docs if held_out_biored_train(d)]
     dev = list(read_corpus([require_shared("biored", "Dev.PubTator")]))
     if abbreviations:
         analyzer = TextAnalyzer(sentences=False, abbreviations=True)

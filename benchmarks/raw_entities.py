@@ -2,13 +2,13 @@
 
     .venv/bin/python benchmarks/recognizer.py --variant shipped --save build/rec     # 18 min, once
     .venv/bin/python benchmarks/raw_entities.py --recognizer build/rec/shipped \\
-        [--variant NAME OVERRIDE ...] [--out F]                                       # about 2 min
+        [--variant NAME OVERRIDE ...] [--out F]                                       # about a minute
 
 Entity recognition and linking on raw text is judged end to end on BioRED dev, and on the raw
 BioRED-train slice only with a GraphMERT model trained without it (docs/NER.md). Recognition and
 normalisation need no model, so this scores them on the 82 held-out BioRED-train documents of
-``benchmarks/recognizer.py`` (``_common.held_out``) from their raw text, in about a minute a
-variant once a recognizer trained without them is saved:
+``benchmarks/recognizer.py`` (``_common.held_out_biored_train``) from their raw text, in about a
+minute for a set of variants once a recognizer trained without them is saved:
 
 * abbreviations detected as the corpus stage does (scispaCy), every annotation removed;
 * the saved recognizer, with one sense per document when ``extract.propagate_mentions`` is on;
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import held_out, print_table, write_json  # noqa: E402
+from _common import held_out_biored_train, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document  # noqa: E402
@@ -82,8 +82,7 @@ def main() -> None:
     t0 = time.perf_counter()
     cfg = load_config(CONFIG)
     read = read_ner_documents(cfg)
-    gold = [d for d in annotated_documents(read, cfg.ner.sources)
-            if d.metadata.get("source") == "biored_train" and held_out(d.id)]
+    gold = [d for d in annotated_documents(read, cfg.ner.sources) if held_out_biored_train(d)]
     held = frozenset(d.id for d in gold)
     docs, _, _ = training_documents(cfg, held, read)
     linker = build_linker(cfg, docs, held)
