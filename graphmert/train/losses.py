@@ -106,7 +106,10 @@ class MaskedModelingObjective(nn.Module):
     ``forward(batch: MaskedBatch) -> dict`` with summed cross-entropies ``mlm``, ``mnm``, ``sbo``,
     ``cand`` (float32 scalars with gradient) and correct-prediction counts ``mlm_correct``,
     ``mnm_correct``, ``sbo_correct``, ``cand_correct`` (long scalars), plus ``mnm_tail_correct``:
-    the correct MNM predictions that are tail tokens (not the end token of a "fixed" query).
+    the correct MNM predictions that are tail tokens (not the end token of a "fixed" query), and
+    ``mnm_tail_correct_generator``: the same from the MNM decoder alone, the copy path
+    (``model.leaf_copy``) left out — argmax of softmax(z) rather than of the mixed p (equal to
+    ``mnm_tail_correct`` without copying).
     """
 
     def __init__(self, model: nn.Module) -> None:
@@ -118,11 +121,12 @@ class MaskedModelingObjective(nn.Module):
         index = torch.cat([batch.mlm_index, batch.mnm_index])                      # [N_r + N_l]
         out = self.model(batch.graph, logits_at=index)                             # logits [N, V]
         mlm, mlm_ok = summed_cross_entropy(out.logits[:n_r], batch.mlm_labels)
-        leaves = out.logits[n_r:]
+        leaves = generator = out.logits[n_r:]                                      # [N_l, V]
         if getattr(self.model, "leaf_copy", None) is not None and leaves.shape[0]:
             leaves = self.model.leaf_log_probs(out.hidden, batch.graph, batch.mnm_index, leaves)
         mnm, mnm_ok = summed_cross_entropy(leaves, batch.mnm_labels)
         tail_ok = _correct(leaves, batch.mnm_labels, ~batch.mnm_end)
+        generator_ok = _correct(generator, batch.mnm_labels, ~batch.mnm_end)
         has_sbo = getattr(self.model, "sbo_head", None) is not None and batch.sbo_left.numel() > 0
         if has_sbo:
             sbo_logits = self.model.sbo_logits(out.hidden, batch.sbo_left, batch.sbo_right,
@@ -134,7 +138,8 @@ class MaskedModelingObjective(nn.Module):
         cand, cand_ok = candidate_loss(self.model, out.hidden, batch.candidates)
         return {"mlm": mlm, "mnm": mnm, "sbo": sbo.float(), "cand": cand,
                 "mlm_correct": mlm_ok, "mnm_correct": mnm_ok, "sbo_correct": sbo_ok,
-                "cand_correct": cand_ok, "mnm_tail_correct": tail_ok}
+                "cand_correct": cand_ok, "mnm_tail_correct": tail_ok,
+                "mnm_tail_correct_generator": generator_ok}
 
 
 def _correct(logits: Tensor, labels: Tensor, where: Tensor) -> Tensor:

@@ -65,7 +65,7 @@ RESUME_FREE_KEYS = frozenset({"resume", "num_workers", "threads", "eval_every", 
 STEP_SEED_STREAM = 3
 # Order of the per-step statistics vector (summed over micro-batches and processes).
 _STATS = ("mlm", "mnm", "sbo", "cand", "mlm_correct", "mnm_correct", "sbo_correct", "cand_correct",
-          "mnm_tail_correct", "tokens")
+          "mnm_tail_correct", "mnm_tail_correct_generator", "tokens")
 _COUNTS = len(TargetCounts.__dataclass_fields__)      # mlm, mnm, sbo, cand
 
 
@@ -267,7 +267,8 @@ class Trainer:
         """Held-out losses and accuracies with fixed masks, and the leaf majority-token baseline.
 
         Leaf accuracy is reported over all MNM targets (``mnm_acc``) and over tail tokens alone
-        (``mnm_tail_acc``, the end tokens of "fixed" queries left out: the leaves proper), next to
+        (``mnm_tail_acc``, the end tokens of "fixed" queries left out: the leaves proper), the same
+        from the MNM decoder alone without the copy path (``mnm_tail_acc_no_copy``), next to
         the accuracy of always predicting the most frequent training leaf token on those same tail
         tokens (``leaf_majority_acc``); ``heldout_masked_leaves`` counts them."""
         if not self.eval_indices:
@@ -296,6 +297,7 @@ class Trainer:
                 "loss": float(combine_losses(values, counts, t.loss, t.mnm_weight, t.candidate_weight)),
                 **term_means(values, counts),
                 "mnm_tail_acc": values["mnm_tail_correct"] / tails if tails else float("nan"),
+                "mnm_tail_acc_no_copy": values["mnm_tail_correct_generator"] / tails if tails else float("nan"),
                 "leaf_majority_acc": hits / tails if tails else float("nan"),
                 "heldout_masked_leaves": tails,
                 "targets_mlm": counts.mlm, "targets_mnm": counts.mnm, "targets_cand": counts.cand,

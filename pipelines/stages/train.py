@@ -121,7 +121,9 @@ def train_from_spec(spec: dict[str, Any]) -> dict[str, Any]:
             "parameters": sum(p.numel() for p in trainer.model.parameters()),
             "world_size": trainer.dist.world_size, "final_train": result.train,
             "final_eval": {**result.eval, "majority_leaf_token": trainer.majority_leaf},
-            "leaf_acc": result.eval.get("mnm_tail_acc"), "leaf_majority_acc": result.eval.get("leaf_majority_acc"),
+            "leaf_acc": result.eval.get("mnm_tail_acc"),
+            "leaf_acc_no_copy": result.eval.get("mnm_tail_acc_no_copy"),
+            "leaf_majority_acc": result.eval.get("leaf_majority_acc"),
             "heldout_masked_leaves": result.eval.get("heldout_masked_leaves"),
             "candidate_acc": result.eval.get("cand_acc")}
     if trainer.dist.is_main:
@@ -194,7 +196,8 @@ def _train(ctx: StageContext) -> dict:
     body = {**bodies[0], "ensemble_size": n}
     if n > 1:
         body["members"] = [{"seed": cfg.train.seed + i, "folder": member_name(i) if i else ".",
-                            "leaf_acc": b.get("leaf_acc"), "candidate_acc": b.get("candidate_acc")}
+                            "leaf_acc": b.get("leaf_acc"), "leaf_acc_no_copy": b.get("leaf_acc_no_copy"),
+                            "candidate_acc": b.get("candidate_acc")}
                            for i, b in enumerate(bodies)]
     return body
 
