@@ -213,6 +213,10 @@ class ModelConfig:
                                   "the candidate is mentioned in the head's sentence and "
                                   "log(1 + sentence boundaries to its nearest mention) "
                                   "(graphmert.graph.candidates)")
+    pair_features: bool = opt(False, help="candidate_head: also score each candidate from the query, "
+                              "its state and the mean state of the roots between the head mention and "
+                              "its nearest mention, through a perceptron (entity-marker-style relation "
+                              "classification; graphmert.model.candidates)")
     relation_dropout: float = opt(0.3, min=0.0, max=1.0, help="dropout on W_r and a_r")
     sbo_head: bool = opt(True, help="SpanBERT span-boundary objective head (training only)")
     sbo_max_span_length: int = opt(10, min=1, help="relative-position rows of the SBO head")
@@ -243,6 +247,9 @@ class ModelConfig:
                               f"the first leaf of a K-leaf query group)")
         if self.locality_features and not self.candidate_head:
             raise ConfigError(f"{prefix}.locality_features: needs {prefix}.candidate_head (they are "
+                              f"features of its candidates)")
+        if self.pair_features and not self.candidate_head:
+            raise ConfigError(f"{prefix}.pair_features: needs {prefix}.candidate_head (they are "
                               f"features of its candidates)")
         if self.position_embedding == "rotary" and (self.hidden_size // self.num_heads) % 2:
             raise ConfigError(f"{prefix}.position_embedding: rotary needs an even head size, got "
@@ -491,9 +498,21 @@ class ExtractConfig:
                       help="'fixed' leaf-query models: rank candidates by the candidate head "
                            "('model') or by the MNM likelihood of their tokens ('likelihood')")
     controls: list[str] = opt(factory=lambda: ["candidates", "random", "nearest", "salience", "untrained"],
-                              help="'fixed' leaf-query models: model-free rankings of the same "
-                                   "questions, written beside the triples and scored by evaluate "
-                                   "(graphmert.extract.pairs.RANKERS)")
+                              help="'fixed' leaf-query models: rankings of the same questions without "
+                                   "the trained model, written beside the triples and scored by "
+                                   "evaluate (graphmert.extract.pairs.RANKERS); 'lexical', the "
+                                   "supervised word-feature baseline, needs typer_files")
+    control_tails_per_query: dict[str, int] = opt(
+        factory=dict, help="tails_per_query of each control named here (e.g. {salience: 2}); a "
+                           "control not named uses tails_per_query. Not 'candidates', which keeps all")
+    control_min_confidence: dict[str, float] = opt(
+        factory=dict, help="min_confidence of each control named here whose score is a probability "
+                           "(untrained, lexical); such a control not named uses min_confidence")
+    lexical_weight: float = opt(0.0, min=0.0, max=1.0,
+                                help="pool the model rankers' probability p with the relation typer's "
+                                     "probability q that the words relate the pair (the lexical "
+                                     "control's score): p^(1-w) q^w. 0: the model alone; 1: the "
+                                     "lexical ranking at graphmert's settings. Needs typer_files")
     one_relation_per_pair: bool = opt(False, help="'fixed' leaf-query models: keep one relation per "
                                       "(document, unordered entity pair), the best-scoring (for "
                                       "corpora like BioRED, whose relations are typed pairs)")
@@ -777,6 +796,7 @@ def _check_cross(cfg: Config) -> None:
         raise ConfigError(f"kg.candidate_scope 'title' needs corpus.chunk_mode 'document' (a "
                           f"{cfg.corpus.chunk_mode!r} chunk holds several documents' titles)")
     _check_typer(cfg.extract)
+    _check_control_settings(cfg.extract)
     check_outside_scope(cfg.extract)
     odd = [c for c in cfg.extract.abbreviation_veto if c not in cfg.ner.categories]
     if odd:
@@ -831,12 +851,29 @@ def check_outside_scope(ex: "ExtractConfig") -> None:
 def _check_typer(ex: "ExtractConfig") -> None:
     """A relation typer asked for (``relation_choice`` typer / typer_score, ``typer_min_relation``)
     needs ``typer_files`` to be fitted on: an error when the config is read, not after training."""
-    typer_choice = ex.relation_choice in TYPER_CHOICES
-    if (typer_choice or ex.typer_min_relation > 0) and not ex.typer_files:
-        asks = (f"extract.relation_choice {ex.relation_choice!r}" if typer_choice
-                else f"extract.typer_min_relation {ex.typer_min_relation}")
-        raise ConfigError(f"{asks} needs extract.typer_files: gold files with typed document-level "
+    asks = [f"extract.relation_choice {ex.relation_choice!r}"] if ex.relation_choice in TYPER_CHOICES else []
+    asks += [f"extract.typer_min_relation {ex.typer_min_relation}"] if ex.typer_min_relation > 0 else []
+    asks += ["the 'lexical' control (extract.controls)"] if "lexical" in ex.controls else []
+    asks += [f"extract.lexical_weight {ex.lexical_weight}"] if ex.lexical_weight > 0 else []
+    if asks and not ex.typer_files:
+        raise ConfigError(f"{asks[0]} needs extract.typer_files: gold files with typed document-level "
                           f"relations to fit the relation typer on (e.g. BioRED train)")
+
+
+def _check_control_settings(ex: "ExtractConfig") -> None:
+    """``control_tails_per_query`` and ``control_min_confidence`` name controls that run
+    (``extract.controls``), with a k of at least 1 and a threshold in [0, 1]; which controls take
+    which setting is checked where the rankers are defined (graphmert.extract.pairs)."""
+    for option, values in (("control_tails_per_query", ex.control_tails_per_query),
+                           ("control_min_confidence", ex.control_min_confidence)):
+        for name, value in values.items():
+            if name not in ex.controls:
+                raise ConfigError(f"extract.{option}.{name}: {name!r} is not one of extract.controls "
+                                  f"({ex.controls})")
+            if option == "control_tails_per_query" and value < 1:
+                raise ConfigError(f"extract.{option}.{name}: {value!r} is out of range; must be >= 1")
+            if option == "control_min_confidence" and not 0.0 <= value <= 1.0:
+                raise ConfigError(f"extract.{option}.{name}: {value!r} is out of range; must be in [0, 1]")
 
 
 def _merge(base: dict, over: dict) -> dict:

@@ -63,8 +63,21 @@ Controls. The same questions ranked without the trained model measure what the m
 schema-admitted pairs in scope, typed by the relation with most seed triples), ``random`` ranks at
 random, ``nearest`` by the root distance from the head to the candidate's nearest mention,
 ``salience`` by how often the document mentions the candidate, ``untrained`` with a freshly
-initialised model of the same configuration. Their scores are not probabilities, so
-``min_confidence`` applies to the model rankers only.
+initialised model of the same configuration, and ``lexical`` by the relation typer's probability q
+that the words around the pair relate it (:meth:`RelationTyper.relatedness`): the supervised,
+non-neural baseline, fitted on the same gold relations (``extract.typer_files``) as the candidate
+head is trained on. Each control runs at its own k and, where its score is a probability
+(``untrained``, ``lexical``), its own threshold (``extract.control_tails_per_query``,
+``extract.control_min_confidence``; :meth:`PairExtractor.for_ranker`), so none is held to the
+model's settings; the other scores are not probabilities and take no threshold.
+
+Hybrid. With ``extract.lexical_weight`` w > 0 the model rankers' answer p is pooled with the
+lexical score q of the same pair, log-linearly:
+
+    score(c) = p_c^(1−w) · q_c^w
+
+(w = 0: the model alone; w = 1: the lexical ranking at graphmert's k and threshold). The ``lexical``
+control is then this hybrid's ablation without the model.
 """
 
 from __future__ import annotations
@@ -96,12 +109,13 @@ from graphmert.kg.schema import RelationSchema
 from graphmert.model.graphmert import GraphMERT
 from graphmert.registry import Registry
 
-__all__ = ["PairQuery", "PairExtractor", "RANKERS", "CONTROLS", "MODEL_RANKERS", "PROBABILITY_RANKERS"]
+__all__ = ["PairQuery", "PairExtractor", "RANKERS", "CONTROLS", "MODEL_RANKERS", "PROBABILITY_RANKERS",
+           "check_control_settings", "control_settings", "pool"]
 
 MODEL_RANKERS = ("model", "margin", "likelihood")
 SOFTMAX_RANKERS = ("model", "likelihood", "untrained")       # P over {none} ∪ candidates
-CONTROLS = ("candidates", "random", "nearest", "salience", "untrained")
-PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained")
+CONTROLS = ("candidates", "random", "nearest", "salience", "untrained", "lexical")
+PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained", "lexical")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,6 +169,7 @@ class PairExtractor:
                           f"(it knows {sorted(relation_map)})")
         TailScopes(cfg.tail_scope, cfg.tail_scope_by_category).check(schema)
         check_outside_scope(cfg)
+        check_control_settings(cfg)
         self.model, self.untrained, self.typer = model, untrained, typer
         self.members = list(members)
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
@@ -168,6 +183,7 @@ class PairExtractor:
         self.domain = {r: schema.domain(r) for r in self.relations}
         self.stats: Counter = Counter()
         self._forms: dict[str, tuple[int, ...]] = {}
+        self._relatedness: dict[tuple[str, frozenset], float] = {}
 
     # ------------------------------------------------------------------ the pipeline
     def extract(self, docs: Sequence[Document], chunks: Sequence[Chunk], rankers: Sequence[str] = ("model",),
@@ -175,33 +191,73 @@ class PairExtractor:
         """Triples per ranker name (step 5) and a report of counts. ``untyped``: also the first
         ranker's answers decided by :meth:`without_typer`, under that name; the model answers once
         for both."""
-        self.stats = Counter()
+        self.stats, self._relatedness = Counter(), {}
         plans = self.questions(docs, chunks)
         queries = [q for p in plans for q in p.queries]
         out = {}
         for i, name in enumerate(rankers):
-            scores = self.answers(plans, queries, name)
-            out[name] = self.decide(plans, queries, scores, name)
+            alone = self.answers(plans, queries, name, pooled=False)
+            scores = self.pooled(plans, queries, alone, name)
+            ranked = self.for_ranker(name)
+            out[name] = ranked.decide(plans, queries, scores, name)
+            if ranked is not self:
+                self.stats.update(ranked.stats)
             self.stats[f"triples:{name}"] = len(out[name])
             if i == 0 and untyped:
-                out[untyped] = self.without_typer().decide(plans, queries, scores, name)
+                out[untyped] = ranked.without_typer().decide(plans, queries, alone, name)
         return out, {"counts": dict(sorted(self.stats.items()))}
+
+    def for_ranker(self, ranker: str) -> "PairExtractor":
+        """This extractor deciding at ``ranker``'s own settings: a control named in
+        ``extract.control_tails_per_query`` / ``control_min_confidence`` keeps its k and threshold
+        (module docstring, "Controls"); the model rankers and the other controls keep
+        ``tails_per_query`` and ``min_confidence``. It shares everything else, with counts of its own."""
+        k, floor = control_settings(self.cfg, ranker)
+        if (k, floor) == (self.cfg.tails_per_query, self.cfg.min_confidence):
+            return self
+        other = copy.copy(self)
+        other.cfg = replace(self.cfg, tails_per_query=k, min_confidence=floor)
+        other.stats = Counter()
+        return other
 
     def without_typer(self) -> "PairExtractor":
         """This extractor deciding without the relation typer: pairs selected and typed by the model
-        alone (``relation_choice: score``, no ``typer_min_relation``). It shares the models, the
-        seed KG and the questions' settings (the typer does not enter steps 1–2), with counts of its
-        own."""
+        alone (``relation_choice: score``, no ``typer_min_relation``; :meth:`extract` gives it the
+        answers before the hybrid's pooling). It shares the models, the seed KG and the questions'
+        settings, with counts of its own."""
         other = copy.copy(self)
         other.cfg = replace(self.cfg, relation_choice="score", typer_min_relation=0.0)
         other.typer, other.stats = None, Counter()
         return other
 
-    def answers(self, plans: list[_ChunkPlan], queries: list[PairQuery], ranker: str) -> list[np.ndarray]:
+    def answers(self, plans: list[_ChunkPlan], queries: list[PairQuery], ranker: str,
+                pooled: bool = True) -> list[np.ndarray]:
         """Step 2: each question's candidate scores under ``ranker`` (a :data:`RANKERS` name), with
-        the candidates outside the scope weighed down (:meth:`soft_scope`)."""
+        the candidates outside the scope weighed down (:meth:`soft_scope`), and with ``pooled`` the
+        hybrid's pooling (:meth:`pooled`)."""
         scores = self.soft_scope(RANKERS.get(ranker)(self, plans, queries), queries, ranker)
-        return self.apart_from_text(scores, queries) if ranker in SOFTMAX_RANKERS else scores
+        scores = self.apart_from_text(scores, queries) if ranker in SOFTMAX_RANKERS else scores
+        return self.pooled(plans, queries, scores, ranker) if pooled else scores
+
+    def pooled(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
+               ranker: str, weight: float | None = None) -> list[np.ndarray]:
+        """A model ranker's ``scores`` pooled with the lexical scores at ``weight`` (default
+        ``extract.lexical_weight``; module docstring, "Hybrid"); other rankers' scores unchanged."""
+        w = self.cfg.lexical_weight if weight is None else weight
+        if ranker not in MODEL_RANKERS or w <= 0:
+            return scores
+        return pool(scores, self.lexical_scores(plans, queries), w)
+
+    def lexical_scores(self, plans: list[_ChunkPlan], queries: list[PairQuery]) -> list[np.ndarray]:
+        """Per question: q, the relation typer's probability that the words relate the head and each
+        candidate (:meth:`RelationTyper.relatedness`, asked once per document and unordered pair)."""
+        typer = self._need_typer("the 'lexical' control and extract.lexical_weight")
+        key = lambda q, c: (plans[q.chunk].doc.id, frozenset((q.head, c)))             # noqa: E731
+        asked = {key(q, c): (plans[q.chunk].doc, q.head, c) for q in queries for c in q.candidates}
+        new = [k for k in asked if k not in self._relatedness]
+        self._relatedness.update(zip(new, typer.relatedness([asked[k] for k in new])))
+        return [np.array([self._relatedness[key(q, c)] for c in q.candidates], dtype=np.float64)
+                for q in queries]
 
     @staticmethod
     def apart_from_text(scores: list[np.ndarray], queries: list[PairQuery]) -> list[np.ndarray]:
@@ -585,6 +641,35 @@ class PairExtractor:
         return self._forms[text]
 
 
+def pool(model: list[np.ndarray], lexical: list[np.ndarray], weight: float) -> list[np.ndarray]:
+    """The hybrid score p^(1−w) · q^w per candidate (module docstring, "Hybrid")."""
+    return [np.power(p, 1.0 - weight) * np.power(q, weight) for p, q in zip(model, lexical)]
+
+
+def control_settings(cfg: ExtractConfig, ranker: str) -> tuple[int, float]:
+    """(k, threshold) a ranker decides at: a control's own ``control_tails_per_query`` /
+    ``control_min_confidence`` where the config names it, else ``tails_per_query`` /
+    ``min_confidence``."""
+    own = ranker in CONTROLS
+    return (cfg.control_tails_per_query.get(ranker, cfg.tails_per_query) if own else cfg.tails_per_query,
+            cfg.control_min_confidence.get(ranker, cfg.min_confidence) if own else cfg.min_confidence)
+
+
+def check_control_settings(cfg: ExtractConfig) -> None:
+    """The per-control settings name controls that take them: every k but ``candidates``'s (it keeps
+    all), thresholds only for controls whose score is a probability (``untrained``, ``lexical``)."""
+    for name in cfg.control_tails_per_query:
+        if name not in CONTROLS or name == "candidates":
+            raise KGError(f"extract.control_tails_per_query.{name}: "
+                          + ("'candidates' keeps every candidate and takes no k" if name == "candidates"
+                             else f"{name!r} is not a control; choose from {list(CONTROLS)}"))
+    for name in cfg.control_min_confidence:
+        if name not in CONTROLS or name not in PROBABILITY_RANKERS:
+            raise KGError(f"extract.control_min_confidence.{name}: a threshold needs a control whose "
+                          f"score is a probability; choose from "
+                          f"{[c for c in CONTROLS if c in PROBABILITY_RANKERS]}")
+
+
 def _category_pair_prior(kg: SeedKG, relations: Sequence[str]) -> Callable[[str, frozenset[str]], float]:
     """π(r | {category a, category b}) over ``relations``: the share of r among the seed triples
     between entities of those two categories (either direction), add-one smoothed, so an unseen
@@ -651,6 +736,13 @@ def _rank_likelihood(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
 def _rank_untrained(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
     """The candidate head of a freshly initialised model of the same configuration."""
     return ex.model_scores(_need(ex.untrained, "untrained"), plans, "candidate")
+
+
+@RANKERS.register("lexical")
+def _rank_lexical(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """The relation typer's probability that the words relate the head and the candidate: the
+    supervised word-feature baseline (module docstring, "Controls")."""
+    return ex.lexical_scores(plans, queries)
 
 
 @RANKERS.register("candidates")

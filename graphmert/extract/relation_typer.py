@@ -32,6 +32,12 @@ document (positive when the document relates them). A pair's probability of bein
 noisy-OR over its sentences, 1 − Π_s (1 − p(related | s)): one sentence that states it is enough.
 Extraction can drop the model's pairs this scores low (``extract.typer_min_relation``).
 
+A pair whose entities share no sentence has no row to read. :meth:`RelationTyper.relatedness` gives
+it the share of such pairs that the fit documents relate, per category pair, add-one smoothed:
+(related + 1) / (pairs + 2). With it every candidate pair has a probability, and ranking the
+extraction's candidates by it is the ``lexical`` control (:mod:`graphmert.extract.pairs`): the
+supervised word-feature baseline trained on the same labels as the model's candidate head.
+
 Hand-written because the field's relation-extraction tools need pretrained language models, which
 this project cannot download; the features are the classic ones of distant-supervision relation
 extraction (Mintz et al., 2009), fitted by scikit-learn.
@@ -51,7 +57,7 @@ from graphmert.corpus.document import Document, Mention
 from graphmert.errors import GraphmertError
 from graphmert.kg.schema import mention_category
 
-__all__ = ["RelationTyper", "TyperError", "pair_sentence_features"]
+__all__ = ["RelationTyper", "TyperError", "needs_relatedness", "pair_sentence_features"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _ATTACHED = re.compile(r"[-\s]?([a-z]+)")
@@ -60,6 +66,12 @@ SENTENCE_WEIGHT = 0.3
 
 class TyperError(GraphmertError, ValueError):
     """The typer cannot be fitted or asked (no typed relations, no sentences)."""
+
+
+def needs_relatedness(ex: ExtractConfig) -> bool:
+    """Whether extraction reads the typer's related-or-not regression: ``typer_min_relation``, the
+    ``lexical`` control, or graphmert's score pooled with it (``lexical_weight``)."""
+    return ex.typer_min_relation > 0 or "lexical" in ex.controls or ex.lexical_weight > 0
 
 
 def _token(m: Mention) -> str:
@@ -132,6 +144,22 @@ def _entity_pairs(doc: Document) -> list[tuple[str, str]]:
     return sorted(pairs)
 
 
+def _categories(doc: Document) -> dict[str, str]:
+    """Entity id → the category token of its first mention in ``doc``."""
+    out: dict[str, str] = {}
+    for m in doc.mentions:
+        for i in m.ids:
+            out.setdefault(i, _token(m))
+    return out
+
+
+def _apart_pairs(doc: Document) -> list[tuple[str, str]]:
+    """Every unordered pair of entity ids of ``doc`` that share no sentence (sorted)."""
+    ids = sorted(_categories(doc))
+    together = set(_entity_pairs(doc))
+    return [(a, b) for k, a in enumerate(ids) for b in ids[k + 1:] if (a, b) not in together]
+
+
 def _pair_only(doc: Document, head: str, tail: str) -> Counter | None:
     """The ``pair`` features of two entities that share no sentence (None when either is absent)."""
     x = next((m for m in doc.mentions if head in m.ids), None)
@@ -152,12 +180,13 @@ class RelationTyper:
     c: float = ExtractConfig.typer_c
     related: bool = False
     fit_counts: Counter = field(default_factory=Counter)     # documents, relations, rows of the fit
+    apart: dict[str, tuple[int, int]] = field(default_factory=dict)   # category pair → (related, pairs)
 
     @classmethod
     def from_config(cls, ex: ExtractConfig) -> "RelationTyper":
         """The unfitted typer the ``extract`` section asks for (``related`` when
-        ``typer_min_relation`` is on)."""
-        return cls(window=ex.typer_window, c=ex.typer_c, related=ex.typer_min_relation > 0)
+        ``typer_min_relation``, the ``lexical`` control or ``lexical_weight`` reads it)."""
+        return cls(window=ex.typer_window, c=ex.typer_c, related=needs_relatedness(ex))
 
     def fit(self, docs: Iterable[Document], where: str = "typer documents") -> "RelationTyper":
         """Fit on the typed relations of ``docs`` (sentence spans filled in); ``where`` names the
@@ -166,6 +195,7 @@ class RelationTyper:
         from sklearn.linear_model import LogisticRegression
 
         rows, labels, pair_rows, related, self.fit_counts = [], [], [], [], Counter()
+        self.apart = {}
         for doc in docs:
             if doc.relations and not doc.sentences:
                 raise TyperError(f"{where}: document {doc.id} has relations but no sentence spans")
@@ -181,6 +211,8 @@ class RelationTyper:
                 found = pair_sentence_features(doc, x, y, self.window)
                 pair_rows += found
                 related += [frozenset((x, y)) in gold] * len(found)
+            if gold and self.related:
+                self._count_apart(doc, gold)
         if len(set(labels)) < 2:
             raise TyperError(f"{where}: the typer needs typed relations of at least two types whose "
                              f"entities share a sentence; found {dict(Counter(labels)) or 'none'} in "
@@ -197,6 +229,29 @@ class RelationTyper:
             self._related = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(pair_rows),
                                                                             related)
         return self
+
+    def _count_apart(self, doc: Document, gold: set[frozenset]) -> None:
+        """Count the pairs of ``doc`` that share no sentence, and the related ones, per category pair."""
+        cats = _categories(doc)
+        for x, y in _apart_pairs(doc):
+            key = "|".join(sorted((cats[x], cats[y])))
+            hits, total = self.apart.get(key, (0, 0))
+            self.apart[key] = (hits + (frozenset((x, y)) in gold), total + 1)
+
+    def apart_probability(self, doc: Document, head: str, tail: str) -> float:
+        """P(related) of two entities of ``doc`` that share no sentence: the smoothed share of such
+        pairs of their category pair that the fit documents relate (module docstring)."""
+        cats = _categories(doc)
+        key = "|".join(sorted((cats.get(head, "@Other"), cats.get(tail, "@Other"))))
+        hits, total = self.apart.get(key, (0, 0))
+        return (hits + 1) / (total + 2)
+
+    def relatedness(self, items: Sequence[tuple[Document, str, str]]) -> list[float]:
+        """Per (document, head id, tail id): :meth:`relation_probabilities`, and for a pair that shares
+        no sentence :meth:`apart_probability` — a probability for every pair."""
+        found = self.relation_probabilities(items)
+        return [p if p is not None else self.apart_probability(doc, head, tail)
+                for p, (doc, head, tail) in zip(found, items)]
 
     def relation_probabilities(self, items: Sequence[tuple[Document, str, str]]) -> list[float | None]:
         """Per (document, head id, tail id): the noisy-OR over the pair's sentences of p(related |

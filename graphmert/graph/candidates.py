@@ -15,6 +15,9 @@ entities of its chunk it chooses among (:class:`~graphmert.graph.layout.EntityTa
                                   1 if a mention of the entity starts in the head's sentence else 0,
                                   log(1 + sentence boundaries from the head to its nearest mention))
     cand_positive   [C]      a gold tail of the group (training / evaluation; False at extraction)
+    cand_between    [C, 2]   flat positions [lo, hi) of the roots strictly between the head mention and
+                             the candidate's nearest mention (lo = hi when they touch or overlap):
+                             the words that say how the two relate (``model.pair_features``)
 
 The last two are the locality features (``model.locality_features``; a model without them reads the
 first four). Sentences come from the entity table (:attr:`~graphmert.graph.layout.EntityTable.sentences`);
@@ -36,8 +39,8 @@ from torch import Tensor
 
 from graphmert.graph.layout import LeafyChainGraph
 
-__all__ = ["CandidateQuery", "NUM_CANDIDATE_FEATURES", "NUM_LOCALITY_FEATURES", "candidate_query",
-           "candidate_feature_values"]
+__all__ = ["CandidateQuery", "NUM_CANDIDATE_FEATURES", "NUM_LOCALITY_FEATURES", "between_span",
+           "candidate_query", "candidate_feature_values"]
 
 NUM_CANDIDATE_FEATURES = 6
 NUM_LOCALITY_FEATURES = 2                # the last two of them
@@ -55,6 +58,7 @@ class CandidateQuery:
     cand_entity: Tensor          # [C] long ∈ [0, E)
     cand_features: Tensor        # [C, 6] float
     cand_positive: Tensor        # [C] bool
+    cand_between: Tensor | None = None    # [C, 2] long flat [lo, hi); None: not built
 
     @property
     def num_groups(self) -> int:
@@ -83,6 +87,20 @@ def candidate_feature_values(mention_starts: np.ndarray, head_root: int, doc_cou
             float(np.log1p(head_doc_count)), float(apart == 0), float(np.log1p(apart)))
 
 
+def between_span(mention_spans: np.ndarray, head_root: int, head_end: int) -> tuple[int, int]:
+    """Roots [lo, hi) strictly between the head mention [head_root, head_end) and the nearest of a
+    candidate's mentions ``mention_spans`` [M, 2] (nearest start, as φ's distance; ties: the first);
+    (0, 0) when they touch or overlap, or the candidate has no mention."""
+    if not len(mention_spans):
+        return 0, 0
+    a, end = (int(x) for x in mention_spans[np.abs(mention_spans[:, 0] - head_root).argmin()])
+    if a >= head_end:
+        return head_end, a
+    if end <= head_root:
+        return end, head_root
+    return 0, 0
+
+
 def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[np.ndarray],
                     queries: Sequence[np.ndarray], L: int) -> CandidateQuery:
     """The :class:`CandidateQuery` of a collated batch.
@@ -94,7 +112,7 @@ def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[n
             candidate row asks nothing and is skipped.
         L: the batch's padded length.
     """
-    q_index, tok, tok_ent, c_group, c_ent, c_feat, c_pos = [], [], [], [], [], [], []
+    q_index, tok, tok_ent, c_group, c_ent, c_feat, c_pos, c_between = [], [], [], [], [], [], [], []
     offset = 0
     for b, (g, pos, roots) in enumerate(zip(graphs, leaf_position, queries)):
         e = g.entities
@@ -103,7 +121,8 @@ def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[n
         for a, end, ent in e.mentions:
             tok.append(b * L + np.arange(a, end))
             tok_ent.append(np.full(end - a, offset + ent))
-        starts = [e.mentions[e.mentions[:, 2] == k, 0] for k in range(len(e.ids))]
+        spans = [e.mentions[e.mentions[:, 2] == k, :2] for k in range(len(e.ids))]
+        starts = [sp[:, 0] for sp in spans]
         counts = e.document_counts()
         for root in roots:
             rows = e.candidates[e.candidates[:, 0] == root]
@@ -115,12 +134,16 @@ def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[n
             q_index.append(b * L + int(pos[root, 0]))
             head = int(e.head[root])
             head_count = int(counts[head]) if head >= 0 else 0
+            own = e.mentions[(e.mentions[:, 0] == root) & (e.mentions[:, 2] == head)]
+            head_end = int(own[:, 1].max()) if len(own) else int(root) + 1
             for _, ent, is_tail in rows:
                 c_group.append(group)
                 c_ent.append(offset + ent)
                 c_feat.append(candidate_feature_values(starts[ent], int(root), int(counts[ent]), head_count,
                                                        e.sentences))
                 c_pos.append(bool(is_tail))
+                lo, hi = between_span(spans[ent], int(root), head_end)
+                c_between.append((b * L + lo, b * L + hi))
         offset += len(e.ids)
     cat = lambda xs: torch.as_tensor(np.concatenate(xs) if xs else np.zeros(0), dtype=torch.long)  # noqa: E731
     return CandidateQuery(
@@ -129,4 +152,5 @@ def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[n
         cand_group=torch.as_tensor(c_group, dtype=torch.long),
         cand_entity=torch.as_tensor(c_ent, dtype=torch.long),
         cand_features=torch.as_tensor(c_feat, dtype=torch.float32).reshape(-1, NUM_CANDIDATE_FEATURES),
-        cand_positive=torch.as_tensor(c_pos, dtype=torch.bool))
+        cand_positive=torch.as_tensor(c_pos, dtype=torch.bool),
+        cand_between=torch.as_tensor(c_between, dtype=torch.long).reshape(-1, 2))

@@ -82,7 +82,7 @@ class GraphMERT(nn.Module):
         self.sbo_head = (SpanBoundaryHead(H, vocab_size, cfg.sbo_max_span_length, cfg.layer_norm_eps,
                                           untied=cfg.sbo_decoder == "untied")
                          if cfg.sbo_head else None)
-        self.candidate_head = CandidateHead(H, cfg.locality_features) if cfg.candidate_head else None
+        self.candidate_head = CandidateHead(H, cfg.locality_features, cfg.pair_features) if cfg.candidate_head else None
         self.leaf_copy = LeafCopy(H) if cfg.leaf_copy else None
         self.reset_parameters()
 

@@ -49,13 +49,18 @@ def _evaluate(ctx: StageContext) -> dict:
 
     pred_u, pred_t = pair_sets(triples, rmap)
     in_gold = [t for t in triples if any(e.doc_id in gold.documents for e in t.evidence)]
+    ex = cfg.extract
     systems = {"graphmert": {**evaluate_system(pred_u, pred_t, gold, seed),
-                             "validity": validity(in_gold, schema)}}
+                             "validity": validity(in_gold, schema),
+                             "settings": settings(ex.tails_per_query, ex.min_confidence)
+                             + (f", lexical w={ex.lexical_weight:g}" if ex.lexical_weight > 0 else "")}}
     for name, info in ctx.upstream["extract"].get("controls", {}).items():
         control = list(read_triples(ex_dir / info["file"]))
         cu, ct = pair_sets(control, rmap)
         on_gold = [t for t in control if any(e.doc_id in gold.documents for e in t.evidence)]
-        systems[name] = {**evaluate_system(cu, ct, gold, seed), "validity": validity(on_gold, schema)}
+        systems[name] = {**evaluate_system(cu, ct, gold, seed), "validity": validity(on_gold, schema),
+                         "settings": "all" if name == "candidates" else
+                         settings(info.get("tails_per_query"), info.get("min_confidence"))}
     found = _recognised(ctx)
     seen = _as_recognised(gold, found) if found else gold
     for name in cfg.evaluate.baselines:
@@ -72,6 +77,14 @@ def _evaluate(ctx: StageContext) -> dict:
     return {"documents": payload.get("documents", 0), "gold_pairs": payload.get("gold_pairs", 0),
             "triples": len(triples), "f1_untyped": f1,
             "f1_typed": {n: round(s["typed"]["all"]["f1"], 4) for n, s in systems.items()}}
+
+
+def settings(k: int | None, threshold: float | None) -> str | None:
+    """A system's selection for the table: "k=4, t=0.3" (no t where it takes no threshold); None
+    when unknown (a manifest written before the controls recorded theirs)."""
+    if k is None:
+        return None
+    return f"k={k}" + (f", t={threshold:g}" if threshold is not None else "")
 
 
 def _recognised(ctx: StageContext) -> list[Document]:
@@ -108,12 +121,16 @@ def _as_recognised(gold: GoldSet, found: list[Document]) -> GoldSet:
 
 def _model_numbers(ctx: StageContext) -> dict:
     """What the trained model and its training data were (train and graphs manifests), for the
-    report: held-out leaf accuracy against its majority baseline, candidate accuracy, injections;
+    report: held-out leaf accuracy against its majority baseline, with and without the copy path
+    (``model.leaf_copy``; without it, the MNM decoder alone), candidate accuracy, injections;
     for an ensemble its size and each member's held-out accuracies (by train.seed)."""
     train, graphs = ctx.upstream.get("train", {}), ctx.upstream.get("graphs", {})
     acc, base = train.get("leaf_acc"), train.get("leaf_majority_acc")
+    alone = train.get("leaf_acc_no_copy")
     out = {"heldout_leaf_accuracy": acc, "leaf_majority_baseline": base,
            "leaf_accuracy_over_baseline": acc / base if acc is not None and base else None,
+           "heldout_leaf_accuracy_no_copy": alone,
+           "leaf_accuracy_no_copy_over_baseline": alone / base if alone is not None and base else None,
            "heldout_masked_leaves": train.get("heldout_masked_leaves"),
            "heldout_candidate_accuracy": train.get("candidate_acc"),
            "parameters": train.get("parameters"), "train_steps": train.get("steps"),

@@ -31,12 +31,13 @@ from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.extract.extractor import Extractor
-from graphmert.extract.pairs import CONTROLS, PairExtractor
-from graphmert.extract.relation_typer import RelationTyper
+from graphmert.extract.pairs import (CONTROLS, PROBABILITY_RANKERS, PairExtractor, check_control_settings,
+                                     control_settings)
+from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
 from graphmert.extract.triples import (Triple, merge_triples, read_system, write_systems, write_triples,
                                        write_triples_jsonl)
 from graphmert.io import atomic_write_text, file_sha256, read_json
-from graphmert.kg.graph import load_relation_map
+from graphmert.kg.graph import KGError, load_relation_map
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.model import build_model
@@ -393,6 +394,10 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
     unknown = [c for c in ex.controls if c not in CONTROLS]
     if unknown:
         raise ConfigError(f"extract.controls: unknown control(s) {unknown}; choose from {list(CONTROLS)}")
+    try:
+        check_control_settings(ex)
+    except KGError as e:
+        raise ConfigError(str(e)) from None
     if not query_groups and ex.ranker != "model":
         raise ConfigError(f"extract.ranker: {ex.ranker!r} needs a model trained with "
                           f"model.leaf_query 'fixed'; this checkpoint asks one query per tail length")
@@ -421,7 +426,9 @@ def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs, main: list)
         merged = merge_triples(read_system([s.path for s in done], system))
         path = ctx.out / f"control-{name}.parquet"
         write_triples(merged, path)
-        out[name] = {"file": path.name, "triples": len(merged)}
+        k, floor = control_settings(ctx.cfg.extract, name if name != MODEL_ONLY else ctx.cfg.extract.ranker)
+        out[name] = {"file": path.name, "triples": len(merged), "tails_per_query": k,
+                     "min_confidence": floor if name in PROBABILITY_RANKERS or name == MODEL_ONLY else None}
     return out
 
 
@@ -435,11 +442,11 @@ def typer_documents(cfg: Config, held_out: frozenset[str]) -> Iterator[Document]
 
 
 def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | None:
-    """The relation typer ``extract.relation_choice`` or ``extract.typer_min_relation`` asks for
-    (None when neither does), fitted on :func:`typer_documents` (``extract.typer_files``, which the
+    """The relation typer ``extract.relation_choice``, ``typer_min_relation``, the ``lexical`` control
+    or ``lexical_weight`` asks for (None when none does), fitted on :func:`typer_documents` (``extract.typer_files``, which the
     config requires then: graphmert.config._check_typer)."""
     ex = ctx.cfg.extract
-    if ex.relation_choice not in TYPER_CHOICES and ex.typer_min_relation <= 0:
+    if ex.relation_choice not in TYPER_CHOICES and not needs_relatedness(ex):
         return None
     typer = RelationTyper.from_config(ex)
     typer.fit(ctx.progress(typer_documents(ctx.cfg, held_out), desc="extract: relation typer", unit="doc"),

@@ -184,8 +184,8 @@ def test_payload_and_markdown_table(tmp_path):
     g = gold_set()
     r = evaluate_system({pair("d1", "A", "B"), pair("d1", "C", "D")},
                         {tpair("d1", "A", "B", "Association")}, g, {frozenset("AB")})
-    payload = metrics_payload({"graphmert": {**r, "validity": 2 / 3}, "cooccurrence": r},
-                              {"documents": 2, **g.counts()})
+    payload = metrics_payload({"graphmert": {**r, "validity": 2 / 3, "settings": "k=4, t=0.3"},
+                               "cooccurrence": r}, {"documents": 2, **g.counts()})
     assert list(payload["systems"]) == ["graphmert", "cooccurrence"]
     assert payload["systems"]["cooccurrence"]["validity"] is None
     assert payload["systems"]["graphmert"]["untyped"]["all"]["tp"] == 1
@@ -196,8 +196,8 @@ def test_payload_and_markdown_table(tmp_path):
     # graphmert: untyped P 1/2, R 1/4, F1 1/3; typed P 1, R 1/4, F1 2/5; known F1 (1 of 1 known
     # gold A–B, 1 prediction) = 1; novel: pred {C–D}, gold {A–C, B–D, E–F} → 0; validity 2/3
     assert lines[2] == ("| graphmert | 0.500 | 0.250 | 0.333 | 1.000 | 0.250 | 0.400 | 1.000 | "
-                        "0.000 | 0.667 |")
-    assert lines[3].endswith("| – |")
+                        "0.000 | 0.667 | k=4, t=0.3 |")
+    assert lines[3].endswith("| – | – |")          # no validity, no settings
     paths = write_report(tmp_path / "evaluate", payload)
     assert json.loads(paths["metrics.json"].read_text()) == json.loads(json.dumps(payload))
     assert paths["metrics.md"].read_text() == table

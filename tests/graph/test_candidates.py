@@ -78,6 +78,16 @@ def test_query_and_entity_positions_mean_what_they_say(layout):
         assert int(leaf_slot[t]) == -1 and bool(batch.attention_mask.reshape(-1)[t])
 
 
+@pytest.mark.parametrize("layout", ["dense", "packed"])
+def test_candidate_query_builds_the_between_spans(layout):
+    """graph a: head A0 at roots [1, 3) and [6, 7); graph c (third in the batch): C0 at [2, 3)
+    (tests/entity_graphs.py); each candidate's nearest mention by start, as φ's distance."""
+    _, _, L_, cq = build(layout)
+    assert cq.cand_between.tolist() == [[3, 4], [3, 8], [3, 4],           # a@1: A1 [4,5), A2 [8,9), A3
+                                        [5, 6], [7, 8],                   # a@6: A1 before, A2 after
+                                        [2 * L_ + 2, 2 * L_ + 2]]         # c@2: C1 [1,2) touches C0
+
+
 def test_nothing_to_ask():
     graphs = [graph_a(), graph_b()]
     positions = [layout_arrays(as_queries(graphs[0], [1, 6]), "packed").leaf_position,
