@@ -47,7 +47,7 @@ def main() -> None:
     gold = load_gold(a.gold).subset(docs)
     rows = []
     for name in a.systems:
-        pred, _ = pair_sets(read_triples(_system_file(a.run_dir, name)))
+        pred, _ = pair_sets(read_triples(_system_file(a.run_dir, name)), linked_only=True)
         pred = {x for x in pred if x[0] in docs}
         counts: dict[str, Counter] = defaultdict(Counter)
         for key, part in (("predicted", pred), ("gold", gold.untyped), ("tp", pred & gold.untyped)):
@@ -60,7 +60,7 @@ def main() -> None:
     print_table(rows, f"{a.run_dir}: pairs per category pair, {len(docs)} documents")
     missed = []
     if "candidates" in a.systems:
-        asked, _ = pair_sets(read_triples(_system_file(a.run_dir, "candidates")))
+        asked, _ = pair_sets(read_triples(_system_file(a.run_dir, "candidates")), linked_only=True)
         never: Counter = Counter()
         for doc, pair in gold.untyped - asked:
             d = gold.documents[doc]

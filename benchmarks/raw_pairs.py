@@ -148,7 +148,8 @@ def main() -> None:
     else:                                   # a gold-mention run: every gold entity is found
         print(f"{ex / RECOGNIZED_FILE} absent: the run read gold mentions")
         found = dict(gold.documents)
-    predicted, _ = pair_sets(read_triples(sorted(ex.glob("triples-*.parquet"))))
+    # linked ends only: the buckets below classify pairs of ids (a text-node triple has none)
+    predicted, _ = pair_sets(read_triples(sorted(ex.glob("triples-*.parquet"))), linked_only=True)
     predicted = {x for x in predicted if x[0] in docs}
     missed, wrong = decompose(gold, found, predicted)
     rows = [{"gold pairs": k, "count": n, "share": n / max(1, len(gold.untyped))}

@@ -4,7 +4,8 @@
         [--scopes sentence chunk 'sentence,Disease|SequenceVariant=title'] [--k 1 2 3] \\
         [--thresholds 0.1 0.2 0.3 0.4 0.5] [--outside-weights 0 0.1 0.3 | --outside-thresholds 0.6 0.8] \\
         [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
-        [--relation-choices score prior prior_only typer typer_score] [override ...]
+        [--relation-choices score prior prior_only typer typer_score] [--lexical-weights 0 0.3 0.5] \
+        [override ...]
 
 RUN is a finished run whose model was trained with the tuning documents held out — for BioRED, the
 slice of its *train* file (configs/biored.yaml shows the command); the same overrides select those
@@ -12,7 +13,9 @@ documents here (``extract.paths``, ``extract.document_fraction``, ``evaluate.gol
 the run's checkpoint once (with its ensemble members, ``train.ensemble_size``, whose answers are
 averaged as extraction averages them), asks every question once per scope, scores the answers with
 the model rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
-``salience``, ``untrained``), and evaluates each selection setting (``extract.tails_per_query`` × 
+``salience``, ``untrained``, ``lexical``), optionally pools the model rankers' answers with the lexical
+score (``extract.lexical_weight``, one more grid axis over the same answers), and evaluates each
+selection setting (``extract.tails_per_query`` × 
 ``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
 soft scopes (``extract.outside_scope_weight``, each asked anew) or the outside band's thresholds
 (``extract.outside_min_confidence``, one more grid axis over the same answers), extraction relation sets ×
@@ -45,7 +48,7 @@ from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer  # noqa: E402
 from graphmert.eval import evaluate_system, load_gold, pair_sets  # noqa: E402
-from graphmert.extract.pairs import CONTROLS, PROBABILITY_RANKERS, PairExtractor  # noqa: E402
+from graphmert.extract.pairs import CONTROLS, MODEL_RANKERS, PROBABILITY_RANKERS, PairExtractor  # noqa: E402
 from graphmert.kg.graph import load_relation_map  # noqa: E402
 from graphmert.kg.loaders import load_kg  # noqa: E402
 from graphmert.kg.schema import RelationSchema  # noqa: E402
@@ -76,8 +79,10 @@ def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
     kg = load_kg(cfg.kg, held_out)
     schema = RelationSchema.load(run / "graphs" / "relation_schema.json")
     typer = None
-    if cfg.extract.typer_files:     # the relation typer, fitted as the extract stage fits it
-        typer = RelationTyper.from_config(cfg.extract).fit(typer_documents(cfg, held_out))
+    if cfg.extract.typer_files:     # the relation typer, fitted as the extract stage fits it, with the
+        typer = RelationTyper.from_config(cfg.extract)       # related-or-not regression for lexical
+        typer.related = True
+        typer.fit(typer_documents(cfg, held_out))
     return PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
                          cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
                          untrained=untrained, typer=typer, members=members)
@@ -124,6 +129,9 @@ def main() -> None:
                    help="evidence combinations to compare (extract.evidence; default: the config's)")
     p.add_argument("--relation-choices", nargs="+", default=None, choices=_choices("relation_choice"),
                    help="typed-relation choices to compare (default: the config's)")
+    p.add_argument("--lexical-weights", nargs="+", type=float, default=None, metavar="W",
+                   help="extract.lexical_weight values pooling the model rankers with the lexical score "
+                        "(default: the config's)")
     p.add_argument("--out", type=Path)
     p.add_argument("overrides", nargs="*", help="config overrides SECTION.KEY=VALUE, anywhere on the line")
     args, overrides = split_overrides(sys.argv[1:])
@@ -146,15 +154,17 @@ def main() -> None:
     print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
     best = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["outside_w"], r["outside_t"], r["ranker"], r["evidence"])
+        key = (r["relations"], r["scope"], r["outside_w"], r["outside_t"], r["ranker"], r["lexical_w"],
+               r["evidence"])
         if key not in best or r["F1"] > best[key]["F1"]:
             best[key] = r
     print_table(sorted(best.values(), key=lambda r: -r["F1"]),
-                "best untyped setting per (relations, scope, outside weight or band, ranker, evidence)")
+                "best untyped setting per (relations, scope, outside weight or band, ranker, lexical weight, "
+                "evidence)")
     typed = {}
     for r in rows:
-        key = (r["relations"], r["scope"], r["outside_w"], r["outside_t"], r["ranker"], r["evidence"],
-               r["choice"])
+        key = (r["relations"], r["scope"], r["outside_w"], r["outside_t"], r["ranker"], r["lexical_w"],
+               r["evidence"], r["choice"])
         if key not in typed or r["typed_F1"] > typed[key]["typed_F1"]:
             typed[key] = r
     print_table(sorted(typed.values(), key=lambda r: -r["typed_F1"])[:20],
@@ -177,8 +187,8 @@ def _scope_spec(ex: ExtractConfig, spec: str) -> ExtractConfig:
 
 def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weight: float,
            choices: list[tuple[str, str]], relations: str) -> list[dict]:
-    """Every ranker × k × threshold × (evidence, relation choice) at one scope and outside weight; one
-    row each.
+    """Every ranker (× lexical weight, for the model rankers) × k × threshold × (evidence, relation
+    choice) at one scope and outside weight; one row each.
     ``type_acc`` is the share of correctly found pairs whose type is right too (typed TP / untyped TP)."""
     bands = [None, *a.outside_thresholds] if a.outside_thresholds else [cfg.extract.outside_min_confidence]
     band_on = next((b for b in bands if b is not None), None)    # any band asks the outside candidates
@@ -189,23 +199,34 @@ def _sweep(ex: PairExtractor, cfg, a, docs, chunks, gold, rmap, scope: str, weig
     plans = ex.questions(docs, chunks)
     queries = [q for pl in plans for q in pl.queries]
     rows = []
+    weights = a.lexical_weights or [cfg.extract.lexical_weight]
     for ranker in a.rankers:
         t0 = time.perf_counter()
-        scores = ex.answers(plans, queries, ranker)   # band answers: in-scope ones are the hard scope's
+        alone = ex.answers(plans, queries, ranker, pooled=False)   # band answers: in-scope ones are the hard scope's
         secs = time.perf_counter() - t0
         grid = a.thresholds if ranker in PROBABILITY_RANKERS else [0.0]
-        for k, th, band, (evidence, choice) in itertools.product(a.k, grid, bands, choices):
-            ex.cfg = dataclasses.replace(scoped, tails_per_query=k, min_confidence=th,
-                                         outside_min_confidence=band, evidence=evidence, relation_choice=choice)
-            triples = ex.decide(plans, queries, scores, ranker)
-            m = evaluate_system(*pair_sets(triples, rmap), gold)
-            u, t = m["untyped"]["all"], m["typed"]["all"]
-            rows.append({"relations": relations, "scope": scope, "outside_w": weight,
-                         "outside_t": "off" if band is None else band, "ranker": ranker,
-                         "k": k, "min_conf": th, "evidence": evidence, "choice": choice,
-                         "P": u["precision"], "R": u["recall"],
-                         "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0,
-                         "score_s": round(secs, 1)})
+        for lw in weights if ranker in MODEL_RANKERS else [0.0]:
+            scores = ex.pooled(plans, queries, alone, ranker, weight=lw)
+            rows += _decide_grid(ex, scoped, a, plans, queries, scores, ranker, grid, bands, choices, gold, rmap,
+                                 dict(relations=relations, scope=scope, outside_w=weight, ranker=ranker,
+                                      lexical_w=lw, score_s=round(secs, 1)))
+    return rows
+
+
+def _decide_grid(ex, scoped, a, plans, queries, scores, ranker, grid, bands, choices, gold, rmap,
+                 fixed: dict) -> list[dict]:
+    """One row per k × threshold × band × (evidence, relation choice) over one ranker's answers."""
+    rows = []
+    for k, th, band, (evidence, choice) in itertools.product(a.k, grid, bands, choices):
+        ex.cfg = dataclasses.replace(scoped, tails_per_query=k, min_confidence=th,
+                                     outside_min_confidence=band, evidence=evidence, relation_choice=choice)
+        triples = ex.decide(plans, queries, scores, ranker)
+        m = evaluate_system(*pair_sets(triples, rmap), gold)
+        u, t = m["untyped"]["all"], m["typed"]["all"]
+        rows.append({**fixed, "outside_t": "off" if band is None else band,
+                     "k": k, "min_conf": th, "evidence": evidence, "choice": choice,
+                     "P": u["precision"], "R": u["recall"],
+                     "F1": u["f1"], "typed_F1": t["f1"], "type_acc": t["tp"] / u["tp"] if u["tp"] else 0.0})
     return rows
 
 

@@ -11,6 +11,11 @@ For a predicted set P and a gold set G (predictions for documents outside the go
     recall    = TP / |G|                  (0 when |G| = 0)
     F1        = 2 · precision · recall / (precision + recall)     (0 when both are 0)
 
+Every triple a user receives counts: a triple with an end that has no id the gold could share (a text
+node, whose id is empty) gives a pair keyed by that end's name, ``unlinked:<name>``, which no gold pair
+holds, so it counts against precision. The "linked ends only" figure (``linked_only``) leaves such
+triples out, as the scores did before every triple was counted.
+
 Seed-known / novel: a pair (doc, {a, b}) is *seed-known* when the seed KG has an edge between a and b
 in either direction ({a, b} ∈ ``seed_pairs``), else *novel*. Predicted and gold sets are split by the
 same rule, so each part is scored against its own part of the gold, and TP(all) = TP(known) + TP(novel).
@@ -28,7 +33,7 @@ from graphmert.extract.triples import Triple
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import RelationSchema
 
-__all__ = ["pair_sets", "triple_documents", "seed_pairs", "prf", "split_seed", "evaluate_system",
+__all__ = ["UNLINKED", "pair_sets", "triple_documents", "seed_pairs", "prf", "split_seed", "evaluate_system",
            "validity"]
 
 P = TypeVar("P", Pair, TypedPair)
@@ -40,22 +45,29 @@ def triple_documents(t: Triple) -> list[str]:
     return sorted(d for d in docs if d)
 
 
-def pair_sets(triples: Iterable[Triple], relation_map: Mapping[str, str] | None = None
-              ) -> tuple[set[Pair], set[TypedPair]]:
+UNLINKED = "unlinked:"          # the key prefix of an end without an id (module docstring)
+
+
+def pair_sets(triples: Iterable[Triple], relation_map: Mapping[str, str] | None = None,
+              linked_only: bool = False) -> tuple[set[Pair], set[TypedPair]]:
     """Predicted pairs of extracted triples: one pair per (triple, evidence document).
 
-    A triple contributes ``(doc, {head_id, tail_id})`` and ``(doc, {head_id, tail_id}, type)`` for
-    each document of its evidence, with ``type = relation_map.get(relation, relation)`` (a model
-    relation the map does not name keeps its name). Triples with an empty head or tail id (phrase /
-    token tails) and self-pairs (head_id == tail_id) give no pair.
+    A triple contributes ``(doc, {head, tail})`` and ``(doc, {head, tail}, type)`` for each document
+    of its evidence, with ``type = relation_map.get(relation, relation)`` (a model relation the map
+    does not name keeps its name). An end is its id, or ``unlinked:<name>`` when it has none (a text
+    node, a phrase or token tail): a pair no gold holds, a false positive (module docstring). With
+    ``linked_only`` such triples give no pair. Self-pairs give none either.
     """
     relation_map = relation_map or {}
     untyped: set[Pair] = set()
     typed: set[TypedPair] = set()
     for t in triples:
-        if not t.head_id or not t.tail_id or t.head_id == t.tail_id:
+        if linked_only and not (t.head_id and t.tail_id):
             continue
-        pair = frozenset((t.head_id, t.tail_id))
+        head, tail = t.head_id or UNLINKED + t.head_name, t.tail_id or UNLINKED + t.tail_name
+        if head == tail:
+            continue
+        pair = frozenset((head, tail))
         rtype = relation_map.get(t.relation, t.relation)
         for doc in triple_documents(t):
             untyped.add((doc, pair))

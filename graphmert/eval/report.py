@@ -8,6 +8,7 @@
           "untyped":  {"all": PRF, "seed_known": PRF, "novel": PRF},
           "typed":    {"all": PRF, "seed_known": PRF, "novel": PRF},
           "validity": float | null,
+          "linked_only": PRF | null,                  # untyped, all: triples with an unlinked end left out
           "settings": str | null                      # the selection it ran at, e.g. "k=4, t=0.3"
         }, ...
       },
@@ -16,8 +17,10 @@
 
 where PRF = ``{"precision", "recall", "f1", "tp", "predicted", "gold"}`` (:func:`~graphmert.eval.
 metrics.prf`). The Markdown table has one row per system: untyped P / R / F1, typed P / R / F1,
-untyped F1 on seed-known and on novel pairs, validity, to 3 decimals ("–" where undefined), and the
-settings the system selected its triples at (its k and threshold: every ranker runs at its own).
+untyped F1 on seed-known and on novel pairs, validity, the untyped F1 over the triples whose two ends
+are linked (:func:`~graphmert.eval.metrics.pair_sets`: the headline counts every triple), to 3
+decimals ("–" where undefined), and the settings the system selected its triples at (its k and
+threshold: every ranker runs at its own).
 An optional ``"entities"`` object (``{"recognition", "normalisation"}``: the scores of
 :mod:`graphmert.eval.entities` when extraction recognised the mentions itself, and ``"apart"``, the
 same for categories kept out of the micro average) follows as its own
@@ -65,7 +68,8 @@ def metrics_payload(systems: dict[str, dict], extra: dict | None = None) -> dict
     for name, result in systems.items():
         out[name] = {"untyped": _check_scores(name, "untyped", result.get("untyped")),
                      "typed": _check_scores(name, "typed", result.get("typed")),
-                     "validity": result.get("validity"), "settings": result.get("settings")}
+                     "validity": result.get("validity"),
+                     "linked_only": result.get("linked_only"), "settings": result.get("settings")}
     return {"systems": out, **extra}
 
 
@@ -76,13 +80,14 @@ def _fmt(x: float | None) -> str:
 def markdown_table(payload: dict) -> str:
     """One row per system of ``payload["systems"]``; numbers to 3 decimals."""
     head = ("| system | P | R | F1 | typed P | typed R | typed F1 | F1 seed-known | F1 novel | "
-            "validity | settings |")
-    rows = [head, "|" + "---|" * 11]
+            "validity | F1 linked ends only | settings |")
+    rows = [head, "|" + "---|" * 12]
     for name, s in payload["systems"].items():
         u, t = s["untyped"], s["typed"]
         cells = [u["all"]["precision"], u["all"]["recall"], u["all"]["f1"],
                  t["all"]["precision"], t["all"]["recall"], t["all"]["f1"],
-                 u["seed_known"]["f1"], u["novel"]["f1"], s.get("validity")]
+                 u["seed_known"]["f1"], u["novel"]["f1"], s.get("validity"),
+                 (s.get("linked_only") or {}).get("f1")]
         rows.append("| " + " | ".join([name] + [_fmt(c) for c in cells] + [s.get("settings") or "–"]) + " |")
     entities = payload.get("entities")
     if entities:

@@ -6,7 +6,9 @@ questions ranked without the trained model), the seed KG
 (which pairs are already known; the ``seed_kg`` baseline) and the relation schema saved by the graphs
 stage (validity; the categories the co-occurrence baseline may pair). Writes
 ``RUN/evaluate/metrics.json`` (per system: precision/recall/F1, untyped and typed, all/seed-known/
-novel, validity) and ``metrics.md`` (the same as one Markdown table).
+novel, validity, the F1 over linked ends only, the k and threshold it selected at) and ``metrics.md``
+(the same as one Markdown table). Every triple counts: one with an unlinked end (a text node) is a
+false pair (:func:`graphmert.eval.metrics.pair_sets`).
 
 When extraction recognised the mentions itself (the ner stage; ``RUN/extract/documents.parquet``),
 the recognised mentions are scored against the gold ones (recognition and normalisation, a second
@@ -51,7 +53,7 @@ def _evaluate(ctx: StageContext) -> dict:
     in_gold = [t for t in triples if any(e.doc_id in gold.documents for e in t.evidence)]
     ex = cfg.extract
     systems = {"graphmert": {**evaluate_system(pred_u, pred_t, gold, seed),
-                             "validity": validity(in_gold, schema),
+                             "validity": validity(in_gold, schema), "linked_only": _linked(triples, rmap, gold),
                              "settings": settings(ex.tails_per_query, ex.min_confidence)
                              + (f", lexical w={ex.lexical_weight:g}" if ex.lexical_weight > 0 else "")}}
     for name, info in ctx.upstream["extract"].get("controls", {}).items():
@@ -59,13 +61,14 @@ def _evaluate(ctx: StageContext) -> dict:
         cu, ct = pair_sets(control, rmap)
         on_gold = [t for t in control if any(e.doc_id in gold.documents for e in t.evidence)]
         systems[name] = {**evaluate_system(cu, ct, gold, seed), "validity": validity(on_gold, schema),
-                         "settings": "all" if name == "candidates" else
+                         "linked_only": _linked(control, rmap, gold), "settings": "all" if name == "candidates" else
                          settings(info.get("tails_per_query"), info.get("min_confidence"))}
     found = _recognised(ctx)
     seen = _as_recognised(gold, found) if found else gold
     for name in cfg.evaluate.baselines:
         bu, bt = BASELINES.get(name)(seen, kg, schema, rmap)
-        systems[name] = {**evaluate_system(bu, bt, gold, seed), "validity": None}
+        scores = evaluate_system(bu, bt, gold, seed)            # the baselines pair linked mentions only
+        systems[name] = {**scores, "validity": None, "linked_only": scores["untyped"]["all"]}
     entities = _entity_scores(gold, found, cfg.ner.categories)
     payload = metrics_payload(systems, {"model": _model_numbers(ctx), **entities, **gold.counts(),
                                         "triples": len(triples),
@@ -77,6 +80,11 @@ def _evaluate(ctx: StageContext) -> dict:
     return {"documents": payload.get("documents", 0), "gold_pairs": payload.get("gold_pairs", 0),
             "triples": len(triples), "f1_untyped": f1,
             "f1_typed": {n: round(s["typed"]["all"]["f1"], 4) for n, s in systems.items()}}
+
+
+def _linked(triples: list, rmap: dict[str, str], gold: GoldSet) -> dict:
+    """Untyped scores over the triples whose two ends are linked (the table's "linked ends only")."""
+    return evaluate_system(*pair_sets(triples, rmap, linked_only=True), gold)["untyped"]["all"]
 
 
 def settings(k: int | None, threshold: float | None) -> str | None:

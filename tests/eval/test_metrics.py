@@ -93,12 +93,35 @@ def test_pair_sets_one_pair_per_evidence_document_and_relation_map():
                  tpair("d1", "A", "B", "treats")}          # unmapped relation keeps its name
 
 
-def test_pair_sets_ignores_empty_ids_and_self_pairs():
+def test_pair_sets_count_unlinked_ends_and_skip_self_pairs():
+    """A triple with an end that has no id is a pair of its own, keyed by the end's name, which no gold
+    pair holds; linked_only leaves it out; self-pairs give nothing either way."""
     ts = [triple("", "r", "B", ["d1"]), triple("A", "r", "", ["d1"]), triple("A", "r", "A", ["d1"]),
           triple("A", "r", "C", ["d1"])]
     u, t = pair_sets(ts)
+    assert u == {pair("d1", "A", "C"), pair("d1", "unlinked:", "B"), pair("d1", "A", "unlinked:")}
+    assert tpair("d1", "A", "C", "r") in t and len(t) == 3
+    named = triple("A", "r", "", ["d1"])
+    named.tail_name = "pain"
+    assert pair_sets([named])[0] == {pair("d1", "A", "unlinked:pain")}
+    u, t = pair_sets(ts, linked_only=True)
     assert u == {pair("d1", "A", "C")}
     assert t == {tpair("d1", "A", "C", "r")}
+
+
+def test_a_text_node_triple_lowers_precision():
+    """Every triple a user receives counts: adding a triple with an unlinked end to a correct one
+    halves precision and leaves recall as it was; the linked-ends figure does not move."""
+    g = gold_set()
+    right = triple("A", "associated_with", "B", ["d1"])
+    text = triple("A", "associated_with", "", ["d1"])
+    text.tail_name = "headache"
+    alone = evaluate_system(*pair_sets([right]), g)["untyped"]["all"]
+    both = evaluate_system(*pair_sets([right, text]), g)["untyped"]["all"]
+    linked = evaluate_system(*pair_sets([right, text], linked_only=True), g)["untyped"]["all"]
+    assert alone["precision"] == 1.0 and both["precision"] == 0.5
+    assert both["recall"] == alone["recall"] == 0.25
+    assert linked == alone
 
 
 def test_triple_documents_falls_back_to_documents_without_evidence():
@@ -196,8 +219,8 @@ def test_payload_and_markdown_table(tmp_path):
     # graphmert: untyped P 1/2, R 1/4, F1 1/3; typed P 1, R 1/4, F1 2/5; known F1 (1 of 1 known
     # gold A–B, 1 prediction) = 1; novel: pred {C–D}, gold {A–C, B–D, E–F} → 0; validity 2/3
     assert lines[2] == ("| graphmert | 0.500 | 0.250 | 0.333 | 1.000 | 0.250 | 0.400 | 1.000 | "
-                        "0.000 | 0.667 | k=4, t=0.3 |")
-    assert lines[3].endswith("| – | – |")          # no validity, no settings
+                        "0.000 | 0.667 | – | k=4, t=0.3 |")
+    assert lines[3].endswith("| – | – | – |")          # no validity, linked-only figure or settings
     paths = write_report(tmp_path / "evaluate", payload)
     assert json.loads(paths["metrics.json"].read_text()) == json.loads(json.dumps(payload))
     assert paths["metrics.md"].read_text() == table
