@@ -191,16 +191,33 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     the model alone is written as a control that evaluate scores."""
     typed = tmp_path / "run"
     shutil.copytree(run, typed)
-    overrides = ["extract.relation_choice=typer", f"extract.typer_files=[{run.parent / 'corpus.PubTator'}]"]
+    controls = [*CONTROLS, "lexical"]
+    # the corpus, less the gene–disease relation of every third document: the lexical control's
+    # related-or-not regression needs unrelated pairs that share a sentence
+    fit = [doc(str(500000 + i), i) for i in range(24)] + [doc(IN[0], 1, bind=True), doc(OUT[0], 2)]
+    fit = [(*d[:4], d[4][:1]) if k % 3 == 0 and len(d[4]) == 2 else d for k, d in enumerate(fit)]
+    fit_path = write_pubtator(tmp_path / "typer.PubTator", fit)
+    overrides = ["extract.relation_choice=typer", f"extract.typer_files=[{fit_path}]",
+                 f"extract.controls=[{','.join(controls)}]", "extract.control_tails_per_query={salience: 2}",
+                 "extract.control_min_confidence={lexical: 0.2, untrained: 0.1}"]
     cfg = run.parent / "config.yaml"
     r = invoke("extract", "--config", cfg, "--run-dir", typed, "--quiet", *overrides)
     assert r.exit_code == 0, r.output
     r = invoke("evaluate", "--config", cfg, "--run-dir", typed, "--quiet", *overrides)
     assert r.exit_code == 0, r.output
     m = manifest(typed, "extract")
-    assert m["typer"]["documents"] == 25 and m["typer"]["relations"] == 2 * 24 + 2     # not IN[0]
-    assert set(m["controls"]) == {*CONTROLS, MODEL_ONLY}
-    assert set(m["tasks"]) == {"part", *(f"control-{c}" for c in CONTROLS)}   # the model answered once
+    assert m["typer"]["documents"] == 25 and m["typer"]["relations"] == 2 * 24 + 2 - 8   # not IN[0]
+    assert set(m["controls"]) == {*controls, MODEL_ONLY}
+    assert set(m["tasks"]) == {"part", *(f"control-{c}" for c in controls)}   # the model answered once
+    # each control at its own settings, named in the manifest and the table (graphmert: k 1, t 0)
+    settings = {name: (c["tails_per_query"], c["min_confidence"]) for name, c in m["controls"].items()}
+    assert settings == {"candidates": (1, None), "random": (1, None), "nearest": (1, None),
+                        "salience": (2, None), "untrained": (1, 0.1), "lexical": (1, 0.2), MODEL_ONLY: (1, 0.0)}
+    table = (typed / "evaluate" / "metrics.md").read_text()
+    assert "| salience |" in table and table.split("| salience |")[1].split("\n")[0].endswith("| k=2 |")
+    assert table.split("| lexical |")[1].split("\n")[0].endswith("| k=1, t=0.2 |")
+    assert table.split("| graphmert |")[1].split("\n")[0].endswith("| k=1, t=0 |")
+    assert table.split("| candidates |")[1].split("\n")[0].endswith("| all |")
     ex = typed / "extract"
     by_typer = list(read_triples([ex / s for s in m["shards"]]))
     by_model = list(read_triples(ex / f"control-{MODEL_ONLY}.parquet"))
