@@ -66,13 +66,17 @@ from graphmert.io import read_json  # noqa: E402
 _OVERRIDE = re.compile(r"^[a-z_]+(\.[a-z_0-9]+)+=")
 
 
-def _extractor(cfg, run: Path, docs, relations=None) -> PairExtractor:
+def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = None) -> PairExtractor:
+    """The extractor of ``run``'s checkpoint and its ensemble members (``models``: the members to
+    average, 0 the checkpoint itself and i ≥ 1 member i; None: all of them)."""
     tok = load_tokenizer(run / "tokenizer" / "tokenizer.json")
     rmap = load_relation_map(run / "graphs" / "relation_map.json")
-    model, info = load_checkpoint(run / "train" / "model", expected_vocab=tok.get_vocab_size(),
-                                  expected_relations=rmap)
-    members = [load_checkpoint(m, expected_vocab=tok.get_vocab_size(), expected_relations=rmap)[0]
-               for m in member_models(run / "train", read_json(run / "train" / "manifest.json"))]
+    folders = [run / "train" / "model", *member_models(run / "train", read_json(run / "train" / "manifest.json"))]
+    if models is not None and not all(0 <= i < len(folders) for i in models):
+        raise SystemExit(f"--models {models}: {run} holds {len(folders)} model(s), numbered 0 to {len(folders) - 1}")
+    chosen = [folders[i] for i in (models if models is not None else range(len(folders)))]
+    loaded = [load_checkpoint(m, expected_vocab=tok.get_vocab_size(), expected_relations=rmap) for m in chosen]
+    (model, info), members = loaded[0], [m for m, _ in loaded[1:]]
     torch.manual_seed(cfg.train.seed)
     untrained = build_model(info["config"], tok.get_vocab_size(), len(rmap))
     held_out = held_out_documents(cfg, (d.id for d in docs))
@@ -132,6 +136,9 @@ def main() -> None:
     p.add_argument("--lexical-weights", nargs="+", type=float, default=None, metavar="W",
                    help="extract.lexical_weight values pooling the model rankers with the lexical score "
                         "(default: the config's)")
+    p.add_argument("--models", nargs="+", type=int, default=None, metavar="I",
+                   help="the ensemble members to average (0: the run's checkpoint, i: member i; default: "
+                        "all), e.g. --models 1 for the second seed alone")
     p.add_argument("--out", type=Path)
     p.add_argument("overrides", nargs="*", help="config overrides SECTION.KEY=VALUE, anywhere on the line")
     args, overrides = split_overrides(sys.argv[1:])
@@ -145,7 +152,7 @@ def main() -> None:
                                      a.relation_choices or [cfg.extract.relation_choice]))
     rows = []
     for relations in relation_sets:
-        ex = _extractor(cfg, a.run_dir, docs, relations)
+        ex = _extractor(cfg, a.run_dir, docs, relations, a.models)
         chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
         weights = a.outside_weights or [cfg.extract.outside_scope_weight]
         for scope, weight in itertools.product(a.scopes, weights):

@@ -286,3 +286,30 @@ def test_the_band_needs_a_query_group_checkpoint_and_excludes_the_soft_scope():
     # read with the config, before any stage runs
     with pytest.raises(ConfigError, match=r"both weigh the candidates outside the scope: set one"):
         load_config(None, ["extract.outside_min_confidence=0.6", "extract.outside_scope_weight=0.3"])
+
+
+def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_path):
+    """benchmarks/tune_extraction.py on the run: every ranker, the lexical control among them, at each
+    k; the model ranker once per lexical weight; w = 1 ranks as the lexical control does."""
+    import subprocess
+    import sys
+
+    fit = [doc(str(500000 + i), i) for i in range(24)]
+    fit = [(*d[:4], d[4][:1]) if k % 3 == 0 else d for k, d in enumerate(fit)]
+    fit_path = write_pubtator(tmp_path / "typer.PubTator", fit)
+    out = tmp_path / "rows.json"
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run([sys.executable, str(root / "benchmarks" / "tune_extraction.py"),
+                          "--config", str(run.parent / "config.yaml"), "--run-dir", str(run),
+                          "--scopes", "sentence", "--k", "1", "2", "--thresholds", "0.0",
+                          "--lexical-weights", "0", "1", "--models", "0", "--out", str(out),
+                          "extract.relation_choice=typer", f"extract.typer_files=[{fit_path}]"],
+                         capture_output=True, text=True, cwd=root, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    seen = {(r["ranker"], r["lexical_w"], r["k"]) for r in rows}
+    assert {("lexical", 0.0, 1), ("lexical", 0.0, 2), ("model", 0.0, 1), ("model", 1.0, 2),
+            ("salience", 0.0, 1)} <= seen
+    assert not any(r["lexical_w"] for r in rows if r["ranker"] == "salience")   # controls are not pooled
+    f1 = {(r["ranker"], r["lexical_w"], r["k"]): r["F1"] for r in rows}
+    assert f1[("model", 1.0, 1)] == f1[("lexical", 0.0, 1)] and f1[("model", 1.0, 2)] == f1[("lexical", 0.0, 2)]
