@@ -1,7 +1,7 @@
 """The candidate head's pair term (``model.pair_features``, issue #48): the between spans
-(tests/graph/test_candidates.py checks those the candidate query builds), the span means against a naive loop, the term against its formula in
-float64, its zero start, and that it learns what the bilinear head cannot: to tell two candidates
-apart by the words between them and the head."""
+(tests/graph/test_candidates.py checks those the candidate query builds), the span means against a
+naive loop, the term against its formula in float64, its zero start, and that it learns what the
+bilinear head cannot: to tell two candidates apart by the words between them and the head."""
 
 from __future__ import annotations
 
