@@ -232,6 +232,24 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     assert chem_disease and {t.relation for t in chem_disease} == {"Negative_Correlation"}
 
 
+def test_pair_features_train_and_extract_through_the_pipeline(run, tmp_path):
+    """model.pair_features=true on the same run: the between spans reach the candidate head in
+    training and in extraction, the checkpoint keeps the option, and the model table reports the leaf
+    accuracy with and without the copy path."""
+    paired = tmp_path / "run"
+    shutil.copytree(run, paired)
+    cfg, override = run.parent / "config.yaml", "model.pair_features=true"
+    for stage in ("train", "extract", "evaluate"):
+        r = invoke(stage, "--config", cfg, "--run-dir", paired, "--quiet", override)
+        assert r.exit_code == 0, r.output
+    saved = json.loads((paired / "train" / "model" / "config.json").read_text())
+    assert saved["model"]["pair_features"] is True
+    assert manifest(paired, "extract")["triples"] > 0
+    model = json.loads((paired / "evaluate" / "metrics.json").read_text())["model"]
+    assert 0.0 <= model["heldout_leaf_accuracy_no_copy"] <= 1.0
+    assert "| heldout_leaf_accuracy_no_copy |" in (paired / "evaluate" / "metrics.md").read_text()
+
+
 def test_an_ensemble_is_trained_and_extracts_with_the_mean_of_its_members(run, tmp_path):
     """train.ensemble_size=2 on the same run: two models (seeds 0 and 1), extraction asks both (a new
     checkpoint id over the two), and evaluate's model table names the ensemble and its members."""
