@@ -51,6 +51,14 @@ def doc(pmid: str, i: int, bind: bool = False):
     return (pmid, title, abstract, mentions, rels)
 
 
+def typer_corpus(tmp_path: Path) -> Path:
+    """The run's corpus less the gene–disease relation of every third document, as a PubTator file:
+    the lexical control's related-or-not regression needs unrelated pairs that share a sentence."""
+    fit = [doc(str(500000 + i), i) for i in range(24)] + [doc(IN[0], 1, bind=True), doc(OUT[0], 2)]
+    fit = [(*d[:4], d[4][:1]) if k % 3 == 0 and len(d[4]) == 2 else d for k, d in enumerate(fit)]
+    return write_pubtator(tmp_path / "typer.PubTator", fit)
+
+
 def invoke(*args):
     return CliRunner().invoke(app, [str(a) for a in args])
 
@@ -192,11 +200,7 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     typed = tmp_path / "run"
     shutil.copytree(run, typed)
     controls = [*CONTROLS, "lexical"]
-    # the corpus, less the gene–disease relation of every third document: the lexical control's
-    # related-or-not regression needs unrelated pairs that share a sentence
-    fit = [doc(str(500000 + i), i) for i in range(24)] + [doc(IN[0], 1, bind=True), doc(OUT[0], 2)]
-    fit = [(*d[:4], d[4][:1]) if k % 3 == 0 and len(d[4]) == 2 else d for k, d in enumerate(fit)]
-    fit_path = write_pubtator(tmp_path / "typer.PubTator", fit)
+    fit_path = typer_corpus(tmp_path)
     overrides = ["extract.relation_choice=typer", f"extract.typer_files=[{fit_path}]",
                  f"extract.controls=[{','.join(controls)}]", "extract.control_tails_per_query={salience: 2}",
                  "extract.control_min_confidence={lexical: 0.2, untrained: 0.1}"]
@@ -312,9 +316,7 @@ def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_pa
     import subprocess
     import sys
 
-    fit = [doc(str(500000 + i), i) for i in range(24)]
-    fit = [(*d[:4], d[4][:1]) if k % 3 == 0 else d for k, d in enumerate(fit)]
-    fit_path = write_pubtator(tmp_path / "typer.PubTator", fit)
+    fit_path = typer_corpus(tmp_path)
     out = tmp_path / "rows.json"
     root = Path(__file__).resolve().parents[1]
     res = subprocess.run([sys.executable, str(root / "benchmarks" / "tune_extraction.py"),
