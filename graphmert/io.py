@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["atomic_path", "atomic_dir", "atomic_write_text", "atomic_write_json", "file_sha256", "read_json",
-           "write_shards", "as_paths", "write_parquet", "read_parquet", "read_versioned_json",
+__all__ = ["atomic_path", "atomic_dir", "atomic_write_text", "atomic_write_json", "file_sha256", "input_hashes",
+           "read_json", "write_shards", "as_paths", "write_parquet", "read_parquet", "read_versioned_json",
            "check_format"]
 
 
@@ -111,6 +111,18 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def input_hashes(paths: Iterable[str | Path]) -> dict[str, str]:
+    """Path → SHA-256 of each input file, for cache keys. A folder (the plain-text reader's input:
+    one document per file) contributes every file directly inside it, sorted by name, so adding,
+    removing or editing one of its documents changes the key."""
+    out: dict[str, str] = {}
+    for raw in paths:
+        p = Path(raw)
+        for f in sorted(x for x in p.iterdir() if x.is_file()) if p.is_dir() else [p]:
+            out[str(f)] = file_sha256(f)
+    return out
 
 
 def write_shards(items: Iterable[T], folder: str | Path, prefix: str, shard_size: int,

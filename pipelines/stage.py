@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Iterator
 from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
 from graphmert.errors import GraphmertError
-from graphmert.io import atomic_dir, atomic_write_json, file_sha256, read_json
+from graphmert.io import atomic_dir, atomic_write_json, file_sha256, input_hashes, read_json
 from pipelines import fingerprint
 from pipelines.scheduler import Executor, Session
 from pipelines.stages import CATALOG
@@ -441,7 +441,7 @@ def _hash_json(obj: Any) -> str:
 def _input_hash(stage: Stage, cfg: Config, upstream: dict[str, dict]) -> str:
     parts: dict[str, Any] = {name: m.get("output_hash") for name, m in upstream.items()}
     if stage.source_files is not None:
-        parts["files"] = {str(p): file_sha256(p) for p in stage.source_files(cfg)}
+        parts["files"] = input_hashes(stage.source_files(cfg))
     return _hash_json(parts)
 
 

@@ -49,7 +49,7 @@ from graphmert.config import Config, ConfigError, load_config
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
 from graphmert.extract.triples import Triple, drop_documents, merge_triples, read_triples, write_triples
-from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, file_sha256, read_json
+from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, input_hashes, read_json
 from pipelines.scheduler import Session
 from pipelines.stage import StageContext, UpstreamMissing, manifest_path, output_hash, run_stage
 from pipelines.stages import CATALOG
@@ -150,7 +150,7 @@ def _extract_delta(session: Session, cfg: Config, run_dir: Path, out: Path, skip
     # shard ids hash the extract stage's config and inputs (the trained model among them) and what
     # this update reads: the added files and the documents skipped, so a resumed update reuses only
     # its own finished parts
-    added = {"files": {str(p): file_sha256(p) for p in cfg.extract.paths}, "skip": sorted(skip)}
+    added = {"files": input_hashes(cfg.extract.paths), "skip": sorted(skip)}
     ctx = StageContext(cfg=cfg, run_dir=run_dir, out=out, quiet=quiet, upstream=upstream, stage="update",
                        config_hash=f"{extract['config_hash']}:{extract['input_hash']}",
                        input_hash=hashlib.sha256(json.dumps(added).encode()).hexdigest()[:16],

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from graphmert.io import (atomic_dir, atomic_write_json, atomic_write_text, check_format, read_parquet,
+from graphmert.io import (atomic_dir, atomic_write_json, atomic_write_text, check_format, input_hashes, read_parquet,
                           read_versioned_json, write_parquet)
 
 
@@ -101,3 +101,20 @@ def test_versioned_json_names_the_file_and_what_it_expected(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(ValueError, match="bad.json: invalid JSON"):
         read_versioned_json(tmp_path / "bad.json", format="f", version=2, what="a state", error=ValueError)
+
+
+def test_input_hashes_read_each_file_of_a_folder(tmp_path):
+    """A folder input (one document per .txt file) is keyed by its files: adding or editing one
+    changes the key; a plain file is keyed by its content."""
+    folder, single = tmp_path / "raw", tmp_path / "one.txt"
+    folder.mkdir()
+    (folder / "b.txt").write_text("B")
+    (folder / "a.txt").write_text("A")
+    single.write_text("A")
+    first = input_hashes([folder, single])
+    assert list(first) == [str(folder / "a.txt"), str(folder / "b.txt"), str(single)]
+    assert first[str(folder / "a.txt")] == first[str(single)]
+    (folder / "c.txt").write_text("C")
+    assert len(input_hashes([folder])) == 3
+    (folder / "a.txt").write_text("A2")
+    assert input_hashes([folder])[str(folder / "a.txt")] != first[str(folder / "a.txt")]
