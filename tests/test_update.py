@@ -51,6 +51,8 @@ def split(demo_run, tmp_path_factory):
                    f"extract.paths=[{first}]")
         assert r.exit_code == 0, r.output
         forty = _records(run)
+        r = invoke("export", "--config", ROOT / "configs/demo.yaml", "--run-dir", run, "--quiet")
+        assert r.exit_code == 0, r.output            # the export of the 40, which the update must change
         export_before = (run / "export" / "kg_edges.jsonl").read_text(encoding="utf-8")
         r = invoke("update", "--run-dir", run, "--add", last)
     finally:
