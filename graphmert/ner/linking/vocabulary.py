@@ -198,6 +198,9 @@ def _reverse_xrefs(xrefs: dict[str, list[str]], kg: SeedKG | None) -> dict[str, 
 
 
 def _tables_from_json(data: dict) -> _Tables:
+    """The tables of a saved linker's JSON (:meth:`~graphmert.ner.linking.linker.EntityLinker.save`);
+    a missing key or a value of the wrong shape raises KeyError, TypeError or ValueError, which
+    :meth:`~graphmert.ner.linking.linker.EntityLinker.load` reports as a corrupt file."""
     def votes(v: dict) -> Votes:
         return {c: {k: Counter({tuple(ids): int(n) for ids, n in rows}) for k, rows in keys.items()}
                 for c, keys in v.items()}
