@@ -10,7 +10,8 @@ Files are labelled by module name, not path, so every installation of the same c
 checkout, a Dask worker's site-packages — has the same fingerprint.
 
 The granularity is the module: a change anywhere in ``pipelines/stages/corpus.py`` reruns ingest,
-tokenizer and chunks, which it defines, and a change in ``graphmert/config.py`` reruns every stage.
+tokenizer and chunks, which it defines, and a change in ``graphmert/config/`` reruns every stage
+(every stage imports the package, whose ``__init__.py`` imports each of its modules).
 Over-invalidation costs a rerun; the alternative (a stale output after a code change) costs trust.
 
 The runner (``pipelines/stage.py``, ``scheduler.py``, ``store.py``, ``cli.py``) is not part of any

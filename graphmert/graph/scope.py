@@ -49,7 +49,7 @@ class ScopeNames:
 
     def __init__(self, default: str, by_category: Mapping[str, str] | None = None,
                  key: str = "extract.tail_scope_by_category") -> None:
-        # names and keys are validated with the config (graphmert.config._check_scopes)
+        # names and keys are validated with the config (graphmert.config.checks._check_scopes)
         self.default = default
         self.key = key
         self.by_pair = {category_pair(k, key): v for k, v in (by_category or {}).items()}

@@ -444,7 +444,7 @@ def typer_documents(cfg: Config, held_out: frozenset[str]) -> Iterator[Document]
 def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | None:
     """The relation typer ``extract.relation_choice``, ``typer_min_relation``, the ``lexical`` control
     or ``lexical_weight`` asks for (None when none does), fitted on :func:`typer_documents` (``extract.typer_files``, which the
-    config requires then: graphmert.config._check_typer)."""
+    config requires then: graphmert.config.checks._check_typer)."""
     ex = ctx.cfg.extract
     if ex.relation_choice not in TYPER_CHOICES and not needs_relatedness(ex):
         return None

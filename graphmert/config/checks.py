@@ -1,0 +1,116 @@
+"""The constraints between keys, checked in one place (:func:`_check_cross`, run by
+:func:`graphmert.config.build`); a single key's type, range and choices are checked by
+:mod:`graphmert.config.options`."""
+
+from __future__ import annotations
+
+import re
+
+from graphmert.config.extract import NAME_CATEGORIES, TYPER_CHOICES, ExtractConfig
+from graphmert.config.kg import KGConfig
+from graphmert.config.options import ConfigError, field_choices
+from graphmert.config.sections import Config
+
+
+def _check_cross(cfg: Config) -> None:
+    """Constraints between keys, in one place."""
+    m = cfg.model
+    m.validate()
+    if m.position_embedding == "learned" and cfg.graph.num_roots > m.max_position_embeddings:
+        raise ConfigError(f"model.max_position_embeddings: {m.max_position_embeddings} is smaller than "
+                          f"graph.num_roots ({cfg.graph.num_roots}) with learned positions")
+    if m.leaf_slot_embedding and cfg.graph.num_leaves > m.max_leaf_slots:
+        raise ConfigError(f"model.max_leaf_slots: {m.max_leaf_slots} is smaller than graph.num_leaves "
+                          f"({cfg.graph.num_leaves}) with the leaf-slot embedding on")
+    if cfg.corpus.chunk_overlap >= cfg.graph.num_roots - 2:
+        raise ConfigError(f"corpus.chunk_overlap: {cfg.corpus.chunk_overlap} must be smaller than "
+                          f"graph.num_roots - 2 ({cfg.graph.num_roots - 2})")
+    if cfg.corpus.repeat_title and cfg.corpus.chunk_mode != "document":
+        raise ConfigError(f"corpus.repeat_title: needs corpus.chunk_mode 'document' (a chunk of "
+                          f"{cfg.corpus.chunk_mode!r} mode holds several documents' text, not one title)")
+    if cfg.train.ensemble_size > 1 and m.leaf_query != "fixed":
+        raise ConfigError(f"train.ensemble_size: {cfg.train.ensemble_size} models need model.leaf_query "
+                          f"'fixed' (extraction averages the members' answers to its query groups)")
+    if cfg.train.min_lr > cfg.train.lr:
+        raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
+    _check_scopes(cfg.extract.tail_scope_by_category, "extract.tail_scope_by_category",
+                  field_choices(ExtractConfig, "tail_scope"))
+    _check_scopes(cfg.kg.candidate_scope_by_category, "kg.candidate_scope_by_category",
+                  field_choices(KGConfig, "candidate_scope"))
+    titles = [cfg.kg.candidate_scope, *cfg.kg.candidate_scope_by_category.values()]
+    if "title" in titles and cfg.corpus.chunk_mode != "document":
+        raise ConfigError(f"kg.candidate_scope 'title' needs corpus.chunk_mode 'document' (a "
+                          f"{cfg.corpus.chunk_mode!r} chunk holds several documents' titles)")
+    _check_typer(cfg.extract)
+    _check_control_settings(cfg.extract)
+    check_outside_scope(cfg.extract)
+    odd = [c for c in cfg.extract.abbreviation_veto if c not in cfg.ner.categories]
+    if odd:
+        raise ConfigError(f"extract.abbreviation_veto: {odd} are not categories the recognizer finds "
+                          f"(ner.categories: {cfg.ner.categories})")
+    odd = [c for c in cfg.extract.name_mentions if c not in NAME_CATEGORIES or c not in cfg.ner.categories]
+    if odd:
+        raise ConfigError(f"extract.name_mentions: {odd} are not among {list(NAME_CATEGORIES)} and the "
+                          f"categories the recognizer finds (ner.categories: {cfg.ner.categories})")
+    taxon = cfg.extract.kg_gene_species
+    if taxon is not None and not re.fullmatch(r"NCBITaxon:\d+", taxon):
+        raise ConfigError(f"extract.kg_gene_species: {taxon!r} is not an NCBI Taxonomy id (the species "
+                          f"of the seed KG's genes); write e.g. NCBITaxon:9606 for human")
+    if cfg.train.mask_token_fraction + cfg.train.random_token_fraction > 1.0:
+        raise ConfigError(f"train.random_token_fraction: {cfg.train.random_token_fraction} + "
+                          f"train.mask_token_fraction ({cfg.train.mask_token_fraction}) exceed 1")
+
+
+def category_pair(key: str, option: str = "extract.tail_scope_by_category") -> frozenset[str]:
+    """A key of a scope-per-category-pair ``option``, ``"Disease|SequenceVariant"`` (the ``biolink:``
+    prefix optional) → {biolink:Disease, biolink:SequenceVariant}."""
+    parts = [p.strip() for p in str(key).split("|")]
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"{option}: key {key!r} is not a category pair; write "
+                          f"two Biolink categories joined by '|', e.g. 'Disease|SequenceVariant'")
+    return frozenset(p if p.startswith("biolink:") else f"biolink:{p}" for p in parts)
+
+
+def _check_scopes(by_category: dict[str, str], name: str, choices: tuple) -> None:
+    """A scope-per-category-pair option (``name``): category-pair keys, scope values."""
+    for key, scope in by_category.items():
+        category_pair(key, name)
+        if scope not in choices:
+            raise ConfigError(f"{name}.{key}: {scope!r} is not allowed; choose from {list(choices)}")
+
+
+def check_outside_scope(ex: "ExtractConfig") -> None:
+    """The soft scope (``outside_scope_weight`` > 0) and the band (``outside_min_confidence``) are two
+    ways to answer the candidates outside the scope: at most one may be set."""
+    if ex.outside_min_confidence is not None and ex.outside_scope_weight > 0:
+        raise ConfigError(f"extract.outside_min_confidence ({ex.outside_min_confidence}, the band) and "
+                          f"extract.outside_scope_weight ({ex.outside_scope_weight}, a soft scope) "
+                          f"both weigh the candidates outside the scope: set one")
+
+
+def _check_typer(ex: "ExtractConfig") -> None:
+    """A relation typer asked for (``relation_choice`` typer / typer_score, ``typer_min_relation``)
+    needs ``typer_files`` to be fitted on: an error when the config is read, not after training."""
+    asks = [f"extract.relation_choice {ex.relation_choice!r}"] if ex.relation_choice in TYPER_CHOICES else []
+    asks += [f"extract.typer_min_relation {ex.typer_min_relation}"] if ex.typer_min_relation > 0 else []
+    asks += ["the 'lexical' control (extract.controls)"] if "lexical" in ex.controls else []
+    asks += [f"extract.lexical_weight {ex.lexical_weight}"] if ex.lexical_weight > 0 else []
+    if asks and not ex.typer_files:
+        raise ConfigError(f"{asks[0]} needs extract.typer_files: gold files with typed document-level "
+                          f"relations to fit the relation typer on (e.g. BioRED train)")
+
+
+def _check_control_settings(ex: "ExtractConfig") -> None:
+    """``control_tails_per_query`` and ``control_min_confidence`` name controls that run
+    (``extract.controls``), with a k of at least 1 and a threshold in [0, 1]; which controls take
+    which setting is checked where the rankers are defined (graphmert.extract.pairs)."""
+    for option, values in (("control_tails_per_query", ex.control_tails_per_query),
+                           ("control_min_confidence", ex.control_min_confidence)):
+        for name, value in values.items():
+            if name not in ex.controls:
+                raise ConfigError(f"extract.{option}.{name}: {name!r} is not one of extract.controls "
+                                  f"({ex.controls})")
+            if option == "control_tails_per_query" and value < 1:
+                raise ConfigError(f"extract.{option}.{name}: {value!r} is out of range; must be >= 1")
+            if option == "control_min_confidence" and not 0.0 <= value <= 1.0:
+                raise ConfigError(f"extract.{option}.{name}: {value!r} is out of range; must be in [0, 1]")

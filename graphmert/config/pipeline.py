@@ -1,0 +1,26 @@
+"""Section ``pipeline``: orchestration on Dask (docs/PIPELINE.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphmert.config.options import opt
+
+
+@dataclass
+class PipelineConfig:
+    """Orchestration on Dask (used by pipelines/, never by the library; docs/PIPELINE.md). No key
+    here changes any output, so none is part of a stage's config hash."""
+
+    scheduler: str = opt("local", help="'local' (a LocalCluster of worker processes), 'synchronous' "
+                         "(every task in the driver process, for debugging) or a scheduler address "
+                         "such as tcp://host:8786; DASK_SCHEDULER_ADDRESS and --scheduler override it")
+    workers: int = opt(0, min=0, help="LocalCluster worker processes (one thread each); 0 = one "
+                       "per core")
+    retries: int = opt(2, min=0, help="times a shard task is retried after it raised or its worker "
+                       "died")
+    connect_timeout: float = opt(10.0, min=0.0, min_exclusive=True,
+                                 help="seconds to reach a scheduler address and find a worker there")
+    mirror: str = opt("", help="local working copy of a run directory given as an fsspec URL "
+                      "(s3://…, gs://…, file://…); '' = $GRAPHMERT_CACHE/runs/<hash of the URL>, "
+                      "GRAPHMERT_CACHE defaulting to ~/.cache/graphmert")

@@ -1,0 +1,370 @@
+"""The entity linker: look-ups of a mention text in the vocabulary tables, the fuzzy fallback, gene
+species and orthologs, documents (species, abbreviations), and one gzipped JSON file
+(:mod:`graphmert.ner.linking`)."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Collection, Iterable, Iterator, Sequence
+
+from graphmert.config import NAME_CATEGORIES, NERConfig
+from graphmert.corpus.document import Abbreviation, Document
+from graphmert.io import atomic_path, check_format
+from graphmert.kg.graph import SeedKG
+from graphmert.kg.schema import mention_category
+from graphmert.ner.abbreviations import abbreviation_pairs, short_form_variants
+from graphmert.ner.linking.common import (
+    _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
+)
+from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
+from graphmert.ner.linking.species import _KG_SOURCE, _dominant_species, _gene_orthologs
+from graphmert.ner.linking.surface import _singular_keys, normalize_surface, surface_key
+from graphmert.ner.linking.tables import read_name_tables, read_xref_tables
+from graphmert.ner.linking.vocabulary import (
+    _kg_tables, _learn_dictionary, _name_counts, _reverse_xrefs, _Tables, _tables_from_json, _vote_winners,
+)
+
+FORMAT = "graphmert.entity_linker"
+FORMAT_VERSION = 3                 # 2: kg_others; 3: name_counts
+
+# ner.fuzzy_threshold's default, chosen by benchmarks/linking.py on the held-out 20% of BioRED-train
+# documents (document-level normalisation F1, gold spans); BioRED dev was not used.
+DEFAULT_FUZZY_THRESHOLD = NERConfig.fuzzy_threshold
+
+_WORD = re.compile(r"[^\W\d_]+")     # the words of a text tried as species forms (document_species)
+
+
+class EntityLinker:
+    """Links mention texts of a category to normalised ids (see :mod:`graphmert.ner.linking`).
+
+    Build it with :meth:`build`, or :meth:`load` a saved one. ``fuzzy_threshold`` may be changed on
+    an instance (a value above 1 turns the fuzzy step off).
+    """
+
+    def __init__(self, tables: _Tables, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> None:
+        self._tables = tables
+        self.fuzzy_threshold = float(fuzzy_threshold)
+        dictionary = _vote_winners(tables.dictionary)
+        dictionary_plural = _vote_winners(tables.dictionary_plural)
+        self._species = {sp: _vote_winners(v) for sp, v in tables.species.items()}
+        kg = {c: {k: (v,) for k, v in t.items()} for c, t in tables.kg.items()}
+        kg_plural = {c: {k: (v,) for k, v in t.items()} for c, t in tables.kg_plural.items()}
+        # (table, how, look up the plural-stripped keys of the query instead of the key itself,
+        #  the other ids of a key after its winner)
+        others = tables.kg_others
+        self._steps = ((dictionary, "dictionary", False, {}), (kg, "kg", False, others),
+                       (dictionary_plural, "dictionary", False, {}), (dictionary, "dictionary", True, {}),
+                       (kg_plural, "kg", False, {}), (kg, "kg", True, others))
+        self._fuzzy = {c: _FuzzyIndex(n) for c, n in tables.names.items()}
+        self._fuzzy_cache: dict[tuple[str, str], tuple[int, float]] = {}
+        self._gene_taxa, self._orthologs = _gene_orthologs(tables.species, tables.kg)
+        self._kg_genes = frozenset([*tables.kg.get(_GENE, {}).values(),
+                                    *(i for ids in others.get(_GENE, {}).values() for i in ids)])
+        #: the taxon of the seed KG's genes, or None: genes of other species' documents skip the KG
+        self.kg_species: str | None = None
+        #: whether a dictionary gene of another species than the document's, with no ortholog of its
+        #: species, is passed over like a KG gene (True) or kept (False: the training documents say so)
+        self.strict_species: bool = False
+
+    @classmethod
+    def build(cls, documents: Iterable[Document], kg: SeedKG | None,
+              xref_tables: Sequence[str | Path] = (), *,
+              name_tables: Sequence[str | Path] = (),
+              fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
+              exclude: Collection[str] = ()) -> "EntityLinker":
+        """Learn the dictionary from gold-annotated ``documents`` (those whose id is in ``exclude``
+        are skipped), index the names of ``kg`` (optional) and those ``name_tables`` give its
+        nodes (:func:`read_name_tables`), map non-namespace KG ids through ``xref_tables``
+        (:func:`read_xref_tables`), and count how often the documents annotate the KG's disease
+        and chemical names where they occur (:meth:`kg_name`)."""
+        xrefs = read_xref_tables(xref_tables)
+        more_names = read_name_tables(name_tables)
+        documents, exclude = list(documents), frozenset(exclude)
+        learnt = _learn_dictionary(documents, exclude)
+        kg_exact, kg_plural, kg_others, kg_names, unmapped = (({}, {}, {}, {}, {}) if kg is None
+                                                              else _kg_tables(kg, xrefs, more_names))
+        names = learnt.names
+        for cat, n in kg_names.items():
+            names.setdefault(cat, set()).update(n)
+        named = 0 if kg is None else sum(1 for i in more_names if i in kg.nodes)
+        info = {**learnt.seen, "kg_nodes_unmapped": unmapped,
+                "xref_tables": [str(p) for p in xref_tables],
+                "name_tables": [str(p) for p in name_tables],
+                "name_table_ids": {"kg_nodes": named, "not_in_kg": len(more_names) - named}}
+        tables = _Tables(learnt.votes, learnt.plural, learnt.species, kg_exact, kg_others, kg_plural,
+                         _reverse_xrefs(xrefs, kg), {c: sorted(n - {""}) for c, n in sorted(names.items())},
+                         info, _name_counts(documents, exclude, kg_exact))
+        return cls(tables, fuzzy_threshold)
+
+    # ------------------------------------------------------------------ look-ups
+    def _matches(self, category: str, key: str, text: str, species: str | None
+                 ) -> Iterator[tuple[tuple[str, ...], str]]:
+        """(ids, how) of every look-up step that knows ``key`` (or its singulars), in step order; a
+        KG key that several nodes name yields its winner, then each other id."""
+        singulars = _singular_keys(text, key)
+        steps = self._steps
+        if species in self._species and category in SPECIES_CATEGORIES:
+            own = self._species[species]
+            steps = ((own, "dictionary", False, {}), (own, "dictionary", True, {}), *steps)
+        for table, how, strip_plural, others in steps:
+            keys, more = table.get(category, {}), others.get(category, {})
+            for k in (singulars if strip_plural else (key,)):
+                if k in keys:
+                    yield keys[k], how
+                    yield from (((i,), how) for i in more.get(k, ()))
+
+    def _exact(self, category: str, key: str, text: str, species: str | None = None
+               ) -> tuple[tuple[str, ...], str] | None:
+        """The first of :meth:`_matches` that names a gene of ``species`` (:meth:`_in_species`;
+        other categories: the first), or None."""
+        for ids, how in self._matches(category, key, text, species):
+            if category in SPECIES_CATEGORIES and species:
+                ids = self._in_species(ids, species, keep=how != "kg" and not self.strict_species)
+            if ids:
+                return ids, how
+        return None
+
+    def gene_taxon(self, gene: str) -> str | None:
+        """A gene id's taxon: the species of the training documents that annotate it, else, for a
+        seed-KG gene, :attr:`kg_species`; None when neither is known."""
+        return self._gene_taxa.get(gene) or (self.kg_species if gene in self._kg_genes else None)
+
+    def _in_species(self, ids: tuple[str, ...], species: str, keep: bool) -> tuple[str, ...] | None:
+        """``ids`` of a gene as a gene of ``species``: unchanged when the primary id's taxon is that
+        species or unknown, else the ortholog of ``species`` (:func:`_gene_orthologs`), else
+        unchanged with ``keep`` (a dictionary answer, unless :attr:`strict_species`) and None without
+        (a KG name)."""
+        taxon = self.gene_taxon(ids[0])
+        if taxon is None or taxon == species:
+            return ids
+        own = self._orthologs.get(ids[0], {})
+        target = own.get(species) or (own.get(_KG_SOURCE) if species == self.kg_species else None)
+        return (target,) if target else (ids if keep else None)
+
+    def _result(self, ids: tuple[str, ...], score: float, how: str) -> LinkResult:
+        """A link to ``ids``, with the cross-references of ``ids[0]`` that are not among them."""
+        xrefs = tuple(x for x in dict.fromkeys(self._tables.xrefs.get(ids[0], ())) if x not in ids)
+        return LinkResult(ids, score, how, xrefs)
+
+    def _nearest(self, category: str, form: str) -> tuple[int, float]:
+        cache_key = (category, form)
+        hit = self._fuzzy_cache.get(cache_key)
+        if hit is None:
+            if len(self._fuzzy_cache) >= _FUZZY_CACHE_SIZE:
+                self._fuzzy_cache.clear()
+            hit = self._fuzzy[category].best(form) if category in self._fuzzy else (-1, 0.0)
+            self._fuzzy_cache[cache_key] = hit
+        return hit
+
+    def link(self, text: str, category: str, species: str | None = None) -> LinkResult:
+        """The ids of ``text`` as a mention of ``category`` (a Biolink category, or a source mention
+        type such as "Chemical", mapped by :func:`~graphmert.kg.schema.mention_category`).
+
+        ``species`` (an ``NCBITaxon:`` id, e.g. the document's dominant species) puts the votes of
+        training documents of that species first, for the categories in :data:`SPECIES_CATEGORIES`.
+        """
+        category = mention_category(category)
+        key = surface_key(text)
+        if category not in NAMESPACES or not key:
+            return UNLINKED
+        found = self._exact(category, key, text, species)
+        if found is not None:
+            return self._result(found[0], 1.0, found[1])
+        if len(key) < _FUZZY_MIN_CHARS or self.fuzzy_threshold > 1.0:
+            return UNLINKED
+        i, score = self._nearest(category, normalize_surface(text))
+        if i < 0 or score < self.fuzzy_threshold:
+            return UNLINKED
+        name = self._tables.names[category][i]
+        found = self._exact(category, surface_key(name), name, species)
+        if found is None:               # a gene of another species, with no ortholog of the document's
+            return UNLINKED
+        return self._result(found[0], round(score, 6), "fuzzy")
+
+    def known_ids(self) -> frozenset[str]:
+        """Every id a look-up can answer: those of the dictionary (all species, plural forms too) and
+        the seed KG's namespace ids. Fuzzy, ortholog and abbreviation links answer with these too, so
+        a gold id outside them is one no mention can be linked to (``benchmarks/raw_pairs.py``)."""
+        t = self._tables
+        out = {i for votes in (t.dictionary, t.dictionary_plural, *t.species.values())
+               for keys in votes.values() for counts in keys.values() for ids in counts for i in ids}
+        out.update(i for keys in (*t.kg.values(), *t.kg_plural.values()) for i in keys.values())
+        return frozenset(out)
+
+    def dictionary_categories(self, key: str) -> frozenset[str]:
+        """The categories the training documents annotate ``key`` (a :func:`surface_key`) as."""
+        return frozenset(c for c, keys in self._tables.dictionary.items() if key in keys)
+
+    def kg_gene_symbol(self, key: str) -> bool:
+        """Whether ``key`` (a :func:`surface_key`) names a seed-KG gene and no training document
+        annotates it as another category (:func:`graphmert.ner.gazetteer.symbol_mentions`)."""
+        return key in self._tables.kg.get(_GENE, {}) and self.dictionary_categories(key) <= {_GENE}
+
+    def kg_name(self, key: str, category: str, ratio: float) -> bool:
+        """Whether ``key`` (a :func:`surface_key`) is a seed-KG name of ``category`` (one of
+        :data:`NAME_CATEGORIES`) that no training document annotates as another category, and that
+        the training documents annotating ``category`` annotate at least ``ratio`` of the times it
+        occurs in them, or never contain (:func:`graphmert.ner.gazetteer.name_mentions`)."""
+        if category not in NAME_CATEGORIES:
+            raise LinkerError(f"{category}: the linker counts seed-KG names of {list(NAME_CATEGORIES)} only")
+        if key not in self._tables.kg.get(category, {}) or not self.dictionary_categories(key) <= {category}:
+            return False
+        annotated, occurs = self._tables.name_counts.get(category, {}).get(key, (0, 0))
+        return annotated >= ratio * occurs
+
+    # ------------------------------------------------------------------ documents
+    def document_species(self, doc: Document) -> str | None:
+        """The dominant taxon id of ``doc``'s species mentions (their ids, or else their links); for
+        a document without species mentions (a recognizer that finds none), of the words and word
+        pairs of its text that are species forms of the dictionary ("patients", "mice", "rats")."""
+        taxa = [(m.ids or self.link(m.text, _TAXON).ids or ("",))[0]
+                for m in doc.mentions if mention_category(m.type) == _TAXON]
+        if not taxa:
+            table = self._steps[0][0].get(_TAXON, {})
+            words = _WORD.findall(doc.text)
+            grams = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+            taxa = [table[k][0] for k in map(surface_key, grams) if k in table]
+        return _dominant_species(taxa)
+
+    def _long_form(self, doc: Document, a: Abbreviation, category: str,
+                   results: list[LinkResult | None], species: str | None) -> LinkResult | None:
+        """The link of an abbreviation's long form: the mention of ``category`` covering it (most
+        overlap, at least half the mention inside), else its text linked in ``category``."""
+        best, best_overlap = None, 0
+        for i, m in enumerate(doc.mentions):
+            overlap = min(m.end, a.long_end) - max(m.start, a.long_start)
+            if (mention_category(m.type) == category and overlap > best_overlap
+                    and 2 * overlap >= m.end - m.start):
+                best, best_overlap = i, overlap
+        if best is not None:
+            m = doc.mentions[best]
+            if m.ids:
+                return LinkResult(tuple(m.ids), 1.0, "abbreviation", tuple(m.xrefs))
+            if results[best] is not None and results[best].ids:
+                return results[best]
+        hit = self.link(doc.text[a.long_start:a.long_end], category, species)
+        return hit if hit.ids else None
+
+    def _abbreviation_links(self, doc: Document, results: list[LinkResult | None],
+                            species: str | None) -> dict[tuple[str, str], LinkResult]:
+        """(short-form text, category) → the link of its long form, for the unlinked mentions."""
+        out: dict[tuple[str, str], LinkResult] = {}
+        for a in doc.abbreviations:
+            for short in short_form_variants(doc.text[a.short_start:a.short_end]):
+                cats = {mention_category(m.type) for m in doc.mentions if m.text == short and not m.ids}
+                for cat in sorted(cats & NAMESPACES.keys()):
+                    if (short, cat) not in out:
+                        hit = self._long_form(doc, a, cat, results, species)
+                        if hit is not None:
+                            out[(short, cat)] = replace(hit, how="abbreviation")
+        return out
+
+    def _short_form_links(self, doc: Document, results: list[LinkResult | None],
+                          species: str | None) -> dict[tuple[str, str], LinkResult]:
+        """(long-form text, category) → the exact link of its short form, for the long-form
+        mentions (covering at least half of the long form, and at least half inside it) that
+        their own look-up left unlinked: "complement factor H (CFH)" is CFH's gene."""
+        out: dict[tuple[str, str], LinkResult] = {}
+        for short, start, end in abbreviation_pairs(doc):
+            for i, m in enumerate(doc.mentions):
+                cat = mention_category(m.type)
+                overlap = min(m.end, end) - max(m.start, start)
+                if (results[i] is None or results[i].ids or cat not in NAMESPACES or (m.text, cat) in out
+                        or 2 * overlap < max(end - start, m.end - m.start)):
+                    continue
+                hit = self.link(short, cat, species)
+                if hit.ids and hit.score >= 1.0:
+                    out[(m.text, cat)] = replace(hit, how="abbreviation")
+        return out
+
+    def link_mentions(self, doc: Document) -> list[LinkResult | None]:
+        """One result per mention of ``doc`` (``None`` for a mention that already has ids), linked
+        with the document's species (:meth:`document_species`), abbreviation short forms through
+        their long forms, and long forms nothing else links through their short forms."""
+        species = self.document_species(doc)
+        results = [None if m.ids else self.link(m.text, m.type, species) for m in doc.mentions]
+        links = self._abbreviation_links(doc, results, species) if doc.abbreviations else {}
+        for i, m in enumerate(doc.mentions):
+            hit = links.get((m.text, mention_category(m.type)))
+            # a fuzzy long-form link does not replace an exact link of the short form itself
+            if hit is not None and not m.ids and (hit.score >= 1.0 or not results[i].ids):
+                results[i] = hit
+        if doc.abbreviations:
+            longs = self._short_form_links(doc, results, species)
+            for i, m in enumerate(doc.mentions):
+                hit = longs.get((m.text, mention_category(m.type)))
+                if hit is not None and results[i] is not None and not results[i].ids:
+                    results[i] = hit
+        return results
+
+    def link_document(self, doc: Document) -> Document:
+        """A copy of ``doc`` whose mentions without ids have them filled (``[]`` when unlinked), and
+        their ``xrefs``: a cross-reference names the same entity, so it must not become an entity
+        of its own (extraction pairs every id of ``ids``)."""
+        out = copy.deepcopy(doc)
+        for m, r in zip(out.mentions, self.link_mentions(doc)):
+            if r is not None:
+                m.ids, m.xrefs = list(r.ids), list(r.xrefs)
+        return out
+
+    # ------------------------------------------------------------------ persistence
+    def stats(self) -> dict:
+        t = self._tables
+        return {
+            "dictionary_forms": {c: len(k) for c, k in sorted(t.dictionary.items())},
+            "dictionary_plural_forms": {c: len(k) for c, k in sorted(t.dictionary_plural.items())},
+            "species_dictionary_forms": {sp: sum(map(len, v.values()))
+                                         for sp, v in sorted(t.species.items())},
+            "kg_forms": {c: len(k) for c, k in sorted(t.kg.items())},
+            "kg_plural_forms": {c: len(k) for c, k in sorted(t.kg_plural.items())},
+            "kg_forms_of_several_ids": {c: len(k) for c, k in sorted(t.kg_others.items())},
+            "fuzzy_names": {c: len(n) for c, n in sorted(t.names.items())},
+            "xref_targets": len(t.xrefs),
+            "genes_with_orthologs": len(self._orthologs),
+            "kg_names_in_training": {c: len(k) for c, k in sorted(t.name_counts.items())},
+            "fuzzy_threshold": self.fuzzy_threshold,
+            **t.info,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the linker to one gzipped JSON file, atomically."""
+        t = self._tables
+
+        def votes(v: Votes) -> dict:
+            return {c: {k: [[list(ids), n] for ids, n in sorted(cnt.items())]
+                        for k, cnt in sorted(keys.items())} for c, keys in sorted(v.items())}
+
+        data = {"format": FORMAT, "version": FORMAT_VERSION, "fuzzy_threshold": self.fuzzy_threshold,
+                "info": t.info, "dictionary": votes(t.dictionary),
+                "dictionary_plural": votes(t.dictionary_plural),
+                "species": {sp: votes(v) for sp, v in sorted(t.species.items())},
+                "kg": t.kg, "kg_others": t.kg_others, "kg_plural": t.kg_plural, "xrefs": t.xrefs, "names": t.names,
+                "name_counts": t.name_counts}
+        raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:
+                gz.write(raw)
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "EntityLinker":
+        """Read a file written by :meth:`save`; :class:`LinkerError` names the file and the problem."""
+        path = Path(path)
+        if not path.is_file():
+            raise LinkerError(f"{path}: entity-linker file not found")
+        try:
+            with gzip.open(path, "rb") as f:
+                data = json.loads(f.read().decode("utf-8"))
+        except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise LinkerError(f"{path}: not a readable entity-linker file ({e})") from None
+        check_format(data, path, format=FORMAT, version=FORMAT_VERSION, what="an entity-linker file",
+                     error=LinkerError, version_key="version", advice="; rebuild the linker")
+        try:
+            return cls(_tables_from_json(data), float(data["fuzzy_threshold"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise LinkerError(f"{path}: corrupt entity-linker file ({type(e).__name__}: {e})") from None

@@ -1,0 +1,118 @@
+"""Surface normalisation: the look-up form and key of a mention text, the markers a fuzzy match must
+keep, MeSH's inverted names read back, and the word runs tried as seed-KG names
+(:mod:`graphmert.ner.linking`)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+NAME_MAX_WORDS = 6            # the longest word run tried as a seed-KG name
+_RUN_WORD = re.compile(r"[A-Za-z0-9]+")
+_RUN_JOIN = re.compile(r"[ -]|, ")
+
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi",
+    "ο": "omicron", "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon",
+    "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+}
+_MARKS = str.maketrans("", "", "®™©")
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "′": "'"})
+_POSSESSIVE = re.compile(r"'s\b")
+_SEPARATORS = re.compile(r"[\s\-‐‑‒–—―−/_]+")
+_EDGE = " .,;:!?\"'*"
+_BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
+
+
+def _encloses(s: str, o: str, c: str) -> bool:
+    """Whether the first character ``o`` of ``s`` is closed by its last character ``c``."""
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += (ch == o) - (ch == c)
+        if depth == 0 and i < len(s) - 1:
+            return False
+    return depth == 0
+
+
+def _trim(s: str) -> str:
+    """Strip surrounding punctuation, enclosing brackets and unbalanced edge brackets, repeatedly."""
+    prev = None
+    while s != prev:
+        prev = s
+        s = s.strip(_EDGE)
+        for o, c in _BRACKETS:
+            if s.startswith(o) and s.endswith(c) and _encloses(s, o, c):
+                s = s[1:-1]
+            elif s.startswith(o) and s.count(o) > s.count(c):
+                s = s[1:]
+            elif s.endswith(c) and s.count(c) > s.count(o):
+                s = s[:-1]
+    return s
+
+
+def normalize_surface(text: str) -> str:
+    """The look-up form of a surface string (see :mod:`graphmert.ner.linking`); words joined by one
+    space."""
+    s = unicodedata.normalize("NFKC", text.translate(_MARKS)).casefold()
+    s = "".join(_GREEK.get(c, c) for c in s).translate(_QUOTES)
+    s = _POSSESSIVE.sub("", s).replace("'", "")
+    return " ".join(_trim(_SEPARATORS.sub(" ", s)).split())
+
+
+def surface_key(text: str) -> str:
+    """:func:`normalize_surface` without spaces: the key of every exact table."""
+    return normalize_surface(text).replace(" ", "")
+
+
+def _singular_keys(text: str, key: str) -> list[str]:
+    """Keys of the singular of a plural form: only for text ending in a lower-case "s" (acronyms such
+    as "ALS" are not plurals) and keys of four or more characters, not ending in "ss"."""
+    if not text.rstrip(_EDGE + ")]}").endswith("s") or len(key) < 4 or key.endswith("ss"):
+        return []
+    out = [key[:-3] + "y"] if key.endswith("ies") else []
+    out.append(key[:-1])
+    if key.endswith("es"):
+        out.append(key[:-2])
+    return out
+
+
+_GREEK_NAMES = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))
+_MARKER = re.compile(r"\d+|(?<![a-z])(?:[a-z]|" + _GREEK_NAMES + r"|i{1,3}|iv|vi{0,3})(?![a-z])")
+
+
+def _markers(form: str) -> list[str]:
+    """The tokens a fuzzy match must not change: numbers, single letters, Greek letter names and
+    roman numerals ("type 1" ≠ "type 2", "IL-6" ≠ "IL-8", "hepatitis b" ≠ "hepatitis c"), sorted."""
+    return sorted(_MARKER.findall(form))
+
+
+def _uninverted(name: str) -> str | None:
+    """MeSH's inverted names read back: "Leukemia, Myeloid, Acute" → "Acute Myeloid Leukemia"."""
+    parts = [p.strip() for p in name.split(", ")]
+    if len(parts) < 2 or not all(parts):
+        return None
+    return " ".join(reversed(parts))
+
+
+def word_runs(text: str, max_words: int = NAME_MAX_WORDS, join: re.Pattern = _RUN_JOIN
+              ) -> list[tuple[int, int]]:
+    """(start, end) of every run of 1..``max_words`` ASCII words (letters and digits) of ``text``
+    joined by what ``join`` matches (by default a space, a hyphen or ", "): the spans tried as
+    seed-KG names (:mod:`graphmert.ner.gazetteer`)."""
+    words = list(_RUN_WORD.finditer(text))
+    out = []
+    for i in range(len(words)):
+        for j in range(i, min(i + max_words, len(words))):
+            if j > i and not join.fullmatch(text[words[j - 1].end():words[j].start()]):
+                break
+            out.append((words[i].start(), words[j].end()))
+    return out
+
+
+def run_key(run: str) -> str:
+    """:func:`surface_key` of a :func:`word_runs` run, computed directly: for ASCII letters and
+    digits joined by " ", "-" or ", " the key is the lower-cased run without spaces and hyphens, so
+    the Unicode normalisation of :func:`surface_key` is skipped for the millions of runs the linker
+    keys in its training documents (:func:`_name_counts`)."""
+    return run.lower().replace(" ", "").replace("-", "")
