@@ -81,7 +81,7 @@ def test_backbones_benchmark_runs_a_tiny_step_per_backbone(tmp_path):
     _, rows = _bench("backbones.py", tmp_path, "--variants", "roberta", "neobert", "--hidden-size", "32",
                      "--num-layers", "2", "--num-heads", "2", "--intermediate-size", "64", "--batch-size", "1",
                      "--steps", "1", "--warmup", "0", "--threads", "1")
-    assert len(rows) == 2 and rows[1]["same triples"] != "NO"
+    assert [r["variant"] for r in rows] == ["roberta", "neobert"] and all(r["tokens_per_sec"] > 0 for r in rows)
 
 
 @pytest.mark.slow
@@ -103,4 +103,4 @@ def test_pipeline_benchmark_reruns_nothing_on_the_demo_config(tmp_path):
 def test_extract_scale_benchmark_on_the_demo_run(demo_run, tmp_path):
     _, rows = _bench("extract_scale.py", tmp_path, "--config", "configs/demo.yaml", "--run-dir", str(demo_run[0]),
                      "--workers", "1", "--no-real-cluster", "--part-documents", "30")
-    assert len(rows) == 2 and rows[1]["same triples"] != "NO"
+    assert len(rows) == 2 and not rows[1]["same triples"].startswith("NO")
