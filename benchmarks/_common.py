@@ -1,8 +1,8 @@
-"""Shared helpers for benchmark scripts: where the shared data is, and table/JSON output."""
+"""Shared helpers for the speed and scale benchmarks: where the shared data is, table/JSON output and
+FLOP counts. (The quality studies of experiments/ have their own experiments/_common.py.)"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import time
@@ -19,43 +19,6 @@ def require_shared(*parts: str) -> Path:
     if not path.exists():
         raise SystemExit(f"benchmark needs {path} (the shared datasets folder beside the repo)")
     return path
-
-
-def held_out(doc_id: str, percent: int = 20) -> bool:
-    """The deterministic held-out split of BioRED-train documents (``sha256(doc id) mod 100 < 20``)
-    on which the entity linker and recognizer benchmarks choose their settings: 82 documents."""
-    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % 100 < percent
-
-
-def held_out_biored_train(doc) -> bool:
-    """Whether ``doc`` is one of the :func:`held_out` BioRED-train documents the entity benchmarks
-    choose their settings on."""
-    return doc.metadata.get("source") == "biored_train" and held_out(doc.id)
-
-
-def recognizer_documents(sources: list[str]) -> dict[str, list]:
-    """What the recognizer benchmarks train and score on, from the shared corpus: ``train`` (the
-    annotated documents of ``sources`` less the :func:`held_out` BioRED-train ones), ``held`` (those),
-    ``annotated`` (every annotated document, for ``ner.part_sources``: :func:`lent_documents`) and
-    ``texts`` (every document's text but the held-out ones': what ``ner.vectors`` learns from)."""
-    from graphmert.corpus.readers import read_corpus
-    from graphmert.ner.corpus import annotated_documents
-
-    corpus = list(read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")]))
-    annotated = list(annotated_documents(corpus))
-    docs = list(annotated_documents(annotated, sources))
-    held = [d for d in docs if held_out_biored_train(d)]
-    ids = {d.id for d in held}
-    return {"train": [d for d in docs if d.id not in ids], "held": held, "annotated": annotated,
-            "texts": [d.text for d in corpus if d.id not in ids]}
-
-
-def lent_documents(split: dict[str, list], part_sources: dict) -> dict[str, list]:
-    """``ner.part_sources``' documents (category → documents) for a :func:`recognizer_documents` split:
-    never one it trains or scores on."""
-    from graphmert.ner.corpus import part_documents
-
-    return part_documents(split["annotated"], part_sources, exclude={d.id for d in split["train"] + split["held"]})
 
 
 def print_table(rows: list[dict[str, Any]], title: str) -> None:

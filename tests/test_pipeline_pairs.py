@@ -311,7 +311,7 @@ def test_the_band_needs_a_query_group_checkpoint_and_excludes_the_soft_scope():
 
 
 def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_path):
-    """benchmarks/tune_extraction.py on the run: every ranker, the lexical control among them, at each
+    """experiments/tune_extraction.py on the run: every ranker, the lexical control among them, at each
     k; the model ranker once per lexical weight; w = 1 ranks as the lexical control does."""
     import subprocess
     import sys
@@ -319,7 +319,7 @@ def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_pa
     fit_path = typer_corpus(tmp_path)
     out = tmp_path / "rows.json"
     root = Path(__file__).resolve().parents[1]
-    res = subprocess.run([sys.executable, str(root / "benchmarks" / "tune_extraction.py"),
+    res = subprocess.run([sys.executable, str(root / "experiments" / "tune_extraction.py"),
                           "--config", str(run.parent / "config.yaml"), "--run-dir", str(run),
                           "--scopes", "sentence", "--k", "1", "2", "--thresholds", "0.0",
                           "--lexical-weights", "0", "1", "--models", "0", "--out", str(out),
@@ -333,3 +333,25 @@ def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_pa
     assert not any(r["lexical_w"] for r in rows if r["ranker"] == "salience")   # controls are not pooled
     f1 = {(r["ranker"], r["lexical_w"], r["k"]): r["F1"] for r in rows}
     assert f1[("model", 1.0, 1)] == f1[("lexical", 0.0, 1)] and f1[("model", 1.0, 2)] == f1[("lexical", 0.0, 2)]
+
+
+@pytest.mark.parametrize("script", ["category_pairs.py", "raw_pairs.py"])
+def test_the_pair_diagnostics_run_on_a_finished_run(run, tmp_path, monkeypatch, capsys, script):
+    """experiments/category_pairs.py and experiments/raw_pairs.py on the run (gold mentions; run in
+    this process, whose imports they share): each counts every gold pair once."""
+    import runpy
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "rows.json"
+    monkeypatch.setattr(sys, "argv", [script, "--run-dir", str(run), "--gold",
+                                      *load_config(run / "config.yaml").evaluate.gold, "--out", str(out)])
+    runpy.run_path(str(root / "experiments" / script), run_name="__main__")
+    rows = json.loads(out.read_text())["rows"]
+    if script == "category_pairs.py":
+        graphmert = [r for r in rows if r["system"] == "graphmert"]
+        assert graphmert and all(r["tp"] <= min(r["gold"], r["predicted"]) for r in graphmert)
+        counted = sum(r["gold"] for r in graphmert)
+    else:
+        counted = sum(r["count"] for r in rows if "gold pairs" in r)
+    assert counted == json.loads((run / "evaluate" / "metrics.json").read_text())["gold_pairs"] == 5

@@ -1,7 +1,9 @@
-"""The throughput benchmarks still run end to end on a few documents and steps, and their rows hold
-what docs/PERFORMANCE.md quotes. (They had broken silently once: the biored config's relation typer
-was added to extraction, and ``benchmarks/extract.py`` never fitted it.) Speeds are not asserted:
-they belong to the benchmarks themselves."""
+"""Every speed and scale benchmark in benchmarks/ still runs end to end on a few documents and steps,
+and its rows hold what docs/PERFORMANCE.md quotes. (They had broken silently once: the biored
+config's relation typer was added to extraction, and ``benchmarks/extract.py`` never fitted it.)
+Speeds are not asserted: they belong to the benchmarks themselves. The ones that take more than a
+few seconds here (a model per subprocess, a Dask cluster, the shared seed KG) are marked ``slow``:
+``make test-all`` runs them."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ SHARED = ROOT.parent / "shared" / "datasets"
 
 
 def _bench(script: str, tmp_path: Path, *args: str) -> tuple[str, list[dict]]:
-    out = tmp_path / "rows.json"
+    out = tmp_path / f"{Path(script).stem}.json"
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args, "--out", str(out)],
                          capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -44,3 +46,61 @@ def test_train_benchmark_reports_mfu_workers_and_a_profile(tmp_path):
     assert row["config"] == "tiny" and row["steps"] == 2 and row["num_workers"] == 1
     assert row["compiled"] is False and 0 < row["MFU"] < 1 and row["tokens_per_s"] > 0
     assert "operators by self_cpu_time_total over 3 steps" in stdout
+
+
+def test_export_benchmark_streams_the_same_graph_rdflib_builds(tmp_path):
+    stdout, rows = _bench("export.py", tmp_path, "--triples", "2000", "--shard-size", "500",
+                          "--modes", "stream nt", "graph nt")
+    assert [r["mode"] for r in rows] == ["stream nt", "graph nt"]
+    assert "stream nt distinct lines" in stdout and ": same" in stdout
+
+
+def test_query_benchmark_gives_both_engines_the_same_rows(tmp_path):
+    stdout, rows = _bench("query.py", tmp_path, "--sizes", "2000", "--repeats", "1")
+    assert {r["engine"] for r in rows} == {"oxigraph", "rdflib"}
+    assert "same row counts for both engines: {'2000': True}" in stdout
+
+
+@pytest.mark.slow
+def test_ingest_benchmark_times_every_phase_on_the_demo_corpus(tmp_path):
+    _, rows = _bench("ingest.py", tmp_path, "--corpus", "data/demo/corpus.jsonl", "--limit", "20",
+                     "--vocab-size", "500")
+    assert rows and all(r["seconds"] >= 0 for r in rows if isinstance(r.get("seconds"), float))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")
+def test_graphs_benchmark_builds_and_collates_graphs(tmp_path):
+    stdout, rows = _bench("graphs.py", tmp_path, "--limit", "60", "--vocab-size", "2000", "--alpha", "0.05",
+                          "--min-relation-count", "1", "--batch-size", "8")
+    assert any(r["phase"] == "build_graphs" for r in rows)
+
+
+@pytest.mark.slow
+def test_backbones_benchmark_runs_a_tiny_step_per_backbone(tmp_path):
+    _, rows = _bench("backbones.py", tmp_path, "--variants", "roberta", "neobert", "--hidden-size", "32",
+                     "--num-layers", "2", "--num-heads", "2", "--intermediate-size", "64", "--batch-size", "1",
+                     "--steps", "1", "--warmup", "0", "--threads", "1")
+    assert [r["variant"] for r in rows] == ["roberta", "neobert"] and all(r["tokens_per_sec"] > 0 for r in rows)
+
+
+@pytest.mark.slow
+def test_encoder_benchmark_runs_one_graphmert_layout_against_hf(tmp_path):
+    stdout, rows = _bench("encoder.py", tmp_path, "--steps", "1", "--warmup", "0", "--batch-size", "1",
+                          "--layouts", "packed", "--decays", "log_bias", "--kernels", "sdpa", "--threads", "1")
+    assert len(rows) >= 2 and "HF(sdpa)" in stdout
+
+
+@pytest.mark.slow
+def test_pipeline_benchmark_reruns_nothing_on_the_demo_config(tmp_path):
+    stdout, rows = _bench("pipeline.py", tmp_path, "--config", "configs/demo.yaml", "--workers", "1",
+                          "--shard-size", "20")
+    assert [r["run"] for r in rows] == ["1 worker", "no-op rerun"]
+    assert all(r["same outputs"] == "yes" for r in rows) and rows[1]["graphs_s"] == "skipped"
+
+
+@pytest.mark.slow
+def test_extract_scale_benchmark_on_the_demo_run(demo_run, tmp_path):
+    _, rows = _bench("extract_scale.py", tmp_path, "--config", "configs/demo.yaml", "--run-dir", str(demo_run[0]),
+                     "--workers", "1", "--no-real-cluster", "--part-documents", "30")
+    assert len(rows) == 2 and not rows[1]["same triples"].startswith("NO")

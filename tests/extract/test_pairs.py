@@ -253,7 +253,7 @@ def test_the_band_keeps_in_scope_answers_and_adds_the_pairs_no_scope_holds(world
     assert ("docA", GLU, "treats", OB) in cross                 # glucose in sentence 1, obesity in 2
     assert found["band"] == found["hard"] | cross
     assert made["band"].stats["cross_scope_rows_kept"] == len(cross)
-    # the band's questions read with the band off (benchmarks/tune_extraction.py): the hard scope
+    # the band's questions read with the band off (experiments/tune_extraction.py): the hard scope
     band = made["band"]
     plans = band.questions(docs, chunks)
     queries = [q for p in plans for q in p.queries]

@@ -504,7 +504,7 @@ def test_load_errors_name_the_file(linker, tmp_path):
 @pytest.mark.shared
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"shared datasets not found at {DATA}")
 def test_accuracy_on_held_out_biored_train_gold_spans():
-    """Built without the held-out 20% of BioRED train (the split of benchmarks/linking.py), linked
+    """Built without the held-out 20% of BioRED train (the split of experiments/linking.py), linked
     from text and type alone: sane accuracy per category (species-specific genes are the hard part)."""
     from graphmert.corpus.readers import read_corpus
     from graphmert.kg.hetionet import read_hetionet_disgenet_mesh

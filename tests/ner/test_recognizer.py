@@ -401,8 +401,8 @@ def test_the_kept_weights_are_the_ones_the_selection_slice_scored():
 
 def test_a_probe_sees_every_epoch_and_changes_nothing_it_trains():
     """``train_part``'s ``probe`` is called after each epoch's updates, its dict joins that epoch's
-    record, and a probe that scores both sets of weights (as ``benchmarks/recognizer_curves.py``
-    does) leaves the trained model byte for byte the same."""
+    record, and a probe that scores both sets of weights (as the learning curves of
+    docs/experiments/recognizer-training.md did) leaves the trained model byte for byte the same."""
     rng = random.Random(5)
     docs = [_doc(i, rng) for i in range(40)]
     cfg = replace(NERConfig(), epochs=2, patience=2, selection_fraction=0.2, width=32)

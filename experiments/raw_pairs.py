@@ -1,6 +1,6 @@
 """Where a raw-text extraction loses its pairs: recognition, linking or the model (issue #19).
 
-    .venv/bin/python benchmarks/raw_pairs.py --run-dir runs/biored-raw \
+    .venv/bin/python experiments/raw_pairs.py --run-dir runs/biored-raw \
         --gold ../shared/datasets/biored/Dev.PubTator                          # a few seconds
 
 Reads a finished raw-text run (``configs/biored-raw.yaml``: the recognised, linked documents of
@@ -43,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import print_table, write_json  # noqa: E402
+from _study import print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document, read_documents  # noqa: E402

@@ -1,6 +1,6 @@
 """The rule-based variant finder (graphmert/ner/variants.py) against BioRED's variant mentions.
 
-    .venv/bin/python benchmarks/variants.py            # a few seconds
+    .venv/bin/python experiments/variants.py            # a few seconds
 
 Over BioRED train (where the patterns were chosen) and dev (reported, never tuned on), with the
 documents' gold annotations as the reference:
@@ -15,6 +15,7 @@ overlaps one of them.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import print_table, require_shared, write_json  # noqa: E402
+from _study import print_table, require_shared, write_json  # noqa: E402
 
 from graphmert.eval.gold import load_gold  # noqa: E402
 from graphmert.kg.schema import mention_category  # noqa: E402
@@ -60,10 +61,13 @@ def score(name: str, path: Path) -> dict:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=None, help="the JSON rows (default: experiments/results/)")
+    a = ap.parse_args()
     rows = [score("train (chosen on)", require_shared("biored", "Train.PubTator")),
             score("dev (report only)", require_shared("biored", "Dev.PubTator"))]
     print_table(rows, "Rule-based variant finder against BioRED's SequenceVariant mentions")
-    write_json("variants", rows)
+    write_json("variants", rows, a.out)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Where an extraction run finds and misses gold pairs, per category pair.
 
-    .venv/bin/python benchmarks/category_pairs.py --run-dir RUN --gold GOLD [--systems graphmert candidates]
+    .venv/bin/python experiments/category_pairs.py --run-dir RUN --gold GOLD [--systems graphmert candidates]
 
 For every system of a finished ``extract`` stage (``graphmert``: the triples; any other name: its
 ``control-<name>.parquet``), the document-level pairs are scored against the gold as
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import print_table, write_json  # noqa: E402
+from _study import print_table, write_json  # noqa: E402
 
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402

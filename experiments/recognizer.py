@@ -1,14 +1,14 @@
 """Entity recognizer variants, chosen on held-out BioRED-train documents (issue #19).
 
-    .venv/bin/python benchmarks/recognizer.py --variant shipped \\
+    .venv/bin/python experiments/recognizer.py --variant shipped \\
         --variant separate 'ner.separate_categories=[biolink:Gene]' \\
         --variant wide ner.width=128 ner.embed_rows=10000 [--out F]
 
 A variant is a name and dotted overrides on top of configs/biored-raw.yaml (none: the config as it
 is). Every variant trains the recognizer exactly as the ``ner`` stage does
 (:func:`graphmert.ner.recognizer.train_recognizer`, on the documents of ``ner.sources`` in the shared
-corpus) except that the held-out 20% of the BioRED-train documents (``_common.held_out``, the split
-``benchmarks/linking.py`` chooses its threshold on: 82 documents) are left out. It is then scored there,
+corpus) except that the held-out 20% of the BioRED-train documents (``_study.held_out``, the split
+``experiments/linking.py`` chooses its threshold on: 82 documents) are left out. It is then scored there,
 from the raw text, with ``graphmert evaluate``'s strict-span recognition scores
 (:func:`graphmert.eval.entities.recognition_scores`). BioRED annotates all three categories, so those
 documents need none of the partial-annotation care of the training set. BioRED dev is never read.
@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, lent_documents, print_table, recognizer_documents, write_json  # noqa: E402
+from _study import ROOT, lent_documents, print_table, recognizer_documents, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402

@@ -1,4 +1,4 @@
-"""benchmarks/raw_pairs.py's split of a raw-text run's pairs: every gold pair in exactly one row,
+"""experiments/raw_pairs.py's split of a raw-text run's pairs: every gold pair in exactly one row,
 by its worse end, and every false extracted pair by how many of its ends are gold entities."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from graphmert.corpus.document import Document, Mention, Relation
 from graphmert.eval.gold import GoldSet
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 from raw_pairs import decompose, entity_status  # noqa: E402
 
 TEXT = "BRCA1 and TP53 cause cancer with aspirin."

@@ -1,13 +1,13 @@
 """The extract stage's entity steps on raw held-out BioRED-train text, one rule at a time (issue #19).
 
-    .venv/bin/python benchmarks/recognizer.py --variant shipped --save build/rec     # 18 min, once
-    .venv/bin/python benchmarks/raw_entities.py --recognizer build/rec/shipped \\
+    .venv/bin/python experiments/recognizer.py --variant shipped --save build/rec     # 18 min, once
+    .venv/bin/python experiments/raw_entities.py --recognizer build/rec/shipped \\
         [--variant NAME OVERRIDE ...] [--out F]                                       # about a minute
 
 Entity recognition and linking on raw text is judged end to end on BioRED dev, and on the raw
 BioRED-train slice only with a GraphMERT model trained without it (docs/NER.md). Recognition and
 normalisation need no model, so this scores them on the 82 held-out BioRED-train documents of
-``benchmarks/recognizer.py`` (``_common.held_out_biored_train``) from their raw text, in about a
+``experiments/recognizer.py`` (``_study.held_out_biored_train``) from their raw text, in about a
 minute for a set of variants once a recognizer trained without them is saved:
 
 * abbreviations detected as the corpus stage does (scispaCy), every annotation removed;
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import held_out_biored_train, print_table, write_json  # noqa: E402
+from _study import held_out_biored_train, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document  # noqa: E402
@@ -72,7 +72,7 @@ def score(name: str, predicted: list[Document], gold: list[Document]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--recognizer", type=Path, required=True,
-                    help="a recognizer saved by benchmarks/recognizer.py --save (trained without the "
+                    help="a recognizer saved by experiments/recognizer.py --save (trained without the "
                          "held-out documents)")
     ap.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME [OVERRIDE]",
                     help="a name, then its dotted extract.* overrides (repeatable; default: the shipped "

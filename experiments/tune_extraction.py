@@ -1,6 +1,6 @@
 """Tune the extraction of a query-group model on labelled documents: every ranker × selection setting.
 
-    .venv/bin/python benchmarks/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
+    .venv/bin/python experiments/tune_extraction.py --config configs/biored.yaml --run-dir RUN \\
         [--scopes sentence chunk 'sentence,Disease|SequenceVariant=title'] [--k 1 2 3] \\
         [--thresholds 0.1 0.2 0.3 0.4 0.5] [--outside-weights 0 0.1 0.3 | --outside-thresholds 0.6 0.8] \\
         [--relation-sets R1,R2 R1,R2,R3] [--evidence best noisy_or] \\
@@ -22,7 +22,7 @@ soft scopes (``extract.outside_scope_weight``, each asked anew) or the outside b
 evidence combinations (``extract.evidence``) × typed-relation choices (``extract.relation_choice``),
 against the gold, as ``graphmert evaluate`` would: untyped and typed pair F1, and the type accuracy
 on the pairs found. It prints the tables and writes
-``benchmarks/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
+``experiments/results/tune_extraction.json``. Never point it at the evaluation set: whatever wins here
 goes into the config, and is then reported once on dev.
 """
 
@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import print_table, write_json  # noqa: E402
+from _study import print_table, write_json  # noqa: E402
 
 import torch  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Entity linking on gold mention spans, and the choice of the fuzzy threshold (issue #19).
 
-    .venv/bin/python benchmarks/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations]
+    .venv/bin/python experiments/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations]
         [--extra-sources SOURCE ...] [--out F]
 
 The linker (:class:`graphmert.ner.linking.EntityLinker`) is built from the gold-annotated documents
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import held_out_biored_train, require_shared, write_json  # noqa: E402
+from _study import held_out_biored_train, require_shared, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document  # noqa: E402

@@ -1,6 +1,6 @@
 """Choose the relation typer's window and C, and measure it against the category-pair prior.
 
-    .venv/bin/python benchmarks/relation_typer.py [--fraction 0.2] [--windows 2 3 5] [--C 0.03 ... 10]
+    .venv/bin/python experiments/relation_typer.py [--fraction 0.2] [--windows 2 3 5] [--C 0.03 ... 10]
 
 The typer (graphmert/extract/relation_typer.py) is fitted on BioRED *train* outside the tuning slice
 (``extract.document_fraction`` 0.2 of Train.PubTator, as in docs/EVALUATION.md). Each (window, C) is
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import print_table, require_shared, write_json  # noqa: E402
+from _study import print_table, require_shared, write_json  # noqa: E402
 
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402

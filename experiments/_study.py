@@ -1,0 +1,90 @@
+"""Shared helpers for the quality studies in experiments/: where the shared data is, the held-out
+BioRED-train split the entity studies choose their settings on, and table/JSON output (results go
+to experiments/results/, which git ignores). The speed benchmarks' own helpers are benchmarks/_common.py."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+RESULTS = ROOT / "experiments" / "results"
+
+
+def require_shared(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        raise SystemExit(f"experiment needs {path} (the shared datasets folder beside the repo)")
+    return path
+
+
+def held_out(doc_id: str, percent: int = 20) -> bool:
+    """The deterministic held-out split of BioRED-train documents (``sha256(doc id) mod 100 < 20``)
+    on which the entity linker and recognizer studies choose their settings: 82 documents."""
+    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % 100 < percent
+
+
+def held_out_biored_train(doc) -> bool:
+    """Whether ``doc`` is one of the :func:`held_out` BioRED-train documents the entity studies
+    choose their settings on."""
+    return doc.metadata.get("source") == "biored_train" and held_out(doc.id)
+
+
+def recognizer_documents(sources: list[str]) -> dict[str, list]:
+    """What the recognizer studies train and score on, from the shared corpus: ``train`` (the
+    annotated documents of ``sources`` less the :func:`held_out` BioRED-train ones), ``held`` (those),
+    ``annotated`` (every annotated document, for ``ner.part_sources``: :func:`lent_documents`) and
+    ``texts`` (every document's text but the held-out ones': what ``ner.vectors`` learns from)."""
+    from graphmert.corpus.readers import read_corpus
+    from graphmert.ner.corpus import annotated_documents
+
+    corpus = list(read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")]))
+    annotated = list(annotated_documents(corpus))
+    docs = list(annotated_documents(annotated, sources))
+    held = [d for d in docs if held_out_biored_train(d)]
+    ids = {d.id for d in held}
+    return {"train": [d for d in docs if d.id not in ids], "held": held, "annotated": annotated,
+            "texts": [d.text for d in corpus if d.id not in ids]}
+
+
+def lent_documents(split: dict[str, list], part_sources: dict) -> dict[str, list]:
+    """``ner.part_sources``' documents (category → documents) for a :func:`recognizer_documents` split:
+    never one it trains or scores on."""
+    from graphmert.ner.corpus import part_documents
+
+    return part_documents(split["annotated"], part_sources, exclude={d.id for d in split["train"] + split["held"]})
+
+
+def print_table(rows: list[dict[str, Any]], title: str) -> None:
+    if not rows:
+        return
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    fmt = {c: max(len(c), *(len(_fmt(r.get(c, ""))) for r in rows)) for c in cols}
+    print(f"\n{title}")
+    print("  ".join(c.ljust(fmt[c]) for c in cols))
+    print("  ".join("-" * fmt[c] for c in cols))
+    for r in rows:
+        print("  ".join(_fmt(r.get(c, "")).ljust(fmt[c]) for c in cols))
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.0f}"
+    return str(v)
+
+
+def write_json(name: str, rows: list[dict[str, Any]], out: Path | None = None, **meta: Any) -> Path:
+    from graphmert.io import atomic_write_json
+
+    path = out or RESULTS / f"{name}.json"
+    atomic_write_json(path, {"benchmark": name, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                             "machine": {"python": platform.python_version(),
+                                         "processor": platform.processor() or platform.machine()},
+                             **meta, "rows": rows})
+    print(f"\nwrote {path}")
+    return path

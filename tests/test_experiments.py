@@ -1,0 +1,54 @@
+"""The quality studies of experiments/ that read the shared datasets still run end to end, on their
+smallest settings; their numbers are not asserted (docs/experiments/ holds them). Each takes from
+half a minute to a few minutes here (the shared corpus, scispaCy, a recognizer's epoch), so all are
+``slow``: ``make test-all`` runs them. tune_extraction.py, category_pairs.py and raw_pairs.py run
+on a small trained run in tests/test_pipeline_pairs.py; raw_pairs.py's buckets are tested in
+tests/test_raw_pairs_experiment.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")]
+
+
+def _study(script: str, tmp_path: Path, *args: str) -> tuple[str, list[dict]]:
+    out = tmp_path / f"{Path(script).stem}.json"
+    res = subprocess.run([sys.executable, str(ROOT / "experiments" / script), *args, "--out", str(out)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res.stdout, json.loads(out.read_text())["rows"]
+
+
+def test_variants_study_scores_train_and_dev(tmp_path):
+    _, rows = _study("variants.py", tmp_path)
+    assert len(rows) == 2 and all(0 < r["P"] <= 1 for r in rows)
+
+
+def test_relation_typer_study_fits_one_setting(tmp_path):
+    stdout, rows = _study("relation_typer.py", tmp_path, "--windows", "2", "--C", "1")
+    assert rows and "prior" in stdout
+
+
+def test_linking_study_at_one_threshold(tmp_path):
+    _, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations")
+    assert rows
+
+
+def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_path):
+    tiny = ["ner.epochs=1", "ner.vectors=0", "ner.width=32", "ner.sources=[biored_train]",
+            "ner.part_sources={}"]
+    _, rows = _study("recognizer.py", tmp_path, "--variant", "tiny", *tiny, "--save", str(tmp_path / "rec"))
+    assert [r["variant"] for r in rows] == ["tiny", "tiny + propagate"]
+    _, rows = _study("raw_entities.py", tmp_path, "--recognizer", str(tmp_path / "rec" / "tiny"),
+                     "--variant", "shipped", "--variant", "no-veto", "extract.abbreviation_veto=[]")
+    assert [r["variant"] for r in rows] == ["shipped", "no-veto"]
