@@ -153,9 +153,9 @@ class ExtractConfig:
                                  "(e.g. BioRED train) the relation typer is fitted on; documents "
                                  "extraction or evaluation reads are left out (pipelines/holdout.py)")
     typer_window: int = opt(2, min=0, help="relation typer: words kept before and after a pair's "
-                            "mentions (chosen by benchmarks/relation_typer.py)")
+                            "mentions (chosen by experiments/relation_typer.py)")
     typer_c: float = opt(1.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
-                         "strength of its logistic regressions (chosen by benchmarks/relation_typer.py)")
+                         "strength of its logistic regressions (chosen by experiments/relation_typer.py)")
     typer_min_relation: float = opt(0.0, min=0.0, max=1.0, help="drop a found pair when the relation "
                                     "typer's probability that the text relates its entities is below "
                                     "this (a pair sharing no sentence is kept); 0: off. Needs "

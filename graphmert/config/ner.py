@@ -75,5 +75,5 @@ class NERConfig:
     fuzzy_threshold: float = opt(0.8, min=0.0, max=1.01,
                                  help="character-trigram cosine at or above which an unmatched "
                                       "mention links to its nearest known name of its category; "
-                                      "above 1: never (chosen by benchmarks/linking.py on held-out "
+                                      "above 1: never (chosen by experiments/linking.py on held-out "
                                       "BioRED train documents)")

@@ -1,7 +1,7 @@
 """A found pair's relation type from the words around its mentions (issue #15, deliverable 4).
 
 Why. The query-group model finds pairs well, but types them no better than their two categories do
-(docs/EVALUATION.md §3: type accuracy 0.609 against 0.599 for the category-pair prior). A probe on
+(docs/experiments/relation-typer.md: type accuracy 0.609 against 0.599 for the category-pair prior). A probe on
 the model's frozen states adds nothing on unseen documents, and a bag of the sentence's words adds
 0.008. What the bag misses is *which* entity the cue words attach to: in "X-induced Y was treated
 with Z", X–Y is a positive correlation and Z–Y a negative one, with the same sentence words.

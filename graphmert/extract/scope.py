@@ -9,7 +9,7 @@ A scope is a set of document character ranges around a head at character ``h`` o
 
 A mention tail is in scope when one of its spans lies inside one of the ranges. ``title`` is written
 for abstracts whose title names what the whole abstract is about: in BioRED a variant's disease is
-often named in the title and not in the variant's sentence (docs/EVALUATION.md, section 2, "Scope
+often named in the title and not in the variant's sentence (docs/experiments/tail-scope.md, "Scope
 per category pair").
 
 The scope may depend on the pair's categories: ``tail_scope_by_category`` maps an unordered pair of

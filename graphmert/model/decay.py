@@ -86,7 +86,7 @@ class DistanceDecay(nn.Module, ABC):
 
         One ``gather`` writes the [B, h, L, L] result directly from the broadcast table (no copy of
         it is made). ``F.embedding`` into [B, L, L, h] and a permuting copy were about 30× slower on
-        CPU forward and 6× forward + backward (B = 64, h = 4, L = 250; ``benchmarks/decay_lookup.py``):
+        CPU forward and 6× forward + backward (B = 64, h = 4, L = 250; ``git show 426f54f:benchmarks/decay_lookup.py``):
         rows of h floats are too short for an embedding lookup.
         """
         B, L, _ = dist.shape

@@ -479,7 +479,7 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     ``on_epoch`` receives each epoch's record once it is scored (progress display). ``probe``, when
     given, is called with ``(nlp, optimizer)`` after each epoch's updates, before the selection
     slice scores it; the dict it returns joins the epoch's record in the report's ``history`` (a
-    benchmark's extra scores: ``benchmarks/recognizer_curves.py``). It must leave the weights as
+    benchmark's extra scores: docs/experiments/recognizer-training.md). It must leave the weights as
     it found them.
 
     It trains with one BLAS thread, as a Dask worker of ``--scheduler local`` does

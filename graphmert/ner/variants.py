@@ -21,7 +21,7 @@ gets its key, not the rs id: that mapping needs dbSNP, which the project does no
 
 Written here because the field's tool, tmVar, is a Java program outside PyPI, and the Python HGVS
 parsers (``hgvs``) read well-formed HGVS strings, not variants as abstracts write them. The patterns
-and their exclusions were chosen on BioRED *train* (``benchmarks/variants.py``), never on dev.
+and their exclusions were chosen on BioRED *train* (``experiments/variants.py``), never on dev.
 
 One-letter protein forms ("T2D", "S100B", "H2O") collide with names; a one-letter form counts only
 with a position of at least :data:`MIN_ONE_LETTER_POSITION` or a ``p.`` prefix, and

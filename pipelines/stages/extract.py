@@ -150,7 +150,7 @@ def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) 
     """What extraction does with a document the recognizer annotated (``extract.propagate_mentions``
     applies in the recognizer): the mentions of :func:`_more_mentions`, linked by ``linker``, and with
     ``extract.variant_mentions`` the sequence variants of :func:`add_variants`. Also what
-    ``benchmarks/raw_entities.py`` scores on held-out documents."""
+    ``experiments/raw_entities.py`` scores on held-out documents."""
     doc = linker.link_document(_more_mentions(doc, linker, ex))
     return add_variants(doc) if ex.variant_mentions else doc
 

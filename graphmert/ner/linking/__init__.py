@@ -43,7 +43,7 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
    ``score >= fuzzy_threshold``. A neighbour must keep the query's numbers, single letters, Greek
    letter names and roman numerals (:func:`~graphmert.ner.linking.surface._markers`: "bmp 5" never
    becomes "bmp 4"); the best of the 10 nearest that does is taken. The default threshold was
-   chosen on held-out BioRED-train documents (``benchmarks/linking.py``).
+   chosen on held-out BioRED-train documents (``experiments/linking.py``).
 
 :func:`normalize_surface` is the one normalisation: NFKC + casefold, Greek letters spelled out
 (α → alpha), possessive "'s" and apostrophes dropped, hyphen / slash / underscore / whitespace runs

@@ -32,7 +32,7 @@ from graphmert.ner.linking.vocabulary import (
 FORMAT = "graphmert.entity_linker"
 FORMAT_VERSION = 3                 # 2: kg_others; 3: name_counts
 
-# ner.fuzzy_threshold's default, chosen by benchmarks/linking.py on the held-out 20% of BioRED-train
+# ner.fuzzy_threshold's default, chosen by experiments/linking.py on the held-out 20% of BioRED-train
 # documents (document-level normalisation F1, gold spans); BioRED dev was not used.
 DEFAULT_FUZZY_THRESHOLD = NERConfig.fuzzy_threshold
 
@@ -189,7 +189,7 @@ class EntityLinker:
     def known_ids(self) -> frozenset[str]:
         """Every id a look-up can answer: those of the dictionary (all species, plural forms too) and
         the seed KG's namespace ids. Fuzzy, ortholog and abbreviation links answer with these too, so
-        a gold id outside them is one no mention can be linked to (``benchmarks/raw_pairs.py``)."""
+        a gold id outside them is one no mention can be linked to (``experiments/raw_pairs.py``)."""
         t = self._tables
         out = {i for votes in (t.dictionary, t.dictionary_plural, *t.species.values())
                for keys in votes.values() for counts in keys.values() for ids in counts for i in ids}
