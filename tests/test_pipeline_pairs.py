@@ -355,3 +355,25 @@ def test_the_pair_diagnostics_run_on_a_finished_run(run, tmp_path, monkeypatch, 
     else:
         counted = sum(r["count"] for r in rows if "gold pairs" in r)
     assert counted == json.loads((run / "evaluate" / "metrics.json").read_text())["gold_pairs"] == 5
+
+
+def test_the_typing_blend_changes_types_only(run, tmp_path, monkeypatch):
+    """experiments/typing_blend.py on the run: one row per (selection, model weight b); b moves the
+    types of the kept pairs, never the pairs, so pair F1 is one number per selection."""
+    import runpy
+    import sys
+
+    fit_path = typer_corpus(tmp_path)
+    out = tmp_path / "rows.json"
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setattr(sys, "argv", ["typing_blend.py", "--config", str(run.parent / "config.yaml"),
+                                      "--run-dir", str(run), "--weights", "0", "0.5", "1",
+                                      "--selections", "0,2,0.0", "1,1,0.0", "--models", "0", "--out", str(out),
+                                      "extract.relation_choice=typer", f"extract.typer_files=[{fit_path}]"])
+    runpy.run_path(str(root / "experiments" / "typing_blend.py"), run_name="__main__")
+    rows = json.loads(out.read_text())["rows"]
+    assert {(r["lexical_w"], r["k"], r["b"]) for r in rows} == {(w, k, b) for w, k in ((0.0, 2), (1.0, 1))
+                                                                for b in (0.0, 0.5, 1.0)}
+    for w in (0.0, 1.0):
+        assert len({r["F1"] for r in rows if r["lexical_w"] == w}) == 1
+    assert all(0.0 <= r["type_acc"] <= 1.0 for r in rows)
