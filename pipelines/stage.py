@@ -155,6 +155,12 @@ class StageContext:
         return self.run_dir / name
 
     @property
+    def run_id(self) -> str:
+        """The name of the run being written (:attr:`pipelines.store.RunStore.name`): what triples
+        and exported IRIs name the run by. A stage whose outputs embed it sets ``Stage.names_run``."""
+        return self.store.name if self.store is not None else self.run_dir.resolve().name
+
+    @property
     def work_dir(self) -> Path:
         return self.run_dir / WORK_ROOT / self.stage
 
@@ -345,6 +351,9 @@ class Stage:
     source_files: Callable[[Config], list[Path]] | None = None   # raw inputs (ingest, KG files)
     help: str = ""                          # default: the stage's pipelines.stages.CATALOG entry
     command: str = ""                       # CLI command name when it differs from ``name`` (same)
+    #: its outputs embed the run's name (``run_id``): the manifest records it, and a run directory
+    #: copied or renamed since makes the stage stale (:func:`_stale`)
+    names_run: bool = False
 
     def __post_init__(self) -> None:
         entry = CATALOG.get(self.name)      # the one copy of the help text, read by the CLI too
@@ -490,6 +499,8 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     store.pull(stage.name)
     hashes = {"input_hash": _input_hash(stage, cfg, upstream), "config_hash": stage.config_hash(cfg),
               "code_fingerprint": stage.code_fingerprint}
+    if stage.names_run:
+        hashes["run_id"] = store.name
     final = run_dir / stage.name
     mp = manifest_path(run_dir, stage.name)
     old = read_json(mp) if mp.exists() else None
@@ -550,6 +561,9 @@ def _stale(old: dict | None, hashes: dict[str, str], folder: Path) -> str | None
         return "its config changed"
     if old.get("input_hash") != hashes["input_hash"]:
         return "its inputs changed"
+    if "run_id" in hashes and old.get("run_id") != hashes["run_id"]:
+        return (f"its output names the run {old.get('run_id')!r}, not this run {hashes['run_id']!r} "
+                f"(a copied or renamed run directory)")
     if old.get("output_hash") != output_hash(folder):
         return "its output folder was changed"
     return None
