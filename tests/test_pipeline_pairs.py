@@ -18,6 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 import yaml
 from typer.testing import CliRunner
 
@@ -333,3 +334,88 @@ def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_pa
     assert not any(r["lexical_w"] for r in rows if r["ranker"] == "salience")   # controls are not pooled
     f1 = {(r["ranker"], r["lexical_w"], r["k"]): r["F1"] for r in rows}
     assert f1[("model", 1.0, 1)] == f1[("lexical", 0.0, 1)] and f1[("model", 1.0, 2)] == f1[("lexical", 0.0, 2)]
+
+
+def test_a_copied_run_names_itself_in_its_triples_and_iris(run, tmp_path):
+    """run_id is the run being written (issue #51): a copy of the run directory, run again, renames
+    the extract stage's output (same config, code and inputs: no model work) so that every triple,
+    control and exported IRI names the copy, and it exports the copy's named graph; the original's
+    name is nowhere in them."""
+    copy = tmp_path / "copied"
+    shutil.copytree(run, copy)
+    assert {json.loads(line)["run_id"] for line in (copy / "extract" / "triples.jsonl").open()} == {"run"}
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet")
+    assert r.exit_code == 0, r.output
+    m, before = manifest(copy, "extract"), manifest(run, "extract")
+    assert (m["status"], m["run_id"], m["renamed_from"]) == ("ran", "copied", "run")
+    assert m["config_hash"] == before["config_hash"] and m["triples"] == before["triples"] > 0
+    assert "shard_info" not in m                                                # nothing extracted again
+    assert {json.loads(line)["run_id"] for line in (copy / "extract" / "triples.jsonl").open()} == {"copied"}
+    for rec in m["controls"].values():
+        assert {t.run_id for t in read_triples(copy / "extract" / rec["file"])} == {"copied"}
+    same = lambda t: {**t.to_dict(), "run_id": ""}                              # noqa: E731
+    assert [same(t) for t in read_triples([copy / "extract" / s for s in m["shards"]])] == \
+        [same(t) for t in read_triples([run / "extract" / s for s in before["shards"]])]
+    r = invoke("export", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               "export.formats=[nq]")
+    assert r.exit_code == 0, r.output
+    quads = (copy / "export" / "kg.nq").read_text()
+    graphs = {line.rsplit(" ", 2)[-2] for line in quads.splitlines() if line.strip()}
+    assert len(graphs) == 1 and graphs.pop().endswith("/graph/copied>")
+    assert "/run/copied>" in quads and "/graph/run>" not in quads and "/run/run>" not in quads
+    again = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet")
+    assert again.exit_code == 0 and manifest(copy, "extract")["status"] == "skipped"
+
+
+def test_the_untrained_control_has_the_checkpoints_architecture(run):
+    """The extract workers' untrained control (``extract.controls``: untrained) is a fresh model built
+    from the checkpoint's own config (this run's is far from the defaults: one layer, width 32,
+    locality features…): same config and parameter shapes as the trained model, other weights, the
+    same ones on every worker (seeded by ``train.seed``)."""
+    from graphmert.kg.schema import RelationSchema
+    from pipelines.stages.extract import ExtractInputs, _absolute, _build_extractor
+
+    cfg = load_config(run / "config.yaml")
+    assert "untrained" in cfg.extract.controls
+    rmap = json.loads((run / "graphs" / "relation_map.json").read_text())
+    schema = RelationSchema.load(run / "graphs" / "relation_schema.json").to_dict()
+    inp = ExtractInputs(str(run / "train" / "model"), "ck", str(run / "tokenizer" / "tokenizer.json"), rmap,
+                        _absolute(cfg.kg), schema, cfg.extract, cfg.graph.num_roots, cfg.graph.num_leaves,
+                        sorted(rmap), "run", "cpu", seed=cfg.train.seed)
+    ex = _build_extractor(inp)
+    trained, untrained = ex.model, ex.untrained
+    assert untrained is not None and untrained.config == trained.config
+    assert (untrained.config.num_layers, untrained.config.hidden_size) == (1, 32)
+    shapes = lambda m: {k: tuple(v.shape) for k, v in m.state_dict().items()}         # noqa: E731
+    assert shapes(untrained) == shapes(trained)
+    fresh, kept = untrained.state_dict(), trained.state_dict()
+    assert not all(torch.equal(fresh[k], kept[k]) for k in kept)                        # not trained
+    again = _build_extractor(inp).untrained.state_dict()
+    assert all(torch.equal(again[k], fresh[k]) for k in fresh)                          # seeded
+
+
+def test_the_documents_gold_relations_do_not_change_the_extraction(run, tmp_path):
+    """The extraction documents' gold relations travel inside the Documents the extractor is given,
+    and no code may read them: extracting the same file without its relation lines gives the same
+    triples, in the KG and in the controls that read the model or the mentions (a copy named like the
+    run, so run_ids agree too)."""
+    from graphmert.corpus.readers import read_corpus
+
+    cfg = load_config(run / "config.yaml")
+    (dev,) = cfg.extract.paths
+    lines = Path(dev).read_text().splitlines(keepends=True)
+    stripped = tmp_path / "dev-without-relations.PubTator"
+    stripped.write_text("".join(x for x in lines if x.count("\t") not in (3, 4)))   # relations: 4-5 fields
+    assert all(d.relations for d in read_corpus([dev])) and not any(d.relations for d in read_corpus([stripped]))
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               f"extract.paths=[{stripped}]", "extract.controls=[untrained,salience]")   # fewer passes: faster
+    assert r.exit_code == 0, r.output
+    m, before = manifest(copy, "extract"), manifest(run, "extract")
+    assert m["status"] == "ran" and m["input_hash"] != before["input_hash"]          # extracted again
+    assert (copy / "extract" / "triples.jsonl").read_text() == (run / "extract" / "triples.jsonl").read_text()
+    assert set(m["controls"]) == {"untrained", "salience"}
+    for name, rec in m["controls"].items():
+        new, old = (list(read_triples(d / "extract" / rec["file"])) for d in (copy, run))
+        assert [t.to_dict() for t in new] == [t.to_dict() for t in old] and old, name
