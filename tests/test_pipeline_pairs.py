@@ -23,6 +23,7 @@ import yaml
 from typer.testing import CliRunner
 
 from graphmert.config import ConfigError, load_config
+from graphmert.corpus.document import read_documents
 from graphmert.extract.triples import read_triples
 from pipelines.cli import app
 from pipelines.scheduler import ENV_ADDRESS
@@ -419,3 +420,80 @@ def test_the_documents_gold_relations_do_not_change_the_extraction(run, tmp_path
     for name, rec in m["controls"].items():
         new, old = (list(read_triples(d / "extract" / rec["file"])) for d in (copy, run))
         assert [t.to_dict() for t in new] == [t.to_dict() for t in old] and old, name
+
+
+# ------------------------------------------------------------------ bad raw input (issue #51)
+def _abstract(pmid: str, text: str) -> str:
+    return f"{pmid}|t|\n{pmid}|a|{text}\n\n"
+
+
+@pytest.mark.parametrize("case, where, problem", [
+    ("megabyte", "raw.PubTator: line 4, document 700002", "characters is longer than the 1,000,000"),
+    ("utf8", "raw.PubTator: line 5, column 13", "invalid UTF-8 byte 0xe9"),
+    ("duplicate", "raw2.PubTator: line 1, document 700001", "duplicate document id '700001'; first read at"),
+])
+def test_bad_raw_input_is_an_error_naming_file_and_record_and_writes_nothing(run, tmp_path, case, where, problem):
+    """An extraction file with a 1 MB abstract, bytes that are not UTF-8, or an id another file has
+    already: the command fails with the file, line and record, and the run's extract output is the
+    one it had (no half-written folder, no temporary one left)."""
+    good = _abstract("700001", "Metformin lowers glucose in diabetes.")
+    bad = {"megabyte": _abstract("700002", "Metformin lowers glucose. " * 40400).encode(),
+           "utf8": _abstract("700002", "Caf\udce9ine lowers glucose.").encode("utf-8", "surrogateescape"),
+           "duplicate": _abstract("700003", "Insulin lowers glucose.").encode()}[case]
+    (tmp_path / "raw.PubTator").write_bytes(good.encode() + bad)
+    paths = [tmp_path / "raw.PubTator"]
+    if case == "duplicate":
+        (tmp_path / "raw2.PubTator").write_text(good)
+        paths.append(tmp_path / "raw2.PubTator")
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    before = {p.relative_to(copy): p.read_bytes() for p in (copy / "extract").rglob("*") if p.is_file()}
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               f"extract.paths=[{','.join(map(str, paths))}]", "extract.document_fraction=1.0")
+    assert r.exit_code == 1 and where in r.output and problem in r.output, r.output
+    after = {p.relative_to(copy): p.read_bytes() for p in (copy / "extract").rglob("*") if p.is_file()}
+    assert after == before
+    assert not list(copy.glob(".extract.*")) and not (copy / "work" / "extract").exists()
+
+
+def test_empty_non_english_and_symbol_only_abstracts_are_extracted_like_any_other(run, tmp_path, monkeypatch):
+    """On the raw path (a recognizer trained by the ner stage, extract.paths without mentions) an
+    empty abstract, a Russian and Chinese one and one of symbols only are read, recognised and
+    chunked without error: the empty one has no chunk (counted in documents_without_chunks), and no
+    triple comes from a text in which the recognizer found no linked entities."""
+    raw = tmp_path / "raw.PubTator"
+    raw.write_text(_abstract("800001", "") + _abstract("800002", "Метформин снижает уровень глюкозы. 二甲双胍降低血糖。")
+                   + _abstract("800003", "+++ ### %%% ^^^ &&& *** ((( ))) ---- ==== <<< >>> ~~~")
+                   + _abstract("800004", "Patients given metformin developed obesity with high INSR expression. "
+                                         "In mice, glucose-induced hypertension required PPARG."), encoding="utf-8")
+    import random
+
+    from graphmert.ner.recognizer import train_part
+    from ner_corpus import template_document, to_pubtator
+    from pipelines.stages import ner as stage
+
+    def in_this_process(plan, shared, log_path, out):      # the raw path is under test, not the child
+        nlp, report = train_part(plan, shared.cfg, deadline=float("inf"))
+        Path(out).write_bytes(nlp.to_bytes())
+        return report
+
+    monkeypatch.setattr(stage, "train_in_child", in_this_process)
+
+    rng = random.Random(3)
+    (tmp_path / "ner.PubTator").write_text(to_pubtator([template_document(str(300 + i), rng) for i in range(40)]))
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    ner = [f"ner.paths=[{tmp_path / 'ner.PubTator'}]", "ner.epochs=6", "ner.patience=6", "ner.width=32", "ner.batch_size=2",
+           "ner.selection_fraction=0.2"]
+    common = ["--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", *ner]
+    r = invoke("ner", *common)
+    assert r.exit_code == 0, r.output
+    r = invoke("extract", *common, f"extract.paths=[{raw}]", "extract.document_fraction=1.0")
+    assert r.exit_code == 0, r.output
+    m = manifest(copy, "extract")
+    assert m["documents"] == 4 and m["documents_without_chunks"] == 1 and m["recognized_documents"] == 4
+    docs = {d.id: d for d in read_documents(copy / "extract" / "documents.parquet")}
+    linked = {i for i, d in docs.items() if any(x.ids for x in d.mentions)}
+    assert "800004" in linked, {i: d.mentions for i, d in docs.items()}
+    evidence = {e.doc_id for t in read_triples([copy / "extract" / s for s in m["shards"]]) for e in t.evidence}
+    assert evidence <= linked and "800001" not in evidence
