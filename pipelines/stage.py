@@ -5,8 +5,9 @@ A stage reads what earlier stages wrote in the same run directory and writes its
 sections, its code): its manifest records an ``input_hash`` (the upstream manifests' output hashes,
 or the source files' hashes for ingest), a ``config_hash`` (its resolved config sections + its code
 fingerprint, also recorded as ``code_fingerprint``: :mod:`pipelines.fingerprint`) and an
-``output_hash``. Running a stage whose recorded hashes match does no work and records
-``"status": "skipped"``; otherwise the stage writes into a temporary folder next to ``RUN/<stage>``
+``output_hash``; a stage whose outputs embed the run's name (``Stage.names_run``) also records it as
+``run_id`` and is stale in a copied or renamed run directory. Running a stage whose recorded hashes
+match does no work and records ``"status": "skipped"``; otherwise the stage writes into a temporary folder next to ``RUN/<stage>``
 and swaps it in only when complete, so an interrupted stage never leaves a folder that looks finished.
 
 Shard-parallel stages call :meth:`StageContext.map_shards` with a module-level per-shard function:
