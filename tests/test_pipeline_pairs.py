@@ -497,3 +497,22 @@ def test_empty_non_english_and_symbol_only_abstracts_are_extracted_like_any_othe
     assert "800004" in linked, {i: d.mentions for i, d in docs.items()}
     evidence = {e.doc_id for t in read_triples([copy / "extract" / s for s in m["shards"]]) for e in t.evidence}
     assert evidence <= linked and "800001" not in evidence
+
+
+def test_an_update_of_a_copied_run_names_the_copy_and_keeps_the_extraction(run, tmp_path):
+    """graphmert update in a copied run directory rewrites the KG naming the copy (the manifest's
+    run_id too), so the extract stage is then up to date and the update is not lost to a rerun."""
+    copy = tmp_path / "updated"
+    shutil.copytree(run, copy)
+    gone = sorted(IN)[0]
+    r = invoke("update", "--run-dir", copy, "--remove", gone, "--quiet")
+    assert r.exit_code == 0, r.output
+    m = manifest(copy, "extract")
+    assert m["run_id"] == "updated" and m["updates"][-1]["removed"] == [gone]
+    triples = list(read_triples([copy / "extract" / s for s in m["shards"]]))
+    assert triples and {t.run_id for t in triples} == {"updated"}
+    for rec in m["controls"].values():
+        assert {t.run_id for t in read_triples(copy / "extract" / rec["file"])} <= {"updated"}
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet")
+    assert r.exit_code == 0, r.output
+    assert manifest(copy, "extract")["status"] == "skipped" and manifest(copy, "extract")["updates"]
