@@ -14,7 +14,6 @@ from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import (SELECTION_VERSION, Recognizer, RecognizerError, RecognizerPart, _selection,
                                       recognizer_groups, plan_parts, recognizer_nlp, selection_hash,
                                       tok2vec_config, train_part, train_recognizer, training_examples)
-from graphmert.train.data import document_fraction
 from ner_corpus import template_document
 
 CATS = ["biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity"]
