@@ -5,8 +5,9 @@ A stage reads what earlier stages wrote in the same run directory and writes its
 sections, its code): its manifest records an ``input_hash`` (the upstream manifests' output hashes,
 or the source files' hashes for ingest), a ``config_hash`` (its resolved config sections + its code
 fingerprint, also recorded as ``code_fingerprint``: :mod:`pipelines.fingerprint`) and an
-``output_hash``. Running a stage whose recorded hashes match does no work and records
-``"status": "skipped"``; otherwise the stage writes into a temporary folder next to ``RUN/<stage>``
+``output_hash``; a stage whose outputs embed the run's name (``Stage.names_run``) also records it as
+``run_id`` and is stale in a copied or renamed run directory. Running a stage whose recorded hashes
+match does no work and records ``"status": "skipped"``; otherwise the stage writes into a temporary folder next to ``RUN/<stage>``
 and swaps it in only when complete, so an interrupted stage never leaves a folder that looks finished.
 
 Shard-parallel stages call :meth:`StageContext.map_shards` with a module-level per-shard function:
@@ -153,6 +154,12 @@ class StageContext:
 
     def stage_dir(self, name: str) -> Path:
         return self.run_dir / name
+
+    @property
+    def run_id(self) -> str:
+        """The name of the run being written (:attr:`pipelines.store.RunStore.name`): what triples
+        and exported IRIs name the run by. A stage whose outputs embed it sets ``Stage.names_run``."""
+        return self.store.name if self.store is not None else self.run_dir.resolve().name
 
     @property
     def work_dir(self) -> Path:
@@ -345,6 +352,9 @@ class Stage:
     source_files: Callable[[Config], list[Path]] | None = None   # raw inputs (ingest, KG files)
     help: str = ""                          # default: the stage's pipelines.stages.CATALOG entry
     command: str = ""                       # CLI command name when it differs from ``name`` (same)
+    #: its outputs embed the run's name (``run_id``): the manifest records it, and a run directory
+    #: copied or renamed since makes the stage stale (:func:`_stale`)
+    names_run: bool = False
 
     def __post_init__(self) -> None:
         entry = CATALOG.get(self.name)      # the one copy of the help text, read by the CLI too
@@ -490,6 +500,8 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     store.pull(stage.name)
     hashes = {"input_hash": _input_hash(stage, cfg, upstream), "config_hash": stage.config_hash(cfg),
               "code_fingerprint": stage.code_fingerprint}
+    if stage.names_run:
+        hashes["run_id"] = store.name
     final = run_dir / stage.name
     mp = manifest_path(run_dir, stage.name)
     old = read_json(mp) if mp.exists() else None
@@ -550,6 +562,9 @@ def _stale(old: dict | None, hashes: dict[str, str], folder: Path) -> str | None
         return "its config changed"
     if old.get("input_hash") != hashes["input_hash"]:
         return "its inputs changed"
+    if "run_id" in hashes and old.get("run_id") != hashes["run_id"]:
+        return (f"its output names the run {old.get('run_id')!r}, not this run {hashes['run_id']!r} "
+                f"(a copied or renamed run directory)")
     if old.get("output_hash") != output_hash(folder):
         return "its output folder was changed"
     return None

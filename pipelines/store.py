@@ -196,6 +196,12 @@ class RunStore:
     def remote(self) -> bool:
         return self.url is not None
 
+    @property
+    def name(self) -> str:
+        """The run's name, its ``run_id`` in triples and exported IRIs: the last part of the URL, or of
+        the local path (never the working copy's hashed folder)."""
+        return self.url.rsplit("/", 1)[-1] if self.url else self.local.name
+
     def display(self, *parts: str) -> str:
         """How to name a run-directory path to the user: the URL when there is one."""
         if self.url is None:

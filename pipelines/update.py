@@ -48,7 +48,7 @@ from typing import Iterable
 from graphmert.config import Config, ConfigError, load_config
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
-from graphmert.extract.triples import Triple, drop_documents, merge_triples, read_triples, write_triples
+from graphmert.extract.triples import Triple, drop_documents, merge_triples, read_triples, with_run, write_triples
 from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, input_hashes, read_json
 from pipelines.scheduler import Session
 from pipelines.stage import StageContext, UpstreamMissing, manifest_path, output_hash, run_stage
@@ -127,7 +127,7 @@ def add_documents(session: Session, paths: list[Path], fmt: str = "auto", quiet:
     with atomic_dir(work / record["activity"]) as delta:
         body = _extract_delta(session, delta_cfg, run_dir, delta, frozenset(present), quiet)
         record.update(added=body["documents"], triples_found=body["triples"], chunks=body["chunks"])
-        _rewrite(run_dir, cfg.extract.shard_size, manifest, record, delta=(delta, body))
+        _rewrite(run_dir, cfg.extract.shard_size, manifest, record, session.store.name, delta=(delta, body))
     _drop_tree(work)          # RUN/work/update, and RUN/work when nothing else is in it
     _downstream(session, cfg, quiet)
     return {**record, "changed": True}
@@ -181,7 +181,7 @@ def remove_documents(session: Session, doc_ids: list[str], quiet: bool = False) 
     if not gone:
         log.info("update: none of %s is in the KG; nothing to remove", doc_ids)
         return {**record, "changed": False}
-    _rewrite(run_dir, cfg.extract.shard_size, manifest, record, removed=frozenset(gone))
+    _rewrite(run_dir, cfg.extract.shard_size, manifest, record, session.store.name, removed=frozenset(gone))
     _downstream(session, cfg, quiet)
     return {**record, "changed": True}
 
@@ -190,11 +190,12 @@ def remove_documents(session: Session, doc_ids: list[str], quiet: bool = False) 
 # Rewriting RUN/extract
 # --------------------------------------------------------------------------------------------------
 
-def _rewrite(run_dir: Path, shard_size: int, manifest: dict, record: dict,
+def _rewrite(run_dir: Path, shard_size: int, manifest: dict, record: dict, run_id: str,
              delta: tuple[Path, dict] | None = None,
              removed: frozenset[str] = frozenset()) -> None:
     """Write RUN/extract anew (atomically): every triple file merged with the delta's or without the
-    removed documents' evidence, the document lists, and the manifest."""
+    removed documents' evidence, each triple naming ``run_id`` (the run being written, also when the
+    directory was copied from another run), the document lists, and the manifest."""
     folder = run_dir / EXTRACT
     delta_files = _triple_files(*delta) if delta else {}
     with atomic_dir(folder) as new:
@@ -204,12 +205,12 @@ def _rewrite(run_dir: Path, shard_size: int, manifest: dict, record: dict,
             if delta:
                 triples = merge_triples(triples + _tag(read_triples(delta_files.get(name, [])),
                                                        record["activity"]))
-            triples = drop_documents(triples, removed) if removed else triples
+            triples = with_run(drop_documents(triples, removed) if removed else triples, run_id)
             counts[name] = _write_triple_files(triples, new, name, shard_size)
         _write_documents(folder, new, delta[0] if delta else None, removed)
         record["triples_after"] = len(counts["triples"]["triples"])
         body = _updated_manifest(manifest, record, counts, len(kg_documents(new)))
-        body["output_hash"] = output_hash(new)
+        body["run_id"], body["output_hash"] = run_id, output_hash(new)
         atomic_write_json(new / "manifest.json", body)
     log.info("update %s: the KG now has %d triples from %d documents", record["activity"],
              record["triples_after"], body["documents"])

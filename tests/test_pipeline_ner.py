@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from graphmert.corpus.document import Document, Relation, read_documents
+from graphmert.corpus.document import Document, Mention, Relation, read_documents
 from ner_corpus import template_document, to_pubtator
 from pipelines.cli import app
 
@@ -229,3 +229,59 @@ def test_epoch_follower_hands_on_complete_lines_once_each(tmp_path):
         with b.open("a") as f:
             f.write('{"epoch": 2, "part": 1}\n')
     assert seen[-1] == {"epoch": 2, "part": 1} and len(seen) == 4
+
+
+def _with_chemical(doc: Document, name: str, cid: str) -> Document:
+    """``doc`` with one more sentence naming the chemical ``name`` (annotated with ``cid``)."""
+    start = len(doc.text) + 1
+    mention = Mention(start, start + len(name), name, "Chemical", [cid])
+    return Document(id=doc.id, text=f"{doc.text} {name} was given.", title="", mentions=[*doc.mentions, mention])
+
+
+def test_the_ner_stage_holds_out_the_extraction_slice_and_gold_documents_it_shares_ids_with(tmp_path, monkeypatch):
+    """ner.paths shares ids with extract.paths (sliced at 0.5) and evaluate.gold: the documents in
+    the slice never train the recognizer or the linker, and those outside it do. The held-out ones
+    alone name the chemical 'zanzibarol' (MESH:C999999), which the linker must not know; the shared
+    ones outside the slice name 'quuxamine' (MESH:C888888), which it must."""
+    from graphmert.ner.linking import EntityLinker
+    from graphmert.ner.recognizer import train_part
+    from pipelines.holdout import in_slice
+    from pipelines.stages import ner as stage
+
+    def in_this_process(plan, shared, log_path, out):      # the holdout is under test, not the child
+        nlp, report = train_part(plan, shared.cfg, deadline=float("inf"))
+        Path(out).write_bytes(nlp.to_bytes())
+        return report
+
+    monkeypatch.setattr(stage, "train_in_child", in_this_process)
+    monkeypatch.chdir(ROOT)
+    rng = random.Random(7)
+    ids = [str(100 + i) for i in range(30)]
+    shared, gold_ids = ids[:20], ids[20:22]
+    held = {i for i in shared + gold_ids if in_slice(i, 0.5)}
+    assert 0 < len(held) < len(shared + gold_ids)
+    train = []
+    for i in ids:
+        d = template_document(i, rng)
+        if i in held:
+            d = _with_chemical(d, "zanzibarol", "MESH:C999999")
+        elif i in shared + gold_ids:
+            d = _with_chemical(d, "quuxamine", "MESH:C888888")
+        train.append(d)
+    (tmp_path / "train.PubTator").write_text(to_pubtator(train), encoding="utf-8")
+    raw = [Document(id=i, text=f"Metformin lowers glucose in study {i}.") for i in shared]
+    (tmp_path / "raw.PubTator").write_text(to_pubtator(raw), encoding="utf-8")
+    (tmp_path / "gold.PubTator").write_text(to_pubtator([d for d in train if d.id in gold_ids]), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    r = invoke("ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet",
+               "ner.epochs=1", "ner.patience=1", "ner.selection_fraction=0.2", "ner.width=32",
+               f"ner.paths=[{tmp_path / 'train.PubTator'}]", f"extract.paths=[{tmp_path / 'raw.PubTator'}]",
+               "extract.document_fraction=0.5", f"evaluate.gold=[{tmp_path / 'gold.PubTator'}]",
+               "--scheduler", "synchronous")
+    assert r.exit_code == 0, r.output
+    ner = _manifest(run_dir)
+    assert ner["inputs"]["held_out"] == len(held) and ner["inputs"]["annotated"] == len(ids)
+    assert ner["documents"] + ner["selection_documents"] == len(ids) - len(held)
+    linker = EntityLinker.load(run_dir / "ner" / "linker.json.gz")
+    assert linker.link("quuxamine", "Chemical").ids == ("MESH:C888888",)
+    assert "MESH:C999999" not in linker.link("zanzibarol", "Chemical").ids

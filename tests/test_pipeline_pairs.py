@@ -18,10 +18,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 import yaml
 from typer.testing import CliRunner
 
 from graphmert.config import ConfigError, load_config
+from graphmert.corpus.document import read_documents
 from graphmert.extract.triples import read_triples
 from pipelines.cli import app
 from pipelines.scheduler import ENV_ADDRESS
@@ -377,3 +379,184 @@ def test_the_typing_blend_changes_types_only(run, tmp_path, monkeypatch):
     for w in (0.0, 1.0):
         assert len({r["F1"] for r in rows if r["lexical_w"] == w}) == 1
     assert all(0.0 <= r["type_acc"] <= 1.0 for r in rows)
+
+
+def test_a_copied_run_names_itself_in_its_triples_and_iris(run, tmp_path):
+    """run_id is the run being written (issue #51): a copy of the run directory, run again, renames
+    the extract stage's output (same config, code and inputs: no model work) so that every triple,
+    control and exported IRI names the copy, and it exports the copy's named graph; the original's
+    name is nowhere in them."""
+    copy = tmp_path / "copied"
+    shutil.copytree(run, copy)
+    assert {json.loads(line)["run_id"] for line in (copy / "extract" / "triples.jsonl").open()} == {"run"}
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet")
+    assert r.exit_code == 0, r.output
+    m, before = manifest(copy, "extract"), manifest(run, "extract")
+    assert (m["status"], m["run_id"], m["renamed_from"]) == ("ran", "copied", "run")
+    assert m["config_hash"] == before["config_hash"] and m["triples"] == before["triples"] > 0
+    assert "shard_info" not in m                                                # nothing extracted again
+    assert {json.loads(line)["run_id"] for line in (copy / "extract" / "triples.jsonl").open()} == {"copied"}
+    for rec in m["controls"].values():
+        assert {t.run_id for t in read_triples(copy / "extract" / rec["file"])} == {"copied"}
+    same = lambda t: {**t.to_dict(), "run_id": ""}                              # noqa: E731
+    assert [same(t) for t in read_triples([copy / "extract" / s for s in m["shards"]])] == \
+        [same(t) for t in read_triples([run / "extract" / s for s in before["shards"]])]
+    r = invoke("export", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               "export.formats=[nq]")
+    assert r.exit_code == 0, r.output
+    quads = (copy / "export" / "kg.nq").read_text()
+    graphs = {line.rsplit(" ", 2)[-2] for line in quads.splitlines() if line.strip()}
+    assert len(graphs) == 1 and graphs.pop().endswith("/graph/copied>")
+    assert "/run/copied>" in quads and "/graph/run>" not in quads and "/run/run>" not in quads
+    again = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet")
+    assert again.exit_code == 0 and manifest(copy, "extract")["status"] == "skipped"
+
+
+def test_the_untrained_control_has_the_checkpoints_architecture(run):
+    """The extract workers' untrained control (``extract.controls``: untrained) is a fresh model built
+    from the checkpoint's own config (this run's is far from the defaults: one layer, width 32,
+    locality features…): same config and parameter shapes as the trained model, other weights, the
+    same ones on every worker (seeded by ``train.seed``)."""
+    from graphmert.kg.schema import RelationSchema
+    from pipelines.stages.extract import ExtractInputs, _absolute, _build_extractor
+
+    cfg = load_config(run / "config.yaml")
+    assert "untrained" in cfg.extract.controls
+    rmap = json.loads((run / "graphs" / "relation_map.json").read_text())
+    schema = RelationSchema.load(run / "graphs" / "relation_schema.json").to_dict()
+    inp = ExtractInputs(str(run / "train" / "model"), "ck", str(run / "tokenizer" / "tokenizer.json"), rmap,
+                        _absolute(cfg.kg), schema, cfg.extract, cfg.graph.num_roots, cfg.graph.num_leaves,
+                        sorted(rmap), "run", "cpu", seed=cfg.train.seed)
+    ex = _build_extractor(inp)
+    trained, untrained = ex.model, ex.untrained
+    assert untrained is not None and untrained.config == trained.config
+    assert (untrained.config.num_layers, untrained.config.hidden_size) == (1, 32)
+    shapes = lambda m: {k: tuple(v.shape) for k, v in m.state_dict().items()}         # noqa: E731
+    assert shapes(untrained) == shapes(trained)
+    fresh, kept = untrained.state_dict(), trained.state_dict()
+    assert not all(torch.equal(fresh[k], kept[k]) for k in kept)                        # not trained
+    again = _build_extractor(inp).untrained.state_dict()
+    assert all(torch.equal(again[k], fresh[k]) for k in fresh)                          # seeded
+
+
+def test_the_documents_gold_relations_do_not_change_the_extraction(run, tmp_path):
+    """The extraction documents' gold relations travel inside the Documents the extractor is given,
+    and no code may read them: extracting the same file without its relation lines gives the same
+    triples, in the KG and in the controls that read the model or the mentions (a copy named like the
+    run, so run_ids agree too)."""
+    from graphmert.corpus.readers import read_corpus
+
+    cfg = load_config(run / "config.yaml")
+    (dev,) = cfg.extract.paths
+    lines = Path(dev).read_text().splitlines(keepends=True)
+    stripped = tmp_path / "dev-without-relations.PubTator"
+    stripped.write_text("".join(x for x in lines if x.count("\t") not in (3, 4)))   # relations: 4-5 fields
+    assert all(d.relations for d in read_corpus([dev])) and not any(d.relations for d in read_corpus([stripped]))
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               f"extract.paths=[{stripped}]", "extract.controls=[untrained,salience]")   # fewer passes: faster
+    assert r.exit_code == 0, r.output
+    m, before = manifest(copy, "extract"), manifest(run, "extract")
+    assert m["status"] == "ran" and m["input_hash"] != before["input_hash"]          # extracted again
+    assert (copy / "extract" / "triples.jsonl").read_text() == (run / "extract" / "triples.jsonl").read_text()
+    assert set(m["controls"]) == {"untrained", "salience"}
+    for name, rec in m["controls"].items():
+        new, old = (list(read_triples(d / "extract" / rec["file"])) for d in (copy, run))
+        assert [t.to_dict() for t in new] == [t.to_dict() for t in old] and old, name
+
+
+# ------------------------------------------------------------------ bad raw input (issue #51)
+def _abstract(pmid: str, text: str) -> str:
+    return f"{pmid}|t|\n{pmid}|a|{text}\n\n"
+
+
+@pytest.mark.parametrize("case, where, problem", [
+    ("megabyte", "raw.PubTator: line 4, document 700002", "characters is longer than the 1,000,000"),
+    ("utf8", "raw.PubTator: line 5, column 13", "invalid UTF-8 byte 0xe9"),
+    ("duplicate", "raw2.PubTator: line 1, document 700001", "duplicate document id '700001'; first read at"),
+])
+def test_bad_raw_input_is_an_error_naming_file_and_record_and_writes_nothing(run, tmp_path, case, where, problem):
+    """An extraction file with a 1 MB abstract, bytes that are not UTF-8, or an id another file has
+    already: the command fails with the file, line and record, and the run's extract output is the
+    one it had (no half-written folder, no temporary one left)."""
+    good = _abstract("700001", "Metformin lowers glucose in diabetes.")
+    bad = {"megabyte": _abstract("700002", "Metformin lowers glucose. " * 40400).encode(),
+           "utf8": _abstract("700002", "Caf\udce9ine lowers glucose.").encode("utf-8", "surrogateescape"),
+           "duplicate": _abstract("700003", "Insulin lowers glucose.").encode()}[case]
+    (tmp_path / "raw.PubTator").write_bytes(good.encode() + bad)
+    paths = [tmp_path / "raw.PubTator"]
+    if case == "duplicate":
+        (tmp_path / "raw2.PubTator").write_text(good)
+        paths.append(tmp_path / "raw2.PubTator")
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    before = {p.relative_to(copy): p.read_bytes() for p in (copy / "extract").rglob("*") if p.is_file()}
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               f"extract.paths=[{','.join(map(str, paths))}]", "extract.document_fraction=1.0")
+    assert r.exit_code == 1 and where in r.output and problem in r.output, r.output
+    after = {p.relative_to(copy): p.read_bytes() for p in (copy / "extract").rglob("*") if p.is_file()}
+    assert after == before
+    assert not list(copy.glob(".extract.*")) and not (copy / "work" / "extract").exists()
+
+
+def test_empty_non_english_and_symbol_only_abstracts_are_extracted_like_any_other(run, tmp_path, monkeypatch):
+    """On the raw path (a recognizer trained by the ner stage, extract.paths without mentions) an
+    empty abstract, a Russian and Chinese one and one of symbols only are read, recognised and
+    chunked without error: the empty one has no chunk (counted in documents_without_chunks), and no
+    triple comes from a text in which the recognizer found no linked entities."""
+    raw = tmp_path / "raw.PubTator"
+    raw.write_text(_abstract("800001", "") + _abstract("800002", "Метформин снижает уровень глюкозы. 二甲双胍降低血糖。")
+                   + _abstract("800003", "+++ ### %%% ^^^ &&& *** ((( ))) ---- ==== <<< >>> ~~~")
+                   + _abstract("800004", "Patients given metformin developed obesity with high INSR expression. "
+                                         "In mice, glucose-induced hypertension required PPARG."), encoding="utf-8")
+    import random
+
+    from graphmert.ner.recognizer import train_part
+    from ner_corpus import template_document, to_pubtator
+    from pipelines.stages import ner as stage
+
+    def in_this_process(plan, shared, log_path, out):      # the raw path is under test, not the child
+        nlp, report = train_part(plan, shared.cfg, deadline=float("inf"))
+        Path(out).write_bytes(nlp.to_bytes())
+        return report
+
+    monkeypatch.setattr(stage, "train_in_child", in_this_process)
+
+    rng = random.Random(3)
+    (tmp_path / "ner.PubTator").write_text(to_pubtator([template_document(str(300 + i), rng) for i in range(40)]))
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    ner = [f"ner.paths=[{tmp_path / 'ner.PubTator'}]", "ner.epochs=6", "ner.patience=6", "ner.width=32", "ner.batch_size=2",
+           "ner.selection_fraction=0.2"]
+    common = ["--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", *ner]
+    r = invoke("ner", *common)
+    assert r.exit_code == 0, r.output
+    r = invoke("extract", *common, f"extract.paths=[{raw}]", "extract.document_fraction=1.0")
+    assert r.exit_code == 0, r.output
+    m = manifest(copy, "extract")
+    assert m["documents"] == 4 and m["documents_without_chunks"] == 1 and m["recognized_documents"] == 4
+    docs = {d.id: d for d in read_documents(copy / "extract" / "documents.parquet")}
+    linked = {i for i, d in docs.items() if any(x.ids for x in d.mentions)}
+    assert "800004" in linked, {i: d.mentions for i, d in docs.items()}
+    evidence = {e.doc_id for t in read_triples([copy / "extract" / s for s in m["shards"]]) for e in t.evidence}
+    assert evidence <= linked and "800001" not in evidence
+
+
+def test_an_update_of_a_copied_run_names_the_copy_and_keeps_the_extraction(run, tmp_path):
+    """graphmert update in a copied run directory rewrites the KG naming the copy (the manifest's
+    run_id too), so the extract stage is then up to date and the update is not lost to a rerun."""
+    copy = tmp_path / "updated"
+    shutil.copytree(run, copy)
+    gone = sorted(IN)[0]
+    r = invoke("update", "--run-dir", copy, "--remove", gone, "--quiet")
+    assert r.exit_code == 0, r.output
+    m = manifest(copy, "extract")
+    assert m["run_id"] == "updated" and m["updates"][-1]["removed"] == [gone]
+    triples = list(read_triples([copy / "extract" / s for s in m["shards"]]))
+    assert triples and {t.run_id for t in triples} == {"updated"}
+    for rec in m["controls"].values():
+        assert {t.run_id for t in read_triples(copy / "extract" / rec["file"])} <= {"updated"}
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet")
+    assert r.exit_code == 0, r.output
+    assert manifest(copy, "extract")["status"] == "skipped" and manifest(copy, "extract")["updates"]

@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from graphmert.io import atomic_path, read_parquet, write_parquet
 
-__all__ = ["Evidence", "Triple", "NAME_KEY", "entity_key", "triple_key", "merge_triples", "drop_documents",
+__all__ = ["Evidence", "Triple", "NAME_KEY", "entity_key", "triple_key", "merge_triples", "drop_documents", "with_run",
            "write_triples", "read_triples", "write_systems", "read_system", "write_triples_jsonl",
            "read_triples_jsonl", "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
 
@@ -189,6 +189,12 @@ def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
             documents=sorted({e.doc_id for e in ev} | {d for t in ts for d in t.documents}),
             evidence=ev, checkpoint_id=first.checkpoint_id, run_id=first.run_id))
     return out
+
+
+def with_run(triples: Iterable[Triple], run_id: str) -> list[Triple]:
+    """The triples, each naming ``run_id`` as the run that wrote it: the run being written, whatever
+    run an earlier copy of the same output named (``pipelines.stages.extract``)."""
+    return [t if t.run_id == run_id else replace(t, run_id=run_id) for t in triples]
 
 
 def drop_documents(triples: Iterable[Triple], doc_ids: Iterable[str]) -> list[Triple]:

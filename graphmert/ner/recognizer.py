@@ -31,8 +31,8 @@ function a ``spacy train`` config could name, and the loop reports each epoch (t
 ``--quiet``) and stops on one time budget for the whole recognizer. :func:`train_recognizer` trains
 the models one after another in this process; the ``ner`` stage trains them at once, one per worker
 (spaCy's loop keeps one core busy), and :func:`assemble_recognizer` joins them either way. A slice
-of the training documents (by a hash of the id, ``ner.selection_fraction``) picks the best epoch;
-it is never an evaluation set.
+of the training documents (by a salted hash of the id, :func:`selection_hash`, below
+``ner.selection_fraction``) picks the best epoch; it is never an evaluation set.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from graphmert.ner.vectors import WordVectors, train_word_vectors, use_vectors
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
            "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "PartPlan", "plan_parts",
            "train_part", "assemble_recognizer", "pipeline_from_bytes", "propagate_mentions",
-           "whole_word_occurrences", "bracket_repair", "TOKENIZER_VERSION"]
+           "whole_word_occurrences", "bracket_repair", "TOKENIZER_VERSION", "SELECTION_VERSION", "selection_hash"]
 
 log = logging.getLogger("graphmert.ner")
 
@@ -68,6 +68,11 @@ LABELS: dict[str, str] = {"biolink:Gene": "Gene", "biolink:Disease": "Disease",
 _EXTRA_INFIXES = r"[-–/+;:()\[\],.*]"
 #: bump when the recognizer's tokenization changes: a saved recognizer then refuses to load
 TOKENIZER_VERSION = 1
+#: the selection slice's hash (:func:`selection_hash`); recorded in a saved recognizer's metadata.
+#: Version 1 hashed the bare id, the hash of ``extract.document_fraction``'s slice, so the ner stage,
+#: which holds that slice out, found no selection document below the same fraction. Version 2 salts it.
+SELECTION_VERSION = 2
+_SELECTION_SALT = "graphmert-ner-selection-v2\x1f"
 _META = "graphmert-recognizer.json"
 
 
@@ -290,12 +295,20 @@ def _check_training_docs(docs: Sequence[Document], categories: Sequence[str], wh
                               f"{list(categories)} (graphmert.kg.schema.MENTION_TYPE_CATEGORIES)")
 
 
-def _selection(docs: Sequence[Document], fraction: float) -> tuple[list[Document], list[Document]]:
-    """(training, selection) documents: the selection slice is u(id) < fraction (a hash of the id)."""
+def selection_hash(doc_id: str) -> float:
+    """u_sel(doc_id) ∈ [0, 1): the selection slice's hash, SHA-256 of the id salted with this module's
+    salt (:data:`SELECTION_VERSION`), so it is independent of the unsalted hash that slices
+    ``extract.document_fraction`` and the training split (:func:`graphmert.train.data.document_fraction`)."""
     from graphmert.train.data import document_fraction
 
-    train = [d for d in docs if document_fraction(d.id) >= fraction]
-    pick = [d for d in docs if document_fraction(d.id) < fraction]
+    return document_fraction(_SELECTION_SALT + doc_id)
+
+
+def _selection(docs: Sequence[Document], fraction: float) -> tuple[list[Document], list[Document]]:
+    """(training, selection) documents: the selection slice is u_sel(id) < fraction (:func:`selection_hash`)."""
+    u = {d.id: selection_hash(d.id) for d in docs}
+    train = [d for d in docs if u[d.id] >= fraction]
+    pick = [d for d in docs if u[d.id] < fraction]
     return train, pick
 
 
@@ -419,6 +432,7 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
                         cfg.max_minutes, r["epochs_run"], cfg.epochs, r["best_epoch"])
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     report = {"documents": len(train_docs), "selection_documents": len(pick_docs),
+              "selection_version": SELECTION_VERSION,
               "selection": _merged_scores(recognizer, pick_docs, cfg.categories),
               "minutes": round(minutes, 2),
               "parts": [{"categories": p.categories, **r} for p, (_, r) in zip(plans, trained)]}
@@ -453,9 +467,8 @@ def _part_split(plan: PartPlan, cfg, where: str) -> tuple[list[Document], list[D
     if not train_docs or not pick_docs:
         raise RecognizerError(f"{where}: {len(plan.docs)} documents annotating {plan.categories} are too few to "
                               f"hold out ner.selection_fraction={cfg.selection_fraction} of them for selection "
-                              f"(the selection slice is the documents whose id hash is below the fraction, the "
-                              f"same hash as extract.document_fraction's slice, whose documents the ner stage "
-                              f"holds out: set ner.selection_fraction above extract.document_fraction)")
+                              f"(the documents whose salted id hash is below the fraction): annotate more "
+                              f"documents of these categories or raise ner.selection_fraction")
     return train_docs, pick_docs
 
 
@@ -621,7 +634,7 @@ class Recognizer:
                 part.nlp.to_disk(tmp / f"model-{k}")
                 parts.append({"dir": f"model-{k}", "categories": part.categories})
             meta = {"tokenizer_version": TOKENIZER_VERSION, "spacy_version": spacy.__version__,
-                    "parts": parts, "report": report or {}}
+                    "selection_version": SELECTION_VERSION, "parts": parts, "report": report or {}}
             (tmp / _META).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
 
     @classmethod

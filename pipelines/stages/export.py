@@ -196,7 +196,7 @@ def _report(ctx: StageContext) -> dict:
     metrics = _read_metrics(metrics_path) if metrics_path.is_file() else None
     counts = write_report((t for p in triple_shards(ctx) for t in read_triples(p)),
                           ctx.out / REPORT_FILE, ctx.cfg.export, metrics,
-                          title=f"GraphMERT run report — {ctx.run_dir.resolve().name}")
+                          title=f"GraphMERT run report — {ctx.run_id}")
     return {**counts, "training_curves": bool(metrics), "files": [REPORT_FILE]}
 
 
@@ -204,4 +204,4 @@ EXPORT = Stage("export", sections=("export",), upstream=("extract",), run=_expor
 
 REPORT = Stage("report", sections=("export.report_samples", "export.report_top_entities",
                                    "export.predicate_map", "export.default_predicate"),
-               upstream=("extract",), run=_report)
+               upstream=("extract",), run=_report, names_run=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,8 +35,8 @@ from graphmert.extract.extractor import Extractor
 from graphmert.extract.pairs import (CONTROLS, PROBABILITY_RANKERS, PairExtractor, check_control_settings,
                                      control_settings)
 from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
-from graphmert.extract.triples import (Triple, merge_triples, read_system, write_systems, write_triples,
-                                       write_triples_jsonl)
+from graphmert.extract.triples import (Triple, merge_triples, read_system, read_triples, with_run, write_systems,
+                                       write_triples, write_triples_jsonl)
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import KGError, load_relation_map
 from graphmert.kg.loaders import load_kg
@@ -49,7 +50,7 @@ from graphmert.ner.recognizer import LABELS
 from graphmert.ner.variants import add_variants
 from pipelines.holdout import held_out_documents, in_slice
 from pipelines.scheduler import worker_cache
-from pipelines.stage import Stage, StageContext
+from pipelines.stage import Stage, StageContext, output_hash
 from pipelines.stages.corpus import document_shards
 from pipelines.stages.ner import load_entity_tools
 from pipelines.stages.train import member_models
@@ -290,7 +291,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     schema_dict = schema.to_dict()
     inputs = ExtractInputs(str(checkpoint_dir(ctx).resolve()), ckpt_id, str(tok_path.resolve()), rmap,
                            _absolute(cfg.kg), schema_dict, cfg.extract, cfg.graph.num_roots,
-                           cfg.graph.num_leaves, trained, ctx.run_dir.resolve().name, cfg.train.device,
+                           cfg.graph.num_leaves, trained, ctx.run_id, cfg.train.device,
                            held_out=held_out, seed=cfg.train.seed,
                            members=tuple(str(m.resolve()) for m in member_dirs(ctx)))
     query_groups = model.config.leaf_query == "fixed"
@@ -322,7 +323,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         filters["untyped_tails"] += rep["filters"]["untyped_tails"]
         raw.extend(read_system(shard.path, GRAPHMERT))
 
-    merged = merge_triples(raw)
+    merged = with_run(merge_triples(raw), ctx.run_id)     # a part a copied run finished names its old run
     shards = write_kg(merged, ctx.out, cfg.extract.shard_size)
     atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d.id}\n" for d in docs))
     if counts["recognized_documents"]:      # what the recognizer found, for evaluate's entity scores
@@ -377,10 +378,42 @@ def write_kg(triples: list[Triple], folder: Path, shard_size: int) -> list[str]:
     return shards
 
 
+#: manifest keys the runner writes (pipelines.stage.run_stage); a renamed output's body is the rest
+RUNNER_KEYS = frozenset({"stage", "status", "input_hash", "config_hash", "code_fingerprint", "run_id",
+                         "output_hash", "elapsed_s", "version", "shard_info", "tasks"})
+
+
+def renamed_output(ctx: StageContext) -> dict | None:
+    """When the stage's last output differs from what this run would write only in the run its
+    triples name (a run directory copied or renamed: same code, config and inputs, its files intact),
+    that output written into ``ctx.out`` with every triple's ``run_id`` set to this run's
+    (:attr:`~pipelines.stage.StageContext.run_id`), its other files and its ``graphmert update``
+    records as they were; returns the manifest body. None when anything else differs: extract anew."""
+    old, folder = ctx.previous, ctx.stage_dir("extract")
+    if (old is None or old.get("run_id") == ctx.run_id or old.get("config_hash") != ctx.config_hash
+            or old.get("input_hash") != ctx.input_hash or old.get("output_hash") != output_hash(folder)):
+        return None
+    shards = old.get("shards") or []
+    write_kg(with_run(read_triples([folder / s for s in shards]), ctx.run_id), ctx.out,
+             ctx.cfg.extract.shard_size)
+    for rec in (old.get("controls") or {}).values():
+        write_triples(with_run(read_triples(folder / rec["file"]), ctx.run_id), ctx.out / rec["file"])
+    for path in folder.iterdir():                   # documents.txt, documents.parquet, …
+        if path.is_file() and path.name != "manifest.json" and not (ctx.out / path.name).exists():
+            shutil.copy2(path, ctx.out / path.name)
+    log.info("extract: the output names the run %r; this run is %r: its triples renamed, not extracted "
+             "again", old.get("run_id"), ctx.run_id)
+    return {**{k: v for k, v in old.items() if k not in RUNNER_KEYS}, "renamed_from": old.get("run_id")}
+
+
 def _extract_stage(ctx: StageContext) -> dict:
-    """The stage: :func:`run_extraction`, with a warning when the output it replaces had documents
-    added or removed by ``graphmert update`` (:mod:`pipelines.update`), which this extraction of
-    ``extract.paths`` (or the run's corpus) does not repeat."""
+    """The stage: the last output renamed for this run when nothing else changed
+    (:func:`renamed_output`); else :func:`run_extraction`, with a warning when the output it replaces
+    had documents added or removed by ``graphmert update`` (:mod:`pipelines.update`), which this
+    extraction of ``extract.paths`` (or the run's corpus) does not repeat."""
+    renamed = renamed_output(ctx)
+    if renamed is not None:
+        return renamed
     old = ctx.stage_dir("extract") / "manifest.json"          # still the previous output
     updates = (read_json(old).get("updates") or []) if old.is_file() else []
     if updates:
@@ -423,7 +456,7 @@ def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs, main: list)
         shards[MODEL_ONLY] = (main, MODEL_ONLY)
     out = {}
     for name, (done, system) in shards.items():
-        merged = merge_triples(read_system([s.path for s in done], system))
+        merged = with_run(merge_triples(read_system([s.path for s in done], system)), ctx.run_id)
         path = ctx.out / f"control-{name}.parquet"
         write_triples(merged, path)
         k, floor = control_settings(ctx.cfg.extract, name if name != MODEL_ONLY else ctx.cfg.extract.ranker)
@@ -463,4 +496,4 @@ EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.
                                      "corpus.chunk_mode", "corpus.chunk_overlap", "corpus.repeat_title",
                                      "corpus.abbreviations"),
                 upstream=("ingest", "tokenizer", "chunks", "graphs", "train", "ner"), run=_extract_stage,
-                source_files=_sources)
+                source_files=_sources, names_run=True)

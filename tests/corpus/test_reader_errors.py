@@ -250,3 +250,24 @@ def test_missing_file(tmp_path):
         read_corpus(tmp_path / "nothere.pubtator")
     with pytest.raises(CorpusError, match=r"nothere\.txt: no such file or directory"):
         read_corpus(tmp_path / "nothere.txt", format="text")
+
+
+# --------------------------------------------------------------------------------------------------
+# Bad raw text (issue #51): a 1 MB abstract is an error naming its record (or a skip); empty,
+# non-English and symbol-only texts are documents like any other (tests/test_raw_bad_input.py)
+# --------------------------------------------------------------------------------------------------
+
+
+def test_an_abstract_of_one_megabyte_names_its_file_and_record(tmp_path):
+    from graphmert.corpus.readers import MAX_TEXT_CHARS
+
+    huge = "Metformin lowers glucose. " * (2**20 // 26 + 1)              # 1 MiB of abstract
+    assert len(huge) > MAX_TEXT_CHARS == 1_000_000
+    path = write(tmp_path / "a.pubtator", pubtator_doc("1") + "\n" + f"2|t|Huge\n2|a|{huge}\n\n"
+                 + pubtator_doc("3"))
+    expect_error(path, "a.pubtator: line 6, document 2", f"{len(huge) + 5:,} characters",
+                 "MAX_TEXT_CHARS", "corpus.skip_bad_records")
+    docs, stats = read_skipping(path)
+    assert [d.id for d in docs] == ["1", "3"] and len(stats.skipped) == 1
+    at_limit = write(tmp_path / "b.jsonl", json.dumps({"doc_id": "4", "text": "x" * MAX_TEXT_CHARS}) + "\n")
+    assert [len(d.text) for d in read_corpus(at_limit)] == [MAX_TEXT_CHARS]   # the limit itself is read

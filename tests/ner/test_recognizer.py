@@ -11,10 +11,9 @@ import pytest
 
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
-from graphmert.ner.recognizer import (Recognizer, RecognizerError, RecognizerPart, recognizer_groups,
-                                      plan_parts, recognizer_nlp, tok2vec_config, train_part, train_recognizer,
-                                      training_examples)
-from graphmert.train.data import document_fraction
+from graphmert.ner.recognizer import (SELECTION_VERSION, Recognizer, RecognizerError, RecognizerPart, _selection,
+                                      recognizer_groups, plan_parts, recognizer_nlp, selection_hash,
+                                      tok2vec_config, train_part, train_recognizer, training_examples)
 from ner_corpus import template_document
 
 CATS = ["biolink:Gene", "biolink:Disease", "biolink:ChemicalEntity"]
@@ -185,7 +184,7 @@ def test_a_separate_category_with_too_few_documents_is_refused_by_name():
     cfg = replace(NERConfig(), epochs=1, selection_fraction=0.2, separate_categories=["biolink:Gene"])
     with pytest.raises(RecognizerError, match=r"ner.paths: 1 documents annotating \['biolink:Gene'\] "
                                               r"are too few .*selection_fraction=0.2 of them for selection "
-                                              r".*set ner.selection_fraction above extract.document_fraction"):
+                                              r".*salted id hash.*raise ner.selection_fraction"):
         train_recognizer(docs, cfg)
 
 
@@ -384,7 +383,7 @@ def test_the_kept_weights_are_the_ones_the_selection_slice_scored():
     two are different models."""
     rng = random.Random(5)
     docs = [_doc(i, rng) for i in range(40)]                 # every category annotated: nothing missing
-    pick = [d for d in docs if document_fraction(d.id) < 0.2]
+    pick = [d for d in docs if selection_hash(d.id) < 0.2]
     kept = {}
     for average in (True, False):
         cfg = replace(NERConfig(), epochs=3, patience=3, selection_fraction=0.2, width=32,
@@ -424,3 +423,34 @@ def test_a_probe_sees_every_epoch_and_changes_nothing_it_trains():
     assert all("last F1" in r and "average F1" in r for r in probed_report["history"])
     assert "probe" not in report["history"][0]
     assert probed.get_pipe("ner").to_bytes() == plain.get_pipe("ner").to_bytes()
+
+
+# ------------------------------------------------------------------ the selection slice's salted hash
+def test_the_selection_slice_is_not_the_extraction_slice_and_is_deterministic():
+    """``ner.selection_fraction``'s slice hashes the id with a salt: for the same fraction it is not
+    ``extract.document_fraction``'s slice (version 1 used that very hash, so the documents the ner
+    stage keeps after holding that slice out had no selection document below the same fraction). Its
+    members are pinned: a change of the hash changes every run's selection slice, so it must be
+    deliberate (bump ``SELECTION_VERSION``)."""
+    from pipelines.holdout import in_slice
+
+    ids = [f"d{i}" for i in range(3000)]
+    docs = [Document(id=i, text="x") for i in ids]
+    f = 0.2
+    _, pick = _selection(docs, f)
+    picked = {d.id for d in pick}
+    extract_slice = {i for i in ids if in_slice(i, f)}
+    assert abs(len(picked) / len(ids) - f) < 0.03
+    # independent hashes: the slices share about f² of the ids, not all of them
+    assert abs(len(picked & extract_slice) / len(ids) - f * f) < 0.02
+    # what the ner stage trains on when extraction reads the same ids at the same fraction
+    kept = [d for d in docs if not in_slice(d.id, f)]
+    train, pick_kept = _selection(kept, f)
+    assert abs(len(pick_kept) / len(kept) - f) < 0.03 and len(train) + len(pick_kept) == len(kept)
+    assert [d.id for d in _selection(docs, f)[1]] == [d.id for d in pick]          # same call, same slice
+    assert [i for i in ids[:40] if selection_hash(i) < f] == SELECTED_OF_FIRST_40
+    assert SELECTION_VERSION == 2
+
+
+#: ``d0`` … ``d39`` in the selection slice at 0.2 (computed once from the salted hash, version 2)
+SELECTED_OF_FIRST_40 = ['d0', 'd1', 'd2', 'd7', 'd12', 'd14', 'd18', 'd20', 'd22', 'd23', 'd28', 'd31', 'd34']

@@ -10,6 +10,8 @@
 
 - every mention satisfies ``0 <= start < end <= len(text)``;
 - document ids are unique across all inputs (the error names both places);
+- a document's text is at most :data:`MAX_TEXT_CHARS` characters (spaCy's limit: sentence splitting
+  and the recognizer parse each document whole);
 - every input holds at least one document;
 - a mention whose ``text`` differs from ``text[start:end]`` is counted (``offset_mismatches``) and
   logged, not rejected (real corpora contain a few).
@@ -38,6 +40,7 @@ __all__ = [
     "CorpusError",
     "CorpusReader",
     "DocumentCounts",
+    "MAX_TEXT_CHARS",
     "FileStats",
     "Location",
     "READERS",
@@ -50,6 +53,10 @@ __all__ = [
 ]
 
 _MAX_MISMATCH_LOGS = 10
+#: the longest document text read (characters): spaCy's ``nlp.max_length``, beyond which sentence
+#: splitting (:mod:`graphmert.corpus.nlp`) and the recognizer refuse a text (error E088); a PubMed
+#: abstract is a few thousand characters, so a longer "abstract" is a damaged or merged record
+MAX_TEXT_CHARS = 1_000_000
 
 
 # --------------------------------------------------------------------------------------------------
@@ -185,6 +192,12 @@ class CorpusReader:
                 doc = rec.document
                 if doc.id in seen:
                     ctx.bad(rec.where, f"duplicate document id {doc.id!r}; first read at {seen[doc.id]}")
+                    continue
+                if len(doc.text) > MAX_TEXT_CHARS:
+                    ctx.bad(rec.where, f"document {doc.id!r}: its text of {len(doc.text):,} characters is longer "
+                                       f"than the {MAX_TEXT_CHARS:,} that sentence splitting and the recognizer "
+                                       f"take (graphmert.corpus.readers.MAX_TEXT_CHARS); split it into "
+                                       f"documents, or set corpus.skip_bad_records to skip it")
                     continue
                 mismatches = self._check_mentions(rec, ctx)
                 seen[doc.id] = str(rec.where)
