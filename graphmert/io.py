@@ -6,7 +6,10 @@ the old file or the new one. Used for every shard, manifest and report the libra
 Also the two file conventions the library's formats share: Parquet shards of one fixed schema
 (:func:`write_parquet` / :func:`read_parquet`: documents, chunks, graphs, triples) and JSON files whose
 header names their format and version (:func:`read_versioned_json` / :func:`check_format`:
-checkpoint configs, trainer states, entity linkers).
+checkpoint configs, trainer states, entity linkers). And the guards against what a killed or
+interrupted writer leaves: :func:`recover_dir` (a folder swap cut in the middle) and
+:func:`file_sizes` / :func:`check_file_sizes` (a folder whose files must all be whole, such as the
+SPARQL store or the recognizer, checked on reading).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = ["atomic_path", "atomic_dir", "recover_dir", "atomic_write_text", "atomic_write_json",
-           "file_sha256", "read_json", "write_shards", "as_paths", "write_parquet", "read_parquet", "read_versioned_json",
-           "check_format", "file_sizes", "check_file_sizes"]
+           "file_sha256", "read_json", "write_shards", "as_paths", "write_parquet", "read_parquet",
+           "read_versioned_json", "check_format", "file_sizes", "check_file_sizes"]
 
 
 @contextlib.contextmanager

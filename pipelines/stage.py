@@ -492,6 +492,8 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
               "code_fingerprint": stage.code_fingerprint}
     final = run_dir / stage.name
     recover_dir(final)                # a kill in the middle of the last swap: the old folder back
+    for stale in [*run_dir.glob(f".{stage.name}.*.tmp"), *run_dir.glob(f".{stage.name}.*.old")]:
+        shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
     mp = manifest_path(run_dir, stage.name)
     old = read_json(mp) if mp.exists() else None
     reason = "forced" if force else _stale(old, hashes, final)
@@ -506,8 +508,6 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
         shutil.rmtree(work)
     if force:
         store.remove(f"{WORK_ROOT}/{stage.name}")
-    for stale in [*run_dir.glob(f".{stage.name}.*.tmp"), *run_dir.glob(f".{stage.name}.*.old")]:
-        shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
     t0 = time.time()
     log.info("%s: running (%s)", stage.name, reason)
     try:

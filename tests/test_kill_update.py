@@ -98,9 +98,10 @@ def reference(demo_run, tmp_path_factory):
 
 def test_interrupted_after_the_kg_rewrite_the_rerun_brings_the_export_up_to_date(demo_run, tmp_path, monkeypatch):
     """The fast variant: the update is stopped (an exception where a kill would land) as the export
-    begins, after RUN/extract was rewritten; the same command again reruns the stages after extract
-    only, and leaves each of them up to date with the new KG (a stage's output is a function of its
-    inputs: the slow variant compares it with an uninterrupted update's)."""
+    begins, after RUN/extract was rewritten. Then an update that has nothing to do (adding documents
+    the KG has: the slow variant repeats the removal instead) reruns the stages after extract only,
+    and leaves each of them up to date with the new KG (a stage's output is a function of its inputs:
+    the slow variant compares it with an uninterrupted update's)."""
     from pipelines import update
     from pipelines.stage import stale_reason
     from pipelines.stages import STAGES
@@ -119,10 +120,14 @@ def test_interrupted_after_the_kg_rewrite_the_rerun_brings_the_export_up_to_date
     assert_consistent(run)
     monkeypatch.undo()
     monkeypatch.chdir(ROOT)
-    r = invoke("update", "--run-dir", run, "--remove-file", ids)
+    removed = set(ids.read_text(encoding="utf-8").split())
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("".join(x for x in (ROOT / "data/demo/corpus.jsonl").read_text(encoding="utf-8")
+                            .splitlines(keepends=True) if json.loads(x)["doc_id"] not in removed))
+    r = invoke("update", "--run-dir", run, "--add", kept)
     assert r.exit_code == 0, r.output
-    assert "the KG is unchanged; export, report brought up to date (an earlier update was interrupted)" \
-        in r.output
+    assert "update: added 0 document(s), 50 already in the KG: the KG is unchanged; export, report " \
+           "brought up to date (an earlier update was interrupted)" in r.output
     assert_consistent(run)
     cfg = update.run_config(run)
     assert [stale_reason(STAGES[s], cfg, run) for s in ("export", "report")] == [None, None]
