@@ -102,8 +102,8 @@ def start_server(run_dir: Path) -> tuple[subprocess.Popen, int]:
 
 
 def targets(port: int, n: int) -> list[str]:
-    """``n`` request targets over the explorer's routes, in turn; entity ids and search words from
-    the run itself (``/api/search``)."""
+    """``n`` request targets over the explorer's routes, in turn: fixed search words, and entity
+    ids that the run's own ``/api/search`` gives (up to 50)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     conn.request("GET", "/api/search?q=a&limit=50")
     found = [e["curie"] for e in json.loads(conn.getresponse().read())["results"]] or ["none"]

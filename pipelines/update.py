@@ -277,7 +277,8 @@ def _downstream(session: Session, cfg: Config, quiet: bool, only_stale: bool = F
 
     ``only_stale``: an update that changed nothing runs only the stages whose output does not match
     RUN/extract (:func:`pipelines.stage.stale_reason`): those an earlier, killed, update had not
-    brought up to date yet. The others are left as they are, manifests included."""
+    brought up to date yet (or whose config or code changed since). The others are left as they
+    are, manifests included."""
     from pipelines.stages import STAGES
 
     run_dir = session.store.local
@@ -289,8 +290,8 @@ def _downstream(session: Session, cfg: Config, quiet: bool, only_stale: bool = F
         if only_stale and (reason := stale_reason(stage, cfg, run_dir)) is None:
             continue
         if only_stale:
-            log.warning("update: %s is out of date (%s), left so by an interrupted update; "
-                        "running it", name, reason)
+            log.warning("update: %s does not match the KG (%s: an update interrupted before it "
+                        "ran, or a change to its config or code); running it", name, reason)
         m = run_stage(stage, cfg, run_dir, quiet=quiet, session=session)
         log.info("update: %s %s", name, m["status"])
         if m["status"] != "skipped":
