@@ -21,7 +21,8 @@ from ner_corpus import template_document, to_pubtator
 from pipelines.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
-NER = ["ner.epochs=4", "ner.patience=4", "ner.selection_fraction=0.2", "ner.width=32",
+EPOCHS = 6
+NER = [f"ner.epochs={EPOCHS}", f"ner.patience={EPOCHS}", "ner.selection_fraction=0.2", "ner.width=32",
        "ner.separate_categories=[biolink:Gene]"]
 
 
@@ -103,10 +104,15 @@ def test_sigkill_during_ner_then_rerun_gives_the_uninterrupted_result(train_file
         assert trainers, "no training process to orphan"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        _, alive = psutil.wait_procs(trainers, timeout=10)
+        # an orphan would train on: still alive after this, or it finished its epochs meanwhile
+        _, alive = psutil.wait_procs(trainers, timeout=20)
         assert not alive, f"training processes outlived the killed command: {[p.pid for p in alive]}"
     finally:
         proc.kill()
+    epochs = sorted(len(p.read_text().splitlines()) for p in (run_dir / "work/ner/epochs").glob("part-*.jsonl"))
+    assert epochs[0] < EPOCHS == epochs[1], f"the killed model trained on after the kill: {epochs}"
+    assert not [p for p in (run_dir / "work/ner").glob(".model-*.tmp") if p.stat().st_size], \
+        "an orphaned training process wrote its model"
     assert not (run_dir / "ner").exists(), "a killed ner stage left a stage folder"
     assert list(run_dir.glob(".ner.*.tmp")), "the stage was killed before it wrote anything"
 
@@ -115,7 +121,7 @@ def test_sigkill_during_ner_then_rerun_gives_the_uninterrupted_result(train_file
     resumed = json.loads((run_dir / "ner" / "manifest.json").read_text())
     assert (resumed["tasks"]["model"]["ran"], resumed["tasks"]["model"]["reused"]) == (1, 1)
     assert not (run_dir / "work").exists() and not list(run_dir.glob(".ner.*"))
-    assert [len(p["history"]) for p in resumed["parts"]] == [4, 4]
+    assert [len(p["history"]) for p in resumed["parts"]] == [EPOCHS, EPOCHS]
 
     clean = tmp_path / "clean"
     r = CliRunner().invoke(app, _args(clean, train_file))
