@@ -6,7 +6,10 @@ the old file or the new one. Used for every shard, manifest and report the libra
 Also the two file conventions the library's formats share: Parquet shards of one fixed schema
 (:func:`write_parquet` / :func:`read_parquet`: documents, chunks, graphs, triples) and JSON files whose
 header names their format and version (:func:`read_versioned_json` / :func:`check_format`:
-checkpoint configs, trainer states, entity linkers).
+checkpoint configs, trainer states, entity linkers). And the guards against what a killed or
+interrupted writer leaves: :func:`recover_dir` (a folder swap cut in the middle) and
+:func:`file_sizes` / :func:`check_file_sizes` (a folder whose files must all be whole, such as the
+SPARQL store or the recognizer, checked on reading).
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["atomic_path", "atomic_dir", "atomic_write_text", "atomic_write_json", "file_sha256", "input_hashes",
-           "read_json", "write_shards", "as_paths", "write_parquet", "read_parquet", "read_versioned_json",
-           "check_format"]
+__all__ = ["atomic_path", "atomic_dir", "recover_dir", "atomic_write_text", "atomic_write_json",
+           "file_sha256", "input_hashes", "read_json", "write_shards", "as_paths", "write_parquet", "read_parquet",
+           "read_versioned_json", "check_format", "file_sizes", "check_file_sizes"]
 
 
 @contextlib.contextmanager
@@ -66,6 +69,24 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def recover_dir(path: str | Path) -> bool:
+    """Undo the one unfinished state :func:`atomic_dir` can leave: a process killed between moving
+    the old folder aside and moving the new one in leaves no ``path``, the old folder complete at
+    ``.<name>.<random>.old/<name>`` and the new one (perhaps incomplete) at ``.<name>.<random>.tmp``.
+    The old folder is moved back, so the reader sees what it saw before the interrupted swap.
+    Returns whether a folder was restored; call it before reading ``path`` or clearing leftovers."""
+    path = Path(path)
+    if path.exists():
+        return False
+    olds = sorted((p / path.name for p in path.parent.glob(f".{path.name}.*.old") if (p / path.name).is_dir()),
+                  key=lambda p: p.stat().st_mtime)
+    if not olds:
+        return False
+    os.replace(olds[-1], path)
+    shutil.rmtree(olds[-1].parent, ignore_errors=True)
+    return True
 
 
 def _new_temporary(path: Path, create: Callable[..., Any], *args: int) -> Path:
@@ -237,3 +258,34 @@ def check_format(data: Any, path: str | Path, *, format: str, version: int, what
         raise error(f"{path}: {version_key} {data.get(version_key)!r} is not supported "
                     f"(this library reads {version}){advice}")
     return data
+
+
+# --------------------------------------------------------------------------------------------------
+# Folders whose files must all be whole: their sizes, recorded when written
+# --------------------------------------------------------------------------------------------------
+
+
+def file_sizes(folder: str | Path, skip: Callable[[str], bool] = lambda name: False) -> dict[str, int]:
+    """``{path relative to folder: size in bytes}`` of every file under ``folder`` (sorted), less
+    those whose relative path ``skip`` accepts: what :func:`check_file_sizes` later compares."""
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): p.stat().st_size for p in sorted(folder.rglob("*"))
+            if p.is_file() and not skip(p.relative_to(folder).as_posix())}
+
+
+def check_file_sizes(folder: str | Path, recorded: dict[str, int], *, what: str,
+                     error: type[Exception], advice: str = "") -> None:
+    """Raise ``error`` naming the first file of ``recorded`` (:func:`file_sizes` when ``folder`` was
+    written) that is missing under ``folder`` or whose size changed — a truncated or half-copied
+    file — before a library reads it and fails in its own words (or, worse, silently reads less):
+    ``"<file>: truncated or changed: N bytes, M when <what> was written<advice>"``."""
+    folder = Path(folder)
+    for name, size in recorded.items():
+        path = folder / name
+        try:
+            now = path.stat().st_size
+        except FileNotFoundError:
+            raise error(f"{path}: missing from {what}{advice}") from None
+        if now != size:
+            raise error(f"{path}: truncated or changed: {now} bytes, {size} when {what} was "
+                        f"written{advice}")

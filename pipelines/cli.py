@@ -358,6 +358,9 @@ def _update_line(r: dict) -> str:
     else:
         what = f"added {r['added']} document(s), {r['already_in_kg']} already in the KG"
     tail = f": the KG has {r['triples_after']} triples" if r["changed"] else ": nothing changed"
+    if r.get("brought_up_to_date"):
+        tail = (f": the KG is unchanged; {', '.join(r['brought_up_to_date'])} did not match it "
+                "(an interrupted update?) and ran again")
     return f"{r['activity'] if r['changed'] else 'update'}: {what}{tail}"
 
 

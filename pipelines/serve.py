@@ -63,6 +63,8 @@ STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; ch
                 ".css": "text/css; charset=utf-8"}
 MAX_BODY = 256 * 1024            # bytes of a POSTed SPARQL query
 MAX_ROWS = 5000                  # SPARQL result rows sent to the page
+LISTEN_BACKLOG = 1024            # connections the kernel queues before the server accepts them
+CLIENT_TIMEOUT = 30.0            # seconds a connection may wait between bytes of its request
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9_-]+\.(?:html|js|css)$")
 _HEADERS = {
     "Cache-Control": "no-store",
@@ -170,11 +172,18 @@ def check_host(host: str) -> str:
 
 
 class ExplorerServer(ThreadingHTTPServer):
-    """The HTTP server: one thread per request (daemon threads, so Ctrl-C never waits on a client)
-    and no port sharing, so a port in use is an error rather than a silent second listener."""
+    """The HTTP server: one thread per connection (daemon threads, so Ctrl-C never waits on a
+    client), so a slow client holds its own thread only, and no port sharing, so a port in use is an
+    error rather than a silent second listener.
+
+    Its listen backlog is :data:`LISTEN_BACKLOG` (the kernel caps it at ``net.core.somaxconn``), not
+    socketserver's 5: with 200 clients connecting at once a backlog of 5 dropped connections,
+    which the clients' kernels retried 1, 3, 7… seconds later (p99 over 30 s, time-outs:
+    docs/PERFORMANCE.md, "Explorer under load")."""
 
     daemon_threads = True
     allow_reuse_port = False
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], explorer: Explorer) -> None:
         if ":" in address[0]:
@@ -377,6 +386,9 @@ class Handler(BaseHTTPRequestHandler):
     server: ExplorerServer
     server_version = "graphmert-explorer"
     protocol_version = "HTTP/1.1"
+    #: a client that stops sending (a half-sent request, an idle keep-alive connection) is
+    #: disconnected after this many seconds, so it cannot hold its thread for ever
+    timeout = CLIENT_TIMEOUT
 
     def version_string(self) -> str:
         return self.server_version            # no Python version in the Server header

@@ -47,14 +47,14 @@ from typing import Any, Callable, Iterable, Iterator
 from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
 from graphmert.errors import GraphmertError
-from graphmert.io import atomic_dir, atomic_write_json, file_sha256, input_hashes, read_json
+from graphmert.io import atomic_dir, atomic_write_json, file_sha256, input_hashes, read_json, recover_dir
 from pipelines import fingerprint
 from pipelines.scheduler import Executor, Session
 from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
 __all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "Shard", "run_stage",
-           "output_hash", "setup_logging", "log_file", "manifest_path", "WORK_ROOT"]
+           "output_hash", "setup_logging", "log_file", "manifest_path", "stale_reason", "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
 #: items of a lazy ``map_shards`` input read, planned and run at a time: memory holds one window
@@ -503,6 +503,9 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     if stage.names_run:
         hashes["run_id"] = store.name
     final = run_dir / stage.name
+    recover_dir(final)                # a kill in the middle of the last swap: the old folder back
+    for stale in [*run_dir.glob(f".{stage.name}.*.tmp"), *run_dir.glob(f".{stage.name}.*.old")]:
+        shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
     mp = manifest_path(run_dir, stage.name)
     old = read_json(mp) if mp.exists() else None
     reason = "forced" if force else _stale(old, hashes, final)
@@ -517,8 +520,6 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
         shutil.rmtree(work)
     if force:
         store.remove(f"{WORK_ROOT}/{stage.name}")
-    for stale in [*run_dir.glob(f".{stage.name}.*.tmp"), *run_dir.glob(f".{stage.name}.*.old")]:
-        shutil.rmtree(stale, ignore_errors=True)       # left by a killed run of this stage
     t0 = time.time()
     log.info("%s: running (%s)", stage.name, reason)
     try:
@@ -534,6 +535,25 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     _publish(store, stage.name)
     store.remove(f"{WORK_ROOT}/{stage.name}")
     return manifest
+
+
+def stale_reason(stage: Stage, cfg: Config, run_dir: Path) -> str | None:
+    """Why ``stage`` would run again in the local run directory ``run_dir`` (:func:`_stale`'s
+    reasons), or None when its output is up to date — what :func:`run_stage` decides, without
+    running or touching anything."""
+    run_dir = Path(run_dir)
+    mp = manifest_path(run_dir, stage.name)
+    if not mp.is_file():
+        return "no earlier output"
+    upstream = {}
+    for name in stage.upstream:
+        up = manifest_path(run_dir, name)
+        if not up.is_file():
+            return f"stage '{name}' has no output"
+        upstream[name] = read_json(up)
+    hashes = {"input_hash": _input_hash(stage, cfg, upstream), "config_hash": stage.config_hash(cfg),
+              "code_fingerprint": stage.code_fingerprint}
+    return _stale(read_json(mp), hashes, run_dir / stage.name)
 
 
 def _read_upstream(stage: Stage, store: RunStore) -> dict[str, dict]:

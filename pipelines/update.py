@@ -49,9 +49,10 @@ from graphmert.config import Config, ConfigError, load_config
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
 from graphmert.extract.triples import Triple, drop_documents, merge_triples, read_triples, with_run, write_triples
-from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, input_hashes, read_json
+from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, input_hashes, read_json, recover_dir
 from pipelines.scheduler import Session
-from pipelines.stage import StageContext, UpstreamMissing, manifest_path, output_hash, run_stage
+from pipelines.stage import (StageContext, UpstreamMissing, manifest_path, output_hash, run_stage,
+                             stale_reason)
 from pipelines.stages import CATALOG
 from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE, run_extraction, write_kg
 
@@ -80,11 +81,29 @@ def run_config(run_dir: Path) -> Config:
 
 
 def _extract_manifest(run_dir: Path) -> dict:
+    """RUN/extract's manifest, after :func:`_settle` has undone what a killed update left."""
+    _settle(run_dir)
     path = manifest_path(run_dir, EXTRACT)
     if not path.is_file():
         raise UpdateError(f"{run_dir}: the run has no extracted knowledge graph ({path} is missing); "
                           "run `graphmert extract --run-dir RUN` first")
     return read_json(path)
+
+
+def _settle(run_dir: Path) -> None:
+    """Undo what a killed update (or stage) left in the run directory, for RUN/extract and the
+    stages after it: a stage folder moved aside in the middle of its swap comes back
+    (:func:`graphmert.io.recover_dir`); then the temporary folders of unfinished rewrites
+    (``.<stage>.*.tmp``) and old versions not yet deleted (``.<stage>.*.old``) are removed. The run
+    directory's lock, held by the command, means no other process is writing them."""
+    from pipelines.stages import STAGES
+
+    for name in (EXTRACT, *(n for n in CATALOG if EXTRACT in STAGES[n].upstream)):
+        if recover_dir(run_dir / name):
+            log.warning("update: %s was left mid-swap by a killed command; its last complete "
+                        "version is back", run_dir / name)
+        for left in [*run_dir.glob(f".{name}.*.tmp"), *run_dir.glob(f".{name}.*.old")]:
+            shutil.rmtree(left, ignore_errors=True)
 
 
 def kg_documents(folder: Path) -> list[str]:
@@ -119,7 +138,8 @@ def add_documents(session: Session, paths: list[Path], fmt: str = "auto", quiet:
     if not new:
         log.info("update: all %d documents of %s are in the KG already; nothing to add", len(ids),
                  [str(p) for p in paths])
-        return {**record, "added": 0, "changed": False}
+        return {**record, "added": 0, "changed": False,
+                "brought_up_to_date": _downstream(session, cfg, quiet, only_stale=True)}
     delta_cfg = dataclasses.replace(cfg, extract=dataclasses.replace(
         cfg.extract, paths=[str(p) for p in paths], format=fmt, document_fraction=1.0))
     work = run_dir / "work" / "update"
@@ -180,7 +200,8 @@ def remove_documents(session: Session, doc_ids: list[str], quiet: bool = False) 
               "not_in_kg": [i for i in dict.fromkeys(doc_ids) if i not in present]}
     if not gone:
         log.info("update: none of %s is in the KG; nothing to remove", doc_ids)
-        return {**record, "changed": False}
+        return {**record, "changed": False,
+                "brought_up_to_date": _downstream(session, cfg, quiet, only_stale=True)}
     _rewrite(run_dir, cfg.extract.shard_size, manifest, record, session.store.name, removed=frozenset(gone))
     _downstream(session, cfg, quiet)
     return {**record, "changed": True}
@@ -251,16 +272,32 @@ def _updated_manifest(manifest: dict, record: dict, counts: dict, documents: int
     return body
 
 
-def _downstream(session: Session, cfg: Config, quiet: bool) -> None:
-    """Rerun the stages after extract that the run has run before (export, report, evaluate)."""
+def _downstream(session: Session, cfg: Config, quiet: bool, only_stale: bool = False) -> list[str]:
+    """Rerun the stages after extract that the run has run before (export, report, evaluate);
+    return the names of those that ran.
+
+    ``only_stale``: an update that changed nothing runs only the stages whose output does not match
+    RUN/extract (:func:`pipelines.stage.stale_reason`): those an earlier, killed, update had not
+    brought up to date yet (or whose config or code changed since). The others are left as they
+    are, manifests included."""
     from pipelines.stages import STAGES
 
     run_dir = session.store.local
+    ran = []
     for name in CATALOG:
         stage = STAGES[name]
-        if EXTRACT in stage.upstream and manifest_path(run_dir, name).is_file():
-            m = run_stage(stage, cfg, run_dir, quiet=quiet, session=session)
-            log.info("update: %s %s", name, m["status"])
+        if EXTRACT not in stage.upstream or not manifest_path(run_dir, name).is_file():
+            continue
+        if only_stale and (reason := stale_reason(stage, cfg, run_dir)) is None:
+            continue
+        if only_stale:
+            log.warning("update: %s does not match the KG (%s: an update interrupted before it "
+                        "ran, or a change to its config or code); running it", name, reason)
+        m = run_stage(stage, cfg, run_dir, quiet=quiet, session=session)
+        log.info("update: %s %s", name, m["status"])
+        if m["status"] != "skipped":
+            ran.append(name)
+    return ran
 
 
 def _activity(manifest: dict) -> str:

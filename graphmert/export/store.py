@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import pyoxigraph as ox
 
 from graphmert.errors import GraphmertError
-from graphmert.io import atomic_dir
+from graphmert.io import atomic_dir, atomic_write_json, check_file_sizes, check_format, file_sizes, read_json
 
 __all__ = ["STORE_DIR", "RESULT_FORMATS", "SOURCE_FORMATS", "QueryResult", "StoreError", "QueryError",
            "build_store", "open_store", "is_store", "is_update", "run_query", "format_result"]
@@ -51,6 +51,11 @@ RESULT_FORMATS = ("table", "csv", "tsv", "json")
 SOURCE_FORMATS = {".nt": ox.RdfFormat.N_TRIPLES, ".nq": ox.RdfFormat.N_QUADS,
                   ".ttl": ox.RdfFormat.TURTLE, ".trig": ox.RdfFormat.TRIG}
 _HINT = "run `graphmert load --run-dir RUN` or add 'store' to export.formats"
+#: the store folder's own record of its database files and their sizes (:func:`build_store`), so a
+#: truncated file is named on opening instead of read as a smaller, or empty, store
+FILES_RECORD = "graphmert-store.json"
+_FILES_FORMAT = "graphmert-store-files"
+_RUNTIME = ("LOG", "LOCK", FILES_RECORD)        # RocksDB's text log and lock file change on opening
 _UPDATE = re.compile(r"^\s*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b", re.I)
 _PROLOGUE = re.compile(r"^\s*(?:#[^\n]*\n|\s+|BASE\s*<[^>]*>|PREFIX\s+[^\s:]*:\s*<[^>]*>)*", re.I)
 
@@ -126,6 +131,8 @@ def build_store(sources: Path | str | Sequence[Path | str], path: Path | str) ->
             n = len(store)
         finally:
             del store                          # close the database before the folder is renamed
+        atomic_write_json(tmp / FILES_RECORD, {"format": _FILES_FORMAT, "version": 1,
+                                               "files": file_sizes(tmp, skip=_runtime_file)})
     return {"triples": n, "seconds": round(time.perf_counter() - t0, 3),
             "sources": [s.name for s in srcs]}
 
@@ -135,17 +142,37 @@ def is_store(path: Path | str) -> bool:
     return (Path(path) / "CURRENT").is_file()
 
 
+def _runtime_file(name: str) -> bool:
+    """Files of a store folder that are not its data: RocksDB's log (``LOG``, ``LOG.old.*``), its
+    lock, and :data:`FILES_RECORD` itself."""
+    return name in _RUNTIME or name.startswith("LOG.old")
+
+
 def open_store(path: Path | str) -> ox.Store:
-    """Open the store at ``path`` read-only (nothing is written there, however it is queried)."""
+    """Open the store at ``path`` read-only (nothing is written there, however it is queried).
+
+    A store built by :func:`build_store` has its database files' sizes in :data:`FILES_RECORD`: a
+    file missing or of another size (truncated, half-copied) is a :class:`StoreError` naming it,
+    before RocksDB reads it; so is any corruption RocksDB itself finds."""
     path = Path(path)
     if not path.is_dir():
         raise StoreError(f"{path}: no SPARQL store here; {_HINT}")
     if not is_store(path):
         raise StoreError(f"{path}: not an Oxigraph store (no CURRENT file); {_HINT}")
+    record = path / FILES_RECORD
+    if record.is_file():
+        try:
+            data = check_format(read_json(record), record, format=_FILES_FORMAT, version=1,
+                                what="a store's file record", error=StoreError, version_key="version")
+        except ValueError as e:
+            raise StoreError(f"{record}: unreadable ({e}); rebuild the store: {_HINT}") from None
+        check_file_sizes(path, data.get("files") or {}, what="the store", error=StoreError,
+                         advice=f"; rebuild the store: {_HINT}")
     try:
         return ox.Store.read_only(str(path))
-    except OSError as e:
-        raise StoreError(f"{path}: cannot open the SPARQL store ({e}); rebuild it: {_HINT}") from None
+    except (OSError, RuntimeError) as e:         # RocksDB's "Corruption: ..." is a RuntimeError
+        msg = " ".join(str(e).split())
+        raise StoreError(f"{path}: cannot open the SPARQL store ({msg}); rebuild it: {_HINT}") from None
 
 
 # -- querying --------------------------------------------------------------------------------------

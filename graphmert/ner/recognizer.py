@@ -51,7 +51,7 @@ from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.corpus.nlp import blank_biomedical_nlp
 from graphmert.errors import GraphmertError
-from graphmert.io import atomic_dir
+from graphmert.io import atomic_dir, check_file_sizes, file_sizes
 from graphmert.kg.schema import mention_category
 from graphmert.ner.vectors import WordVectors, train_word_vectors, use_vectors
 
@@ -634,7 +634,8 @@ class Recognizer:
                 part.nlp.to_disk(tmp / f"model-{k}")
                 parts.append({"dir": f"model-{k}", "categories": part.categories})
             meta = {"tokenizer_version": TOKENIZER_VERSION, "spacy_version": spacy.__version__,
-                    "selection_version": SELECTION_VERSION, "parts": parts, "report": report or {}}
+                    "selection_version": SELECTION_VERSION, "parts": parts, "report": report or {},
+                    "files": file_sizes(tmp)}
             (tmp / _META).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
 
     @classmethod
@@ -642,10 +643,22 @@ class Recognizer:
         """Load a saved recognizer; refuses one saved with another tokenization or spaCy major version."""
         import spacy
 
-        meta = _read_meta(Path(path))
+        path = Path(path)
+        meta = _read_meta(path)
+        advice = "; retrain it (`graphmert ner`)"
+        check_file_sizes(path, meta.get("files") or {}, what="the recognizer", error=RecognizerError,
+                         advice=advice)
         parts = meta.get("parts") or [{"dir": "model", "categories": meta["categories"]}]  # one-part saves
-        return cls([RecognizerPart(nlp=spacy.load(Path(path) / p["dir"]), categories=list(p["categories"]))
-                    for p in parts])
+        loaded = []
+        for p in parts:
+            try:
+                nlp = spacy.load(path / p["dir"])
+            except Exception as e:  # noqa: BLE001 - spaCy, thinc and srsly raise many types here
+                msg = " ".join(str(e).split())[:300]
+                raise RecognizerError(f"{path / p['dir']}: cannot load the spaCy model "
+                                      f"({type(e).__name__}: {msg}){advice}") from None
+            loaded.append(RecognizerPart(nlp=nlp, categories=list(p["categories"])))
+        return cls(loaded)
 
 
 def _read_meta(path: Path) -> dict:

@@ -129,10 +129,14 @@ def train_in_child(plan: PartPlan, shared: PartsShared, log_path: Path, out: Pat
         with job.open("wb") as f:
             pickle.dump({"plan": plan, "cfg": shared.cfg, "wall_deadline": shared.wall_deadline,
                          "log": str(log_path), "out": str(out), "report": str(Path(tmp) / "report.json")}, f)
-        code = "import sys; from pipelines.stages.ner import part_main; sys.exit(part_main(sys.argv[1]))"
+        # the watch on this process (pipelines.lifeline) starts before the child's heavy imports
+        code = ("import sys; from pathlib import Path; from pipelines.lifeline import exit_with_parent; "
+                "exit_with_parent(int(sys.argv[2]), Path(sys.argv[1]).parent); "
+                "from pipelines.stages.ner import part_main; sys.exit(part_main(sys.argv[1]))")
         path = os.pathsep.join([str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-        r = subprocess.run([sys.executable, "-c", code, str(job)], env={**os.environ, "PYTHONPATH": path},
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        r = subprocess.run([sys.executable, "-c", code, str(job), str(os.getpid())],
+                           env={**os.environ, "PYTHONPATH": path}, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             raise StageError(f"ner: training the {'+'.join(LABELS[c] for c in plan.categories)} model failed "
                              f"(exit {r.returncode}):\n{r.stderr[-3000:]}")
@@ -141,7 +145,9 @@ def train_in_child(plan: PartPlan, shared: PartsShared, log_path: Path, out: Pat
 
 def part_main(job_path: str) -> int:
     """Entry point of :func:`train_in_child`'s process: the job's plan trained to its budget's end,
-    the pipeline's bytes and the report written where the job says."""
+    the pipeline's bytes and the report written where the job says. The process exits when the one
+    that started it dies (:func:`pipelines.lifeline.exit_with_parent`, started by its command line):
+    a killed ``graphmert ner`` left its training processes running to the end of their budget."""
     with open(job_path, "rb") as f:
         job = pickle.load(f)
     log_path = Path(job["log"])
