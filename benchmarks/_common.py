@@ -1,9 +1,8 @@
 """Shared helpers for the speed and scale benchmarks: where the shared data is, table/JSON output and
-FLOP counts. (The quality studies of experiments/ have their own experiments/_common.py.)"""
+FLOP counts. (The quality studies of experiments/ use these through experiments/_study.py.)"""
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 from pathlib import Path

@@ -5,9 +5,7 @@ to experiments/results/, which git ignores). The speed benchmarks' own helpers a
 from __future__ import annotations
 
 import hashlib
-import json
-import platform
-import time
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -60,31 +58,19 @@ def lent_documents(split: dict[str, list], part_sources: dict) -> dict[str, list
     return part_documents(split["annotated"], part_sources, exclude={d.id for d in split["train"] + split["held"]})
 
 
-def print_table(rows: list[dict[str, Any]], title: str) -> None:
-    if not rows:
-        return
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    fmt = {c: max(len(c), *(len(_fmt(r.get(c, ""))) for r in rows)) for c in cols}
-    print(f"\n{title}")
-    print("  ".join(c.ljust(fmt[c]) for c in cols))
-    print("  ".join("-" * fmt[c] for c in cols))
-    for r in rows:
-        print("  ".join(_fmt(r.get(c, "")).ljust(fmt[c]) for c in cols))
+def _benchmark_helpers():
+    """benchmarks/_common.py, loaded by its path under a name of its own: one copy of the table and
+    JSON helpers for both folders, and no clash with the ``_common`` a benchmark puts on sys.path."""
+    spec = importlib.util.spec_from_file_location("graphmert_benchmark_common", ROOT / "benchmarks" / "_common.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.0f}"
-    return str(v)
+_helpers = _benchmark_helpers()
+print_table = _helpers.print_table
 
 
 def write_json(name: str, rows: list[dict[str, Any]], out: Path | None = None, **meta: Any) -> Path:
-    from graphmert.io import atomic_write_json
-
-    path = out or RESULTS / f"{name}.json"
-    atomic_write_json(path, {"benchmark": name, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                             "machine": {"python": platform.python_version(),
-                                         "processor": platform.processor() or platform.machine()},
-                             **meta, "rows": rows})
-    print(f"\nwrote {path}")
-    return path
+    """The rows and ``meta`` as ``experiments/results/<name>.json`` (or ``out``), as the benchmarks write theirs."""
+    return _helpers.write_json(name, rows, out or RESULTS / f"{name}.json", **meta)
