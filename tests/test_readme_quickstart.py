@@ -1,0 +1,96 @@
+"""The README's quickstart as a newcomer runs it: every command of its ``<!-- quickstart: NAME -->``
+blocks, on the demo data those blocks name, with the run and build folders they write moved into a
+scratch folder. The default suite shortens training (:data:`SHORT`, appended to each ``graphmert
+run``); the ``slow`` variant runs the commands as written."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SCRATCH = ("runs/", "build/")                   # the folders the quickstart writes, relative to the repo
+SHORT = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=64",
+         "train.max_steps=4", "train.eval_every=2", "train.checkpoint_every=2",
+         "ner.epochs=2", "ner.patience=2", "--scheduler", "synchronous"]
+
+
+def quickstart(name: str, text: str | None = None) -> list[list[str]]:
+    """The commands of the README block after ``<!-- quickstart: name -->``, each as its words
+    (backslash-continued lines joined, comments dropped)."""
+    text = README.read_text(encoding="utf-8") if text is None else text
+    m = re.search(r"<!--\s*quickstart:\s*" + re.escape(name) + r"\s*-->\s*```bash\n(.*?)```", text, re.S)
+    assert m, f"README.md has no ```bash block after <!-- quickstart: {name} -->"
+    lines = m.group(1).replace("\\\n", " ").splitlines()
+    return [shlex.split(line, comments=True) for line in lines if shlex.split(line, comments=True)]
+
+
+def _moved(word: str, scratch: Path) -> str:
+    """``word`` with a ``runs/…`` or ``build/…`` path (bare or inside an override) under ``scratch``."""
+    for prefix in SCRATCH:
+        word = re.sub(r"(^|[=\[,])" + re.escape(prefix), lambda m: m.group(1) + f"{scratch}/{prefix}", word)
+    return word
+
+
+def run_commands(commands: list[list[str]], scratch: Path, short: bool) -> list[str]:
+    """Run each command from the repository root; the outputs, in order. A ``graphmert`` command runs
+    in-process (as the installed script would), a ``python`` one under this interpreter."""
+    outputs = []
+    for words in commands:
+        words = [_moved(w, scratch) for w in words]
+        exe, args = words[0], words[1:]
+        if exe == "graphmert":
+            args += SHORT if short and args[0] == "run" else []
+            r = CliRunner().invoke(app, args)
+            assert r.exit_code == 0, f"{shlex.join(words)}:\n{r.output}"
+            outputs.append(r.output)
+        elif Path(exe).name.startswith("python"):
+            r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
+            assert r.returncode == 0, f"{shlex.join(words)}:\n{r.stdout}{r.stderr}"
+            outputs.append(r.stdout)
+        else:
+            raise AssertionError(f"README quickstart: {exe!r} is neither graphmert nor python")
+    return outputs
+
+
+def test_quickstart_parser_joins_continued_lines_and_drops_comments():
+    text = ("<!-- quickstart: x -->\n```bash\ngraphmert run --run-dir runs/a \\\n  'corpus.paths=[b c.txt]'"
+            "   # note\n\npython s.py --output build/o\n```\n")
+    assert quickstart("x", text) == [["graphmert", "run", "--run-dir", "runs/a", "corpus.paths=[b c.txt]"],
+                                     ["python", "s.py", "--output", "build/o"]]
+    assert _moved("'corpus.paths=[build/o]'".strip("'"), Path("/t")) == "corpus.paths=[/t/build/o]"
+    assert _moved("runs/a", Path("/t")) == "/t/runs/a" and _moved("data/runs/a", Path("/t")) == "data/runs/a"
+
+
+def _check_annotated(scratch: Path, outputs: list[str], short: bool) -> None:
+    run = scratch / "runs" / "mine"
+    triples = json.loads((run / "extract" / "manifest.json").read_text())["triples"]
+    assert (run / "export" / "kg.ttl").is_file() and (run / "report" / "report.html").is_file()
+    if not short:                    # the demo model, trained in full, finds genes of type 2 diabetes
+        assert triples > 20 and len(outputs[-1].splitlines()) > 1, outputs[-1]
+
+
+def _check_raw(scratch: Path) -> None:
+    run = scratch / "runs" / "mine-raw"
+    ner = json.loads((run / "ner" / "manifest.json").read_text())
+    assert ner["status"] == "ran" and ner["enabled"] and ner["inputs"]["annotated"] == 60, ner
+    extract = json.loads((run / "extract" / "manifest.json").read_text())
+    assert extract["documents"] == len(list((ROOT / "examples" / "raw").glob("*.txt")))
+
+
+@pytest.mark.parametrize("short", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["short", "full"])
+def test_readme_quickstart_runs_on_the_demo_data(short, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)          # the commands' paths are relative to the repository
+    _check_annotated(tmp_path, run_commands(quickstart("annotated"), tmp_path, short), short)
+    run_commands(quickstart("raw"), tmp_path, short)
+    _check_raw(tmp_path)
