@@ -18,6 +18,7 @@ import hashlib
 import logging
 import shutil
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
@@ -253,17 +254,32 @@ def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dic
     docs, chunks = item
     ex = worker_cache(inp.key, lambda: _build_extractor(inp))
     name = inp.ranker or GRAPHMERT
-    if isinstance(ex, PairExtractor):
-        ranker = inp.ranker or inp.extract.ranker
-        systems, rep = ex.extract(docs, chunks, rankers=[ranker],
-                                  untyped=MODEL_ONLY if inp.model_only else None)
-        systems[name] = systems.pop(ranker)
-        rep["filters"] = {"checked": len(systems[name]), "untyped_tails": 0, "dropped": {}}
-    else:
-        triples, rep = ex.extract(docs, chunks)
-        systems = {name: triples}
+    with one_torch_thread():
+        if isinstance(ex, PairExtractor):
+            ranker = inp.ranker or inp.extract.ranker
+            systems, rep = ex.extract(docs, chunks, rankers=[ranker],
+                                      untyped=MODEL_ONLY if inp.model_only else None)
+            systems[name] = systems.pop(ranker)
+            rep["filters"] = {"checked": len(systems[name]), "untyped_tails": 0, "dropped": {}}
+        else:
+            triples, rep = ex.extract(docs, chunks)
+            systems = {name: triples}
     write_systems(systems, path)
     return rep
+
+
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """torch on one CPU thread inside the block, as on a Dask worker (pipelines/scheduler.py sets
+    OMP_NUM_THREADS=1 there): a part computed in the driver (``--scheduler synchronous``) and on a
+    worker then sums in the same order, so a confidence does not change in its last bits with the
+    scheduler and the outputs stay byte-identical. Without effect on CUDA kernels."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _absolute(kg: KGConfig) -> KGConfig:
