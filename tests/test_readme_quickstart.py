@@ -1,6 +1,6 @@
 """The README's quickstart as a newcomer runs it: every command of its ``<!-- quickstart: NAME -->``
-blocks, on the demo data those blocks name, with the run and build folders they write moved into a
-scratch folder. The default suite shortens training (:data:`SHORT`, appended to each ``graphmert
+blocks, on the demo data those blocks name, with the run folders they write moved into a scratch
+folder. The default suite shortens training (:data:`SHORT`, appended to each ``graphmert
 run``); the ``slow`` variant runs the commands as written."""
 
 from __future__ import annotations
@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from pipelines.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-SCRATCH = ("runs/", "build/")                   # the folders the quickstart writes, relative to the repo
+SCRATCH = "runs/"                   # where the quickstart writes, relative to the repository
 SHORT = ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.intermediate_size=64",
          "train.max_steps=4", "train.eval_every=2", "train.checkpoint_every=2",
          "ner.epochs=2", "ner.patience=2", "--scheduler", "synchronous"]
@@ -36,39 +34,30 @@ def quickstart(name: str, text: str | None = None) -> list[list[str]]:
 
 
 def _moved(word: str, scratch: Path) -> str:
-    """``word`` with a ``runs/…`` or ``build/…`` path (bare or inside an override) under ``scratch``."""
-    for prefix in SCRATCH:
-        word = re.sub(r"(^|[=\[,])" + re.escape(prefix), lambda m: m.group(1) + f"{scratch}/{prefix}", word)
-    return word
+    """``word`` with a ``runs/…`` path (bare or inside an override) under ``scratch``."""
+    return re.sub(r"(^|[=\[,])" + re.escape(SCRATCH), lambda m: m.group(1) + f"{scratch}/{SCRATCH}", word)
 
 
 def run_commands(commands: list[list[str]], scratch: Path, short: bool) -> list[str]:
-    """Run each command from the repository root; the outputs, in order. A ``graphmert`` command runs
-    in-process (as the installed script would), a ``python`` one under this interpreter."""
+    """Run each ``graphmert`` command from the repository root, in-process (as the installed script
+    would); the outputs, in order."""
     outputs = []
     for words in commands:
         words = [_moved(w, scratch) for w in words]
-        exe, args = words[0], words[1:]
-        if exe == "graphmert":
-            args += SHORT if short and args[0] == "run" else []
-            r = CliRunner().invoke(app, args)
-            assert r.exit_code == 0, f"{shlex.join(words)}:\n{r.output}"
-            outputs.append(r.output)
-        elif Path(exe).name.startswith("python"):
-            r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
-            assert r.returncode == 0, f"{shlex.join(words)}:\n{r.stdout}{r.stderr}"
-            outputs.append(r.stdout)
-        else:
-            raise AssertionError(f"README quickstart: {exe!r} is neither graphmert nor python")
+        assert words[0] == "graphmert", f"README quickstart: {words[0]!r} is not a graphmert command"
+        args = words[1:] + (SHORT if short and words[1] == "run" else [])
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 0, f"{shlex.join(words)}:\n{r.output}"
+        outputs.append(r.output)
     return outputs
 
 
 def test_quickstart_parser_joins_continued_lines_and_drops_comments():
     text = ("<!-- quickstart: x -->\n```bash\ngraphmert run --run-dir runs/a \\\n  'corpus.paths=[b c.txt]'"
-            "   # note\n\npython s.py --output build/o\n```\n")
+            "   # note\n\ngraphmert query --run-dir runs/a q.rq\n```\n")
     assert quickstart("x", text) == [["graphmert", "run", "--run-dir", "runs/a", "corpus.paths=[b c.txt]"],
-                                     ["python", "s.py", "--output", "build/o"]]
-    assert _moved("'corpus.paths=[build/o]'".strip("'"), Path("/t")) == "corpus.paths=[/t/build/o]"
+                                     ["graphmert", "query", "--run-dir", "runs/a", "q.rq"]]
+    assert _moved("extract.paths=[runs/o,runs/p]", Path("/t")) == "extract.paths=[/t/runs/o,/t/runs/p]"
     assert _moved("runs/a", Path("/t")) == "/t/runs/a" and _moved("data/runs/a", Path("/t")) == "data/runs/a"
 
 
