@@ -16,7 +16,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 def require_shared(*parts: str) -> Path:
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        raise SystemExit(f"benchmark needs {path} (the shared datasets folder beside the repo)")
+        raise SystemExit(f"needs {path} (the shared datasets folder beside the repo)")
     return path
 
 

@@ -10,15 +10,21 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "datasets"
 RESULTS = ROOT / "experiments" / "results"
 
 
-def require_shared(*parts: str) -> Path:
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        raise SystemExit(f"experiment needs {path} (the shared datasets folder beside the repo)")
-    return path
+def _benchmark_helpers():
+    """benchmarks/_common.py, loaded by its path under a name of its own: one copy of the table and
+    JSON helpers for both folders, and no clash with the ``_common`` a benchmark puts on sys.path."""
+    spec = importlib.util.spec_from_file_location("graphmert_benchmark_common", ROOT / "benchmarks" / "_common.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_helpers = _benchmark_helpers()
+print_table = _helpers.print_table
+SHARED, require_shared = _helpers.SHARED, _helpers.require_shared
 
 
 def held_out(doc_id: str, percent: int = 20) -> bool:
@@ -58,17 +64,6 @@ def lent_documents(split: dict[str, list], part_sources: dict) -> dict[str, list
     return part_documents(split["annotated"], part_sources, exclude={d.id for d in split["train"] + split["held"]})
 
 
-def _benchmark_helpers():
-    """benchmarks/_common.py, loaded by its path under a name of its own: one copy of the table and
-    JSON helpers for both folders, and no clash with the ``_common`` a benchmark puts on sys.path."""
-    spec = importlib.util.spec_from_file_location("graphmert_benchmark_common", ROOT / "benchmarks" / "_common.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_helpers = _benchmark_helpers()
-print_table = _helpers.print_table
 
 
 def write_json(name: str, rows: list[dict[str, Any]], out: Path | None = None, **meta: Any) -> Path:
