@@ -44,7 +44,7 @@ from graphmert.config.loading import (
     section_hash, to_dict,
 )
 from graphmert.config.model import ModelConfig
-from graphmert.config.ner import NERConfig
+from graphmert.config.ner import NERConfig, VocabularySource
 from graphmert.config.options import ConfigError, build_section, field_choices, opt
 from graphmert.config.pipeline import PipelineConfig
 from graphmert.config.sections import Config
@@ -59,6 +59,7 @@ __all__ = [
     "ModelConfig",
     "TrainConfig",
     "NERConfig",
+    "VocabularySource",
     "ExtractConfig",
     "EvaluateConfig",
     "ExportConfig",

@@ -37,6 +37,7 @@ def _check_cross(cfg: Config) -> None:
                   field_choices(ExtractConfig, "tail_scope"))
     _check_scopes(cfg.kg.candidate_scope_by_category, "kg.candidate_scope_by_category",
                   field_choices(KGConfig, "candidate_scope"))
+    _check_vocabularies(cfg.ner.vocabularies)
     titles = [cfg.kg.candidate_scope, *cfg.kg.candidate_scope_by_category.values()]
     if "title" in titles and cfg.corpus.chunk_mode != "document":
         raise ConfigError(f"kg.candidate_scope 'title' needs corpus.chunk_mode 'document' (a "
@@ -69,6 +70,28 @@ def category_pair(key: str, option: str = "extract.tail_scope_by_category") -> f
         raise ConfigError(f"{option}: key {key!r} is not a category pair; write "
                           f"two Biolink categories joined by '|', e.g. 'Disease|SequenceVariant'")
     return frozenset(p if p.startswith("biolink:") else f"biolink:{p}" for p in parts)
+
+
+_TAXON_ID = re.compile(r"NCBITaxon:\d+")
+_TERM_CATEGORIES = ("biolink:Disease", "biolink:ChemicalEntity", "biolink:Gene")
+
+
+def _check_vocabularies(sources: list) -> None:
+    """Each ``ner.vocabularies`` entry names a file, a gene table its taxon, a terms table its
+    categories and prefix."""
+    for i, v in enumerate(sources):
+        key = f"ner.vocabularies[{i}]"
+        if not v.path:
+            raise ConfigError(f"{key}.path: empty; name the {v.kind} file")
+        if v.kind == "gene_table" and not (v.taxon and _TAXON_ID.fullmatch(v.taxon)):
+            raise ConfigError(f"{key}.taxon: a gene_table needs the NCBITaxon id of its genes "
+                              f"(e.g. NCBITaxon:10116), got {v.taxon!r}")
+        if v.kind == "terms":
+            bad = [c for c in v.categories if c not in _TERM_CATEGORIES] or ([] if v.categories else ["none"])
+            if bad:
+                raise ConfigError(f"{key}.categories: {bad} not allowed; choose from {list(_TERM_CATEGORIES)}")
+            if not v.prefix.endswith(":"):
+                raise ConfigError(f"{key}.prefix: {v.prefix!r} must end with ':' (a CURIE prefix)")
 
 
 def _check_scopes(by_category: dict[str, str], name: str, choices: tuple) -> None:

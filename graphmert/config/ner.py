@@ -3,8 +3,37 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from graphmert.config.options import opt
+
+VOCABULARY_KINDS = ("gene_info", "gene_table", "homologene", "rgd_orthologs", "terms")
+
+
+@dataclass
+class VocabularySource:
+    """One reference vocabulary the linker reads (``ner.vocabularies``; docs/NER.md, "Vocabularies").
+
+    Kinds, each a tab-separated file, gzipped or not:
+
+    * ``gene_info`` — NCBI Gene's 16-column ``gene_info`` (``#tax_id GeneID Symbol … Synonyms …
+      description type_of_gene … Full_name_from_nomenclature_authority … Other_designations …``);
+      every row's species is its ``tax_id``;
+    * ``gene_table`` — a header with ``#GeneID``/``GeneID``, ``Symbol`` and ``Synonyms`` (``|``-separated,
+      ``-`` for none) columns; the genes' species is ``taxon`` (the shared rat table);
+    * ``homologene`` — HomoloGene groups, ``#HID tax_id GeneID Symbol``: the genes of a group are
+      orthologs;
+    * ``rgd_orthologs`` — RGD's ortholog file: a rat gene and its human and mouse orthologs' NCBI ids;
+    * ``terms`` — ``id name terms`` (``|``-separated entry terms), ids prefixed with ``prefix``, names
+      for the ``categories`` given (MeSH descriptors: diseases and chemicals).
+    """
+
+    kind: str = opt("gene_info", choices=VOCABULARY_KINDS, help="the file's format (see above)")
+    path: str = opt("", help="the file, gzipped or not")
+    taxon: Optional[str] = opt(None, help="gene_table: the NCBITaxon id of its genes (NCBITaxon:10116)")
+    prefix: str = opt("MESH:", help="terms: the CURIE prefix of its bare ids")
+    categories: list[str] = opt(factory=lambda: ["biolink:Disease", "biolink:ChemicalEntity"],
+                                help="terms: the Biolink categories its names are looked up for")
 
 
 @dataclass
@@ -72,6 +101,9 @@ class NERConfig:
                                  "linking: an id column (id, or geneId: NCBI Gene numbers) and a name "
                                  "column (name, geneName or synonyms; '|' separates names), e.g. the "
                                  "shared seed KG's upstream DisGeNET table of gene names")
+    vocabularies: list[VocabularySource] = opt(
+        factory=list, help="reference vocabularies the linker looks names up in (NCBI Gene per species, "
+        "orthologs, MeSH descriptors): a list of {kind, path, …} (graphmert.config.ner.VocabularySource)")
     fuzzy_threshold: float = opt(0.8, min=0.0, max=1.01,
                                  help="character-trigram cosine at or above which an unmatched "
                                       "mention links to its nearest known name of its category; "

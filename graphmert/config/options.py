@@ -50,6 +50,8 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
         raise ConfigError(f"{key}: expected {' or '.join(_type_name(a) for a in args)}, got {value!r}")
     if tp is Any:
         return value
+    if dataclasses.is_dataclass(tp):              # a typed block inside a list (ner.vocabularies)
+        return build_section(tp, value, key)
     if origin is list:
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"{key}: expected a list, got {type(value).__name__} {value!r}")
