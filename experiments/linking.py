@@ -46,10 +46,15 @@ from graphmert.ner.corpus import annotated_documents  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 
 CATEGORIES = {"biolink:Gene": "gene", "biolink:Disease": "disease", "biolink:ChemicalEntity": "chemical"}
-HOWS = ("dictionary", "kg", "abbreviation", "fuzzy", "none")
+HOWS = ("dictionary", "kg", "reference", "abbreviation", "fuzzy", "none")
 XREF_TABLES = ("doid_to_mesh.tsv", "drugbank_to_mesh.tsv", "umls_to_mesh_disgenet.tsv")
 NAME_TABLES = ("upstream/disgenet_v3.0_curated_gene_disease_associations.txt.gz",)   # gene full names
 THRESHOLDS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
+
+
+def raw_config():
+    """configs/biored-raw.yaml, whose ner settings the linker is built with."""
+    return load_config(Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml")
 
 
 def unlinked_copy(doc: Document) -> Document:
@@ -134,7 +139,7 @@ def load_inputs(abbreviations: bool, extra_sources: Sequence[str] = ()
                 ) -> tuple[list[Document], list[Document], list[Document], list[Path]]:
     """Training documents, held-out BioRED-train documents, BioRED dev documents, xref tables."""
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
-    sources = load_config(Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml").ner.sources
+    sources = raw_config().ner.sources
     docs = list(annotated_documents(read_corpus([corpus]), [*sources, *extra_sources]))
     held = [d for d in docs if held_out_biored_train(d)]
     dev = list(read_corpus([require_shared("biored", "Dev.PubTator")]))
@@ -160,6 +165,11 @@ def main() -> None:
                          "document's, with no ortholog, is not linked either")
     ap.add_argument("--name-tables", action="store_true",
                     help="ner.name_tables: the seed KG folder's DisGeNET gene names as KG gene synonyms")
+    ap.add_argument("--vocabularies", action="store_true",
+                    help="ner.vocabularies of configs/biored-raw.yaml: reference gene names per species, "
+                         "orthologs, MeSH descriptors")
+    ap.add_argument("--reference-at", type=int, default=None,
+                    help="where the reference gene look-up comes among the exact steps (EntityLinker.reference_at)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
@@ -168,8 +178,11 @@ def main() -> None:
     kg_dir = require_shared("seed_kg_hetionet_disgenet_mesh")
     names = [kg_dir / t for t in NAME_TABLES] if a.name_tables else []
     kg = read_hetionet_disgenet_mesh(kg_dir)
+    vocabularies = raw_config().ner.vocabularies if a.vocabularies else []
     linker = EntityLinker.build(docs, kg, xrefs, name_tables=names,
-                                exclude={d.id for d in held})
+                                exclude={d.id for d in held}, vocabularies=vocabularies)
+    if a.reference_at is not None:
+        linker.reference_at = a.reference_at
     linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
           f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
@@ -186,7 +199,9 @@ def main() -> None:
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
                    held_out_genes=genes, extra_sources=a.extra_sources, kg_gene_species=a.kg_gene_species,
-                   strict_gene_species=a.strict_gene_species, name_tables=a.name_tables, abbreviations=not a.no_abbreviations)
+                   strict_gene_species=a.strict_gene_species, name_tables=a.name_tables,
+                   abbreviations=not a.no_abbreviations, vocabularies=[v.path for v in vocabularies],
+                   reference_at=linker.reference_at)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ The package, one module per concern (the names below are exported here, the publ
 * :mod:`~graphmert.ner.linking.tables` — reading the cross-reference and names tables (TSV);
 * :mod:`~graphmert.ner.linking.vocabulary` — the tables a linker looks up, learnt from gold
   documents and the seed KG, and read back from a saved linker;
-* :mod:`~graphmert.ner.linking.species` — documents' species and gene orthologs;
+* :mod:`~graphmert.ner.linking.species` — the species of documents and mentions, and gene orthologs
+  learnt from the training documents;
+* :mod:`~graphmert.ner.linking.genes` — reference gene vocabularies (NCBI Gene per species,
+  HomoloGene and RGD orthologs: ``ner.vocabularies``) and their look-up, with name variants;
 * :mod:`~graphmert.ner.linking.fuzzy` — the character 3-gram TF-IDF index of the fuzzy step;
 * :mod:`~graphmert.ner.linking.linker` — :class:`EntityLinker`: look-ups, documents, persistence.
 
@@ -58,6 +61,16 @@ category), and so does every other mention with that text, overriding the contex
 way round, a long-form mention that nothing links takes its short form's exact link: the seed KG
 names genes by their symbols, so "complement factor H (CFH)" is linked through "CFH".
 Mentions that cannot be linked keep ``ids=[]``; none is dropped.
+
+**Reference genes.** With ``ner.vocabularies`` naming NCBI Gene files (:mod:`.genes`), a gene
+mention is linked as GNormPlus links it: its species is the species named nearest to it in its
+sentence, else the document's (its species mentions or words, laboratory strains, else mouse when
+its genes are written as rodent symbols, "Socs2"), else :attr:`EntityLinker.default_species`; the
+reference look-up of that species comes right after the training documents of the same species, and
+a name known only in another species takes its ortholog (HomoloGene, RGD). When no exact step knows
+a gene mention, its variants are tried (:func:`.genes.folded_key`, :func:`.genes.gene_variants`:
+Greek letters spelt or not, bracketed parts, "gene"/"protein" suffixes, species prefixes, ranges
+such as "Smad2/3"), before the fuzzy step. These answer with ``how="reference"``.
 
 **Orthologs.** Gene ids are species-specific, and a form may be annotated only in other species'
 papers ("tumor necrosis factor-alpha" in rat papers, where a mouse paper needs mouse Tnf). The

@@ -21,8 +21,12 @@ from graphmert.ner.abbreviations import abbreviation_pairs, short_form_variants
 from graphmert.ner.linking.common import (
     _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
 )
+from graphmert.ner.linking.genes import GeneVocabulary, build_gene_vocabulary, folded_key, gene_variants
 from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
-from graphmert.ner.linking.species import _KG_SOURCE, _dominant_species, _gene_orthologs
+from graphmert.ner.linking.species import (
+    _KG_SOURCE, _dominant_species, _gene_orthologs, mention_species, sentence_spans, species_marks,
+    symbol_case_species,
+)
 from graphmert.ner.linking.surface import _singular_keys, normalize_surface, surface_key
 from graphmert.ner.linking.tables import read_name_tables, read_xref_tables
 from graphmert.ner.linking.vocabulary import (
@@ -30,13 +34,13 @@ from graphmert.ner.linking.vocabulary import (
 )
 
 FORMAT = "graphmert.entity_linker"
-FORMAT_VERSION = 3                 # 2: kg_others; 3: name_counts
+FORMAT_VERSION = 4                 # 2: kg_others; 3: name_counts; 4: reference_genes
 
 # ner.fuzzy_threshold's default, chosen by experiments/linking.py on the held-out 20% of BioRED-train
 # documents (document-level normalisation F1, gold spans); BioRED dev was not used.
 DEFAULT_FUZZY_THRESHOLD = NERConfig.fuzzy_threshold
 
-_WORD = re.compile(r"[^\W\d_]+")     # the words of a text tried as species forms (document_species)
+DEFAULT_GENE_SPECIES = "NCBITaxon:9606"
 
 
 class EntityLinker:
@@ -65,23 +69,32 @@ class EntityLinker:
         self._gene_taxa, self._orthologs = _gene_orthologs(tables.species, tables.kg)
         self._kg_genes = frozenset([*tables.kg.get(_GENE, {}).values(),
                                     *(i for ids in others.get(_GENE, {}).values() for i in ids)])
+        self._genes = GeneVocabulary.from_json(tables.reference_genes) if tables.reference_genes else None
         #: the taxon of the seed KG's genes, or None: genes of other species' documents skip the KG
         self.kg_species: str | None = None
         #: whether a dictionary gene of another species than the document's, with no ortholog of its
         #: species, is passed over like a KG gene (True) or kept (False: the training documents say so)
         self.strict_species: bool = False
+        #: the species of a gene mention in a document whose species is not known (reference look-ups)
+        self.default_species: str = DEFAULT_GENE_SPECIES
+        #: where the reference look-up comes among the exact steps (an index into them)
+        self.reference_at: int = 0
+        #: a gene mention's species is the species named nearest to it in its sentence, if any
+        self.sentence_species: bool = True
 
     @classmethod
     def build(cls, documents: Iterable[Document], kg: SeedKG | None,
               xref_tables: Sequence[str | Path] = (), *,
               name_tables: Sequence[str | Path] = (),
               fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD,
-              exclude: Collection[str] = ()) -> "EntityLinker":
+              exclude: Collection[str] = (), vocabularies: Sequence = ()) -> "EntityLinker":
         """Learn the dictionary from gold-annotated ``documents`` (those whose id is in ``exclude``
         are skipped), index the names of ``kg`` (optional) and those ``name_tables`` give its
         nodes (:func:`read_name_tables`), map non-namespace KG ids through ``xref_tables``
         (:func:`read_xref_tables`), and count how often the documents annotate the KG's disease
-        and chemical names where they occur (:meth:`kg_name`)."""
+        and chemical names where they occur (:meth:`kg_name`). ``vocabularies``
+        (:class:`~graphmert.config.ner.VocabularySource`) give the reference gene names and
+        orthologs (:mod:`~graphmert.ner.linking.genes`)."""
         xrefs = read_xref_tables(xref_tables)
         more_names = read_name_tables(name_tables)
         documents, exclude = list(documents), frozenset(exclude)
@@ -99,24 +112,48 @@ class EntityLinker:
         tables = _Tables(learnt.votes, learnt.plural, learnt.species, kg_exact, kg_others, kg_plural,
                          _reverse_xrefs(xrefs, kg), {c: sorted(n - {""}) for c, n in sorted(names.items())},
                          info, _name_counts(documents, exclude, kg_exact))
+        genes = build_gene_vocabulary(vocabularies)
+        if genes is not None:
+            tables.reference_genes = genes.to_json()
+            info.update(genes.stats(), vocabularies=[f"{v.kind}:{v.path}" for v in vocabularies])
         return cls(tables, fuzzy_threshold)
 
     # ------------------------------------------------------------------ look-ups
     def _matches(self, category: str, key: str, text: str, species: str | None
                  ) -> Iterator[tuple[tuple[str, ...], str]]:
         """(ids, how) of every look-up step that knows ``key`` (or its singulars), in step order; a
-        KG key that several nodes name yields its winner, then each other id."""
+        KG key that several nodes name yields its winner, then each other id. For genes, the
+        reference vocabulary's answer for the mention's species comes after the training documents
+        of that species (:meth:`_reference`)."""
         singulars = _singular_keys(text, key)
         steps = self._steps
+        if category in SPECIES_CATEGORIES and self._genes is not None:
+            steps = (*steps[:self.reference_at], None, *steps[self.reference_at:])
         if species in self._species and category in SPECIES_CATEGORIES:
             own = self._species[species]
             steps = ((own, "dictionary", False, {}), (own, "dictionary", True, {}), *steps)
-        for table, how, strip_plural, others in steps:
+        for step in steps:
+            if step is None:
+                hit = self._reference((key, *singulars), species)
+                if hit is not None:
+                    yield hit
+                continue
+            table, how, strip_plural, others = step
             keys, more = table.get(category, {}), others.get(category, {})
             for k in (singulars if strip_plural else (key,)):
                 if k in keys:
                     yield keys[k], how
                     yield from (((i,), how) for i in more.get(k, ()))
+
+    def _reference(self, keys: Sequence[str], species: str | None, folded: bool = False
+                   ) -> tuple[tuple[str, ...], str] | None:
+        """The reference gene vocabulary's gene for the first of ``keys`` it knows, as a gene of
+        ``species`` (or of :attr:`default_species`): (ids, "reference"), or None."""
+        for k in keys:
+            hit = self._genes.lookup(k, species or self.default_species, folded=folded)
+            if hit is not None:
+                return (hit[0],), "reference"
+        return None
 
     def _exact(self, category: str, key: str, text: str, species: str | None = None
                ) -> tuple[tuple[str, ...], str] | None:
@@ -130,18 +167,42 @@ class EntityLinker:
         return None
 
     def gene_taxon(self, gene: str) -> str | None:
-        """A gene id's taxon: the species of the training documents that annotate it, else, for a
-        seed-KG gene, :attr:`kg_species`; None when neither is known."""
-        return self._gene_taxa.get(gene) or (self.kg_species if gene in self._kg_genes else None)
+        """A gene id's taxon: the reference vocabulary's, else the species of the training documents
+        that annotate it, else, for a seed-KG gene, :attr:`kg_species`; None when none is known."""
+        known = self._genes.taxon(gene) if self._genes is not None else None
+        return known or self._gene_taxa.get(gene) or (self.kg_species if gene in self._kg_genes else None)
+
+    def _gene_variant(self, text: str, species: str | None) -> tuple[str, ...]:
+        """The genes of the first variant of a gene mention's text that a look-up knows: its
+        :func:`~graphmert.ner.linking.genes.folded_key` in the reference vocabulary, then each of
+        :func:`~graphmert.ner.linking.genes.gene_variants` (every exact step, then the folded
+        reference key; a range gives each member's gene); () when none is known."""
+        folded = self._reference((folded_key(normalize_surface(text)),), species, folded=True)
+        if folded is not None:
+            return folded[0]
+        for forms in gene_variants(text):
+            ids: list[str] = []
+            for form in forms:
+                key = surface_key(form)
+                hit = (self._exact(_GENE, key, form, species) if key else None) or \
+                    self._reference((folded_key(normalize_surface(form)),), species, folded=True)
+                if hit is not None:
+                    ids.extend(i for i in hit[0][:1] if i not in ids)
+            if ids:
+                return tuple(ids)
+        return ()
 
     def _in_species(self, ids: tuple[str, ...], species: str, keep: bool) -> tuple[str, ...] | None:
         """``ids`` of a gene as a gene of ``species``: unchanged when the primary id's taxon is that
-        species or unknown, else the ortholog of ``species`` (:func:`_gene_orthologs`), else
-        unchanged with ``keep`` (a dictionary answer, unless :attr:`strict_species`) and None without
-        (a KG name)."""
+        species or unknown, else the ortholog of ``species`` (the reference vocabulary's, else
+        :func:`_gene_orthologs`), else unchanged with ``keep`` (a dictionary answer, unless
+        :attr:`strict_species`) and None without (a KG name)."""
         taxon = self.gene_taxon(ids[0])
         if taxon is None or taxon == species:
             return ids
+        reference = self._genes.ortholog(ids[0], species) if self._genes is not None else None
+        if reference is not None:
+            return (reference,)
         own = self._orthologs.get(ids[0], {})
         target = own.get(species) or (own.get(_KG_SOURCE) if species == self.kg_species else None)
         return (target,) if target else (ids if keep else None)
@@ -175,6 +236,10 @@ class EntityLinker:
         found = self._exact(category, key, text, species)
         if found is not None:
             return self._result(found[0], 1.0, found[1])
+        if category in SPECIES_CATEGORIES and self._genes is not None:
+            ids = self._gene_variant(text, species)
+            if ids:
+                return self._result(ids, 1.0, "reference")
         if len(key) < _FUZZY_MIN_CHARS or self.fuzzy_threshold > 1.0:
             return UNLINKED
         i, score = self._nearest(category, normalize_surface(text))
@@ -218,18 +283,31 @@ class EntityLinker:
         return annotated >= ratio * occurs
 
     # ------------------------------------------------------------------ documents
+    def _species_marks(self, doc: Document) -> list[tuple[int, str]]:
+        """(offset, taxon) of ``doc``'s species cues: its species mentions (their ids, or else their
+        links), or for a document without any (a recognizer that finds none) the species forms of
+        the dictionary in its text ("patients", "mice"), and laboratory strains either way."""
+        marks = [(m.start, (m.ids or self.link(m.text, _TAXON).ids or ("",))[0])
+                 for m in doc.mentions if mention_category(m.type) == _TAXON]
+        forms = {} if marks else self._steps[0][0].get(_TAXON, {})
+        return sorted(marks + species_marks(doc.text, forms))
+
     def document_species(self, doc: Document) -> str | None:
-        """The dominant taxon id of ``doc``'s species mentions (their ids, or else their links); for
-        a document without species mentions (a recognizer that finds none), of the words and word
-        pairs of its text that are species forms of the dictionary ("patients", "mice", "rats")."""
-        taxa = [(m.ids or self.link(m.text, _TAXON).ids or ("",))[0]
-                for m in doc.mentions if mention_category(m.type) == _TAXON]
-        if not taxa:
-            table = self._steps[0][0].get(_TAXON, {})
-            words = _WORD.findall(doc.text)
-            grams = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
-            taxa = [table[k][0] for k in map(surface_key, grams) if k in table]
-        return _dominant_species(taxa)
+        """The dominant taxon of ``doc``'s species cues (:meth:`_species_marks`); without any, mouse
+        when its gene mentions are mostly written as rodent symbols (:func:`symbol_case_species`)."""
+        found = _dominant_species(t for _, t in self._species_marks(doc))
+        return found or symbol_case_species([m.text for m in doc.mentions if mention_category(m.type) == _GENE])
+
+    def mention_species(self, doc: Document) -> list[str | None]:
+        """The species of each mention of ``doc``: the species cue nearest to it in its sentence
+        (:func:`~graphmert.ner.linking.species.mention_species`), else :meth:`document_species`."""
+        marks = self._species_marks(doc)
+        default = _dominant_species(t for _, t in marks) or symbol_case_species(
+            [m.text for m in doc.mentions if mention_category(m.type) == _GENE])
+        if not self.sentence_species:
+            return [default] * len(doc.mentions)
+        return mention_species([(m.start, m.end) for m in doc.mentions], marks,
+                               sentence_spans(doc.text, doc.sentences), default)
 
     def _long_form(self, doc: Document, a: Abbreviation, category: str,
                    results: list[LinkResult | None], species: str | None) -> LinkResult | None:
@@ -286,8 +364,9 @@ class EntityLinker:
         """One result per mention of ``doc`` (``None`` for a mention that already has ids), linked
         with the document's species (:meth:`document_species`), abbreviation short forms through
         their long forms, and long forms nothing else links through their short forms."""
+        each = self.mention_species(doc)
         species = self.document_species(doc)
-        results = [None if m.ids else self.link(m.text, m.type, species) for m in doc.mentions]
+        results = [None if m.ids else self.link(m.text, m.type, sp) for m, sp in zip(doc.mentions, each)]
         links = self._abbreviation_links(doc, results, species) if doc.abbreviations else {}
         for i, m in enumerate(doc.mentions):
             hit = links.get((m.text, mention_category(m.type)))
@@ -344,7 +423,7 @@ class EntityLinker:
                 "dictionary_plural": votes(t.dictionary_plural),
                 "species": {sp: votes(v) for sp, v in sorted(t.species.items())},
                 "kg": t.kg, "kg_others": t.kg_others, "kg_plural": t.kg_plural, "xrefs": t.xrefs, "names": t.names,
-                "name_counts": t.name_counts}
+                "name_counts": t.name_counts, "reference_genes": t.reference_genes}
         raw = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0) as gz:

@@ -3,11 +3,21 @@ species share (:mod:`graphmert.ner.linking`, "Orthologs")."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from graphmert.ner.linking.common import _GENE, _TAXON, NAMESPACES, Votes, _winner
 
+MOUSE, RAT = "NCBITaxon:10090", "NCBITaxon:10116"
+# laboratory strains name their species where an abstract names no animal ("C57BL/6 bone marrow")
+_STRAINS = ((re.compile(r"\b(?:C57BL|BALB/c|DBA/[12]|129/Sv|NOD/SCID|FVB/N|C3H/He)"), MOUSE),
+            (re.compile(r"\b(?:Sprague[- ]Dawley|Wistar|Long[- ]Evans|Fischer 344|SHR)\b"), RAT))
+# gene symbols written as mouse and rat nomenclature writes them: "Socs2", "Pim1", "Cdc25a"
+_RODENT_SYMBOL = re.compile(r"[A-Z][a-z]{1,5}\d+[a-z]?")
+_HUMAN_SYMBOL = re.compile(r"[A-Z]{2,6}\d+[A-Z]?")
+_WORD = re.compile(r"[^\W\d_]+")
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z(\[])")
 _KG_SOURCE = "kg"             # the seed KG's names, as a source of gene orthologs (_gene_orthologs)
 
 
@@ -47,3 +57,48 @@ def _gene_orthologs(species: dict[str, Votes], kg: dict[str, dict[str, str]]
                 if b != a and (source == _KG_SOURCE or taxa.get(b) == source):
                     support.setdefault(a, {}).setdefault(source, Counter())[b] += 1
     return taxa, {a: {t: _winner(c) for t, c in by_t.items()} for a, by_t in support.items()}
+
+
+def species_marks(text: str, forms: dict[str, tuple[str, ...]]) -> list[tuple[int, str]]:
+    """(offset, taxon id) of each word and word pair of ``text`` that is a species form of ``forms``
+    (surface key → ids: "patients", "mice", "rats") and of each laboratory strain name."""
+    from graphmert.ner.linking.surface import surface_key
+
+    words = list(_WORD.finditer(text))
+    grams = [(w.start(), w.group()) for w in words]
+    grams += [(a.start(), text[a.start():b.end()]) for a, b in zip(words, words[1:])]
+    marks = [(at, forms[k][0]) for at, k in ((at, surface_key(g)) for at, g in grams) if k in forms]
+    marks += [(m.start(), taxon) for pattern, taxon in _STRAINS for m in pattern.finditer(text)]
+    return sorted(marks)
+
+
+def symbol_case_species(gene_texts: Sequence[str]) -> str | None:
+    """Mouse when more of ``gene_texts`` are written as rodent symbols ("Socs2") than as human ones
+    ("SOCS2"), else None: the case convention is the last cue of an abstract that names no species
+    (mouse, not rat: BioRED annotates more mouse genes)."""
+    rodent = sum(bool(_RODENT_SYMBOL.fullmatch(t)) for t in gene_texts)
+    human = sum(bool(_HUMAN_SYMBOL.fullmatch(t)) for t in gene_texts)
+    return MOUSE if rodent > human else None
+
+
+def sentence_spans(text: str, sentences: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``sentences`` (a document's, from the corpus stage), or, without them, spans split after
+    ".", "!" or "?" followed by a space and a capital or a bracket."""
+    if sentences:
+        return list(sentences)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    starts = [0, *ends]
+    return list(zip(starts, [*ends, len(text)]))
+
+
+def mention_species(spans: Sequence[tuple[int, int]], marks: Sequence[tuple[int, str]],
+                    sentences: Sequence[tuple[int, int]], default: str | None) -> list[str | None]:
+    """The species of each mention span: that of the species mark nearest to it in its sentence,
+    else ``default`` (the document's)."""
+    out = []
+    for start, end in spans:
+        sentence = next(((a, b) for a, b in sentences if a <= start < b), None)
+        near = [(min(abs(at - start), abs(at - end)), at, taxon) for at, taxon in marks
+                if sentence is not None and sentence[0] <= at < sentence[1]]
+        out.append(min(near)[2] if near else default)
+    return out

@@ -38,6 +38,8 @@ class _Tables:
     info: dict[str, Any] = field(default_factory=dict)   # build counts (stats)
     # NAME_CATEGORIES → KG name key → [annotated, occurs] in the training documents (_name_counts)
     name_counts: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    # the reference gene vocabulary (GeneVocabulary.to_json), {} without one
+    reference_genes: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _namespaced(ids: Sequence[str], namespace: str) -> tuple[str, ...] | None:
@@ -215,4 +217,5 @@ def _tables_from_json(data: dict) -> _Tables:
                    str_map(data["kg_plural"]), {k: [str(x) for x in v] for k, v in data["xrefs"].items()},
                    {c: [str(n) for n in names] for c, names in data["names"].items()}, dict(data["info"]),
                    {c: {str(k): [int(a), int(o)] for k, (a, o) in keys.items()}
-                    for c, keys in data["name_counts"].items()})
+                    for c, keys in data["name_counts"].items()},
+                   {part: dict(table) for part, table in data["reference_genes"].items()})

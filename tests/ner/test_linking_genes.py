@@ -1,0 +1,204 @@
+"""Reference gene vocabularies (graphmert/ner/linking/genes.py) and gene species
+(graphmert/ner/linking/species.py): reading the NCBI Gene, rat, HomoloGene and RGD files, look-ups
+per species with variants and orthologs, the species of a mention, and the linker built with them."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from graphmert.config import ConfigError, VocabularySource, build
+from graphmert.corpus.document import Document, Mention
+from graphmert.ner.linking import EntityLinker, LinkerError, normalize_surface, surface_key
+from graphmert.ner.linking.genes import (
+    build_gene_vocabulary, folded_key, gene_variants, read_gene_info, read_rgd_orthologs,
+)
+from graphmert.ner.linking.species import mention_species, sentence_spans, species_marks, symbol_case_species
+
+HEADER = ("#tax_id\tGeneID\tSymbol\tLocusTag\tSynonyms\tdbXrefs\tchromosome\tmap_location\tdescription\t"
+          "type_of_gene\tSymbol_from_nomenclature_authority\tFull_name_from_nomenclature_authority\t"
+          "Nomenclature_status\tOther_designations\tModification_date\tFeature_type")
+
+
+def gene_row(taxon: int, gene: int, symbol: str, synonyms: str = "-", full: str = "-",
+             other: str = "-", kind: str = "protein-coding") -> str:
+    return "\t".join([str(taxon), str(gene), symbol, "-", synonyms, "-", "1", "-", full, kind, symbol,
+                      full, "O", other, "20230101", "-"])
+
+
+HUMAN = [gene_row(9606, 332, "BIRC5", "API4|EPR-1", "baculoviral IAP repeat containing 5"),
+         gene_row(9606, 7124, "TNF", "TNFA|TNF-alpha", "tumor necrosis factor"),
+         gene_row(9606, 4086, "SMAD1", "MADH1", "SMAD family member 1"),
+         gene_row(9606, 4087, "SMAD2", "MADH2", "SMAD family member 2"),
+         gene_row(9606, 7040, "TGFB1", "TGFbeta", "transforming growth factor beta 1"),
+         gene_row(9606, 9001, "DUP", "TNFA", "a pseudogene named like TNF", kind="pseudo"),
+         gene_row(9606, 3569, "IL6", "IFNB2|BSF2", "interleukin 6")]
+MOUSE = [gene_row(10090, 11799, "Birc5", "Api4|TIAP", "baculoviral IAP repeat-containing 5", "survivin"),
+         gene_row(10090, 21926, "Tnf", "Tnfa|TNF-alpha", "tumor necrosis factor"),
+         gene_row(10090, 16193, "Il6", "Il-6", "interleukin 6")]
+RAT_TABLE = "#GeneID\tRGD_ID\tSymbol\tSynonyms\n24835\t3876\tTnf\tTNF-alpha|Tnfa\n24498\t2901\tIl6\t-\n"
+HOMOLOGENE = ("#HID\ttax_id\tGeneID\tSymbol\n"
+              "1\t9606\t332\tBIRC5\n1\t10090\t11799\tBirc5\n1\t7955\t999\tbirc5a\n"
+              "2\t9606\t7124\tTNF\n2\t10090\t21926\tTnf\n")
+RGD = ("# RGD ortholog file\n# GENERATED-ON: 2017-02-17\n"
+       "RAT_GENE_SYMBOL\tRAT_GENE_RGD_ID\tRAT_GENE_NCBI_GENE_ID\tHUMAN_ORTHOLOG_SYMBOL\tHUMAN_ORTHOLOG_RGD\t"
+       "HUMAN_ORTHOLOG_NCBI_GENE_ID\tHUMAN_ORTHOLOG_SOURCE\tMOUSE_ORTHOLOG_SYMBOL\tMOUSE_ORTHOLOG_RGD\t"
+       "MOUSE_ORTHOLOG_NCBI_GENE_ID\tMOUSE_ORTHOLOG_MGI\tMOUSE_ORTHOLOG_SOURCE\tHUMAN_ORTHOLOG_HGNC_ID\n"
+       "Tnf\t3876\t24835\tTNF\t1\t7124\tHGNC\tTnf\t2\t21926\tMGI:1\tHGNC\tHGNC:1\n"
+       "Il6\t2901\t24498\tIL6\t3\t3569\tHGNC\tIl6\t4\t16193\tMGI:2\tHGNC\tHGNC:2\n")
+
+
+def write(path: Path, text: str) -> str:
+    path.write_bytes(gzip.compress(text.encode()) if path.suffix == ".gz" else text.encode())
+    return str(path)
+
+
+@pytest.fixture
+def sources(tmp_path) -> list[VocabularySource]:
+    return [VocabularySource(kind="gene_info", path=write(tmp_path / "human.gene_info.gz", "\n".join([HEADER, *HUMAN]) + "\n")),
+            VocabularySource(kind="gene_info", path=write(tmp_path / "mouse.gene_info", "\n".join([HEADER, *MOUSE]) + "\n")),
+            VocabularySource(kind="gene_table", path=write(tmp_path / "rat.tsv", RAT_TABLE), taxon="NCBITaxon:10116"),
+            VocabularySource(kind="homologene", path=write(tmp_path / "homologene.tsv", HOMOLOGENE)),
+            VocabularySource(kind="rgd_orthologs", path=write(tmp_path / "rgd.txt.gz", RGD))]
+
+
+HUMAN_TAXON, MOUSE_TAXON, RAT_TAXON = "NCBITaxon:9606", "NCBITaxon:10090", "NCBITaxon:10116"
+
+
+# -------------------------------------------------------------------------- look-ups and variants
+def test_lookup_answers_in_the_mentions_species(sources):
+    v = build_gene_vocabulary(sources)
+    assert v.lookup("tnf", HUMAN_TAXON) == ("NCBIGene:7124", 0)
+    assert v.lookup("tnf", MOUSE_TAXON) == ("NCBIGene:21926", 0)
+    assert v.lookup("tnf", RAT_TAXON) == ("NCBIGene:24835", 0)
+    # a coding gene's synonym beats a pseudogene's, whatever the numbers
+    assert v.lookup("tnfa", HUMAN_TAXON) == ("NCBIGene:7124", 1)
+    assert v.taxon("NCBIGene:24835") == RAT_TAXON and v.taxon("NCBIGene:404") is None
+
+
+def test_a_name_known_in_another_species_takes_its_ortholog(sources):
+    v = build_gene_vocabulary(sources)
+    # "survivin" is a mouse designation only: the human and the rat mention get their own gene
+    assert v.lookup("survivin", MOUSE_TAXON) == ("NCBIGene:11799", 3)
+    assert v.lookup("survivin", HUMAN_TAXON) == ("NCBIGene:332", 3)
+    assert v.lookup("survivin", RAT_TAXON) is None            # no rat member in the group
+    # RGD's rows join HomoloGene's groups: the rat Tnf is the human TNF's and the mouse Tnf's
+    assert v.ortholog("NCBIGene:24835", HUMAN_TAXON) == "NCBIGene:7124"
+    assert v.ortholog("NCBIGene:7124", RAT_TAXON) == "NCBIGene:24835"
+    assert v.ortholog("NCBIGene:24498", MOUSE_TAXON) == "NCBIGene:16193"
+    # species no names source covers (zebrafish) are left out of the groups
+    assert "NCBIGene:999" not in v.groups
+
+
+@pytest.mark.parametrize("text, key", [("IL-1 beta", "il1b"), ("TNFα", "tnfa"), ("type II", "type2"),
+                                       ("TGF-β1", "tgfb1"), ("Tgfb-1", "tgfb1"), ("diabetes", "diabetes")])
+def test_folded_key(text, key):
+    assert folded_key(normalize_surface(text)) == key
+
+
+def test_folded_lookup_matches_greek_spelt_or_not(sources):
+    v = build_gene_vocabulary(sources)
+    assert v.lookup(folded_key(normalize_surface("TGF-beta1")), HUMAN_TAXON, folded=True)[0] == "NCBIGene:7040"
+    assert v.lookup(surface_key("TGF-beta1"), HUMAN_TAXON) is None        # "tgfbeta1": no exact name
+    # a name whose folded key differs from its key ("TGFbeta" → "tgfb") answers a folded query only
+    assert v.lookup("tgfb", HUMAN_TAXON) is None
+    assert v.lookup(folded_key(normalize_surface("TGF-β")), HUMAN_TAXON, folded=True)[0] == "NCBIGene:7040"
+
+
+@pytest.mark.parametrize("text, variants", [
+    ("Smad1/2", [["Smad1", "Smad2"]]),
+    ("PAK1-3", [["PAK1", "PAK2", "PAK3"]]),
+    ("ROCK-I/II", [["ROCK1", "ROCK2"]]),
+    ("NRG-1 beta", [["NRG-1"]]),
+    ("nuclear factor (NF)-kappaB", [["nuclear factor-kappaB"]]),
+    ("IL6 gene", [["IL6"]]),
+    ("hTERT", [["TERT"]]),
+    ("IL-6", []),
+])
+def test_gene_variants(text, variants):
+    assert gene_variants(text) == variants
+
+
+# -------------------------------------------------------------------------- species
+def test_species_marks_and_mention_species():
+    text = "In mice, Tnf rose. Patients with TNF. C57BL/6 marrow. Rats too."
+    forms = {"mice": ("NCBITaxon:10090",), "patients": ("NCBITaxon:9606",), "rats": ("NCBITaxon:10116",)}
+    marks = species_marks(text, forms)
+    assert [t for _, t in marks] == [MOUSE_TAXON, HUMAN_TAXON, MOUSE_TAXON, RAT_TAXON]
+    sentences = sentence_spans(text, [])
+    assert [text[a:b].strip() for a, b in sentences][:2] == ["In mice, Tnf rose.", "Patients with TNF."]
+    spans = [(text.index("Tnf"), text.index("Tnf") + 3), (text.index("TNF"), text.index("TNF") + 3),
+             (len(text) - 3, len(text) - 1)]
+    assert mention_species(spans, marks, sentences, default="X") == [MOUSE_TAXON, HUMAN_TAXON, RAT_TAXON]
+    assert mention_species(spans, [], sentences, default="X") == ["X", "X", "X"]
+
+
+def test_symbol_case_species():
+    assert symbol_case_species(["Socs2", "Pim1", "EPO"]) == MOUSE_TAXON
+    assert symbol_case_species(["SOCS2", "PIM1", "Epo"]) is None
+    assert symbol_case_species([]) is None
+
+
+# -------------------------------------------------------------------------- the linker
+def gene_doc(doc_id: str, text: str, genes: list[str], species: list[str] = ()) -> Document:
+    mentions = [Mention(text.index(g), text.index(g) + len(g), g, "GeneOrGeneProduct", []) for g in genes]
+    mentions += [Mention(text.index(s), text.index(s) + len(s), s, "OrganismTaxon", []) for s in species]
+    return Document(doc_id, text, mentions=mentions)
+
+
+TRAIN = [Document("t1", "Mice and patients.", mentions=[
+    Mention(0, 4, "Mice", "OrganismTaxon", ["NCBITaxon:10090"]),
+    Mention(9, 17, "patients", "OrganismTaxon", ["NCBITaxon:9606"])])]
+
+
+def test_linker_links_genes_by_species_with_variants(sources, tmp_path):
+    linker = EntityLinker.build(TRAIN, None, vocabularies=sources)
+    mouse = gene_doc("m", "In mice, survivin and TNF-alpha and Smad1/2.", ["survivin", "TNF-alpha", "Smad1/2"])
+    human = gene_doc("h", "In patients, survivin and TNF-alpha and Smad1/2.", ["survivin", "TNF-alpha", "Smad1/2"])
+    unknown = gene_doc("u", "Socs2 and Pim1 bind Tnf.", ["Socs2", "Pim1", "Tnf"])   # rodent symbols: mouse
+    got = {d.id: [r.ids for r in linker.link_mentions(d)] for d in (mouse, human, unknown)}
+    assert got["m"] == [("NCBIGene:11799",), ("NCBIGene:21926",), ()]
+    assert got["h"] == [("NCBIGene:332",), ("NCBIGene:7124",), ("NCBIGene:4086", "NCBIGene:4087")]
+    assert got["u"][2] == ("NCBIGene:21926",)
+    assert [r.how for r in linker.link_mentions(human)] == ["reference"] * 3
+    back = EntityLinker.load(linker.save(tmp_path / "linker.json.gz"))
+    assert [r.ids for r in back.link_mentions(mouse)] == got["m"]
+    assert back.stats()["reference_genes"] == linker.stats()["reference_genes"] == 12
+
+
+def test_linker_without_vocabularies_has_no_reference_step():
+    linker = EntityLinker.build(TRAIN, None)
+    assert linker.link("survivin", "biolink:Gene", HUMAN_TAXON).ids == ()
+    assert "reference_genes" not in linker.stats()
+
+
+# -------------------------------------------------------------------------- errors
+def test_malformed_files_name_the_file_and_line(tmp_path):
+    bad = write(tmp_path / "bad.gene_info", "\n".join([HEADER, HUMAN[0], "9606\t12\tX"]) + "\n")
+    with pytest.raises(LinkerError, match=r"bad.gene_info: line 3: expected 16 tab-separated columns"):
+        list(read_gene_info(bad))
+    nonumber = write(tmp_path / "nonumber.gene_info", "\n".join([HEADER, HUMAN[0].replace("332", "x332", 1)]) + "\n")
+    with pytest.raises(LinkerError, match=r"nonumber.gene_info: line 2: GeneID 'x332' is not a number"):
+        list(read_gene_info(nonumber))
+    headless = write(tmp_path / "headless.gene_info", HUMAN[0] + "\n")
+    with pytest.raises(LinkerError, match=r"headless.gene_info: line 1: expected a gene_info file header"):
+        list(read_gene_info(headless))
+    with pytest.raises(LinkerError, match=r"missing.txt: RGD ortholog file not found"):
+        list(read_rgd_orthologs(tmp_path / "missing.txt"))
+    table = write(tmp_path / "table.tsv", "#GeneID\tSymbol\n1\tA\n")
+    with pytest.raises(LinkerError, match=r"table.tsv: line 1: a gene table needs the columns .*'Synonyms'"):
+        build_gene_vocabulary([VocabularySource(kind="gene_table", path=table, taxon=RAT_TAXON)])
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"kind": "gene_table", "path": "x"}, r"ner.vocabularies\[0\].taxon: a gene_table needs the NCBITaxon id"),
+    ({"kind": "gene_info"}, r"ner.vocabularies\[0\].path: empty"),
+    ({"kind": "nope", "path": "x"}, r"ner.vocabularies\[0\].kind: 'nope' is not allowed"),
+    ({"kind": "gene_info", "path": "x", "species": 1}, r"ner.vocabularies\[0\].species: unknown key"),
+    ({"kind": "terms", "path": "x", "prefix": "MESH"}, r"ner.vocabularies\[0\].prefix: 'MESH' must end with ':'"),
+])
+def test_config_errors(entry, message):
+    with pytest.raises(ConfigError, match=message):
+        build({"ner": {"vocabularies": [entry]}})
