@@ -15,8 +15,8 @@ import pytest
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
 from graphmert.ner.linking import (
-    EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables, read_xref_tables, run_key,
-    surface_key, word_runs,
+    FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
+    read_xref_tables, run_key, surface_key, word_runs,
 )
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
@@ -485,7 +485,7 @@ def test_load_errors_name_the_file(linker, tmp_path):
         return p
 
     with pytest.raises(LinkerError, match=r"old.json.gz: version 0 is not supported "
-                                          r"\(this library reads 3\); rebuild the linker"):
+                                          rf"\(this library reads {FORMAT_VERSION}\); rebuild the linker"):
         EntityLinker.load(write("old.json.gz", {**data, "version": 0}))
     with pytest.raises(LinkerError, match="other.json.gz: not an entity-linker file"):
         EntityLinker.load(write("other.json.gz", {"format": "something else"}))
