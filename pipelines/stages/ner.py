@@ -16,8 +16,8 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
   bar counts the documents each epoch reads, and each epoch's selection scores go to the log →
   ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the ``ner`` config and the
   training report);
-* builds the linker from the same documents' gold ids, the seed KG's names and ``ner.xref_tables``
-  (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
+* builds the linker from the same documents' gold ids, the seed KG's names, ``ner.xref_tables``
+  and ``ner.vocabularies`` (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
 
 The manifest holds the training counts, the per-epoch history and the selection scores. With
 ``ner.paths`` empty the stage writes only ``{"enabled": false}``, and extraction uses no recognizer.
@@ -255,10 +255,10 @@ def _ner(ctx: StageContext) -> dict:
 
 def build_linker(cfg: Config, docs: list[Document], held: frozenset[str]) -> EntityLinker:
     """The run's linker: the training documents' gold ids (less ``held``), the seed KG's names, and
-    ``ner.xref_tables`` / ``ner.name_tables``."""
+    ``ner.xref_tables`` / ``ner.name_tables`` / ``ner.vocabularies``."""
     return EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
                               name_tables=cfg.ner.name_tables, fuzzy_threshold=cfg.ner.fuzzy_threshold,
-                              exclude=held)
+                              exclude=held, vocabularies=cfg.ner.vocabularies)
 
 
 def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | None:
@@ -270,7 +270,8 @@ def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | No
 
 
 def _sources(cfg: Config) -> list[Path]:
-    return [Path(p) for p in (*cfg.ner.paths, *cfg.ner.xref_tables, *cfg.ner.name_tables)]
+    return [Path(p) for p in (*cfg.ner.paths, *cfg.ner.xref_tables, *cfg.ner.name_tables,
+                              *(v.path for v in cfg.ner.vocabularies))]
 
 
 NER = Stage("ner", sections=("ner", "kg", "corpus.skip_bad_records", "extract.paths", "extract.format",
