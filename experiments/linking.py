@@ -1,12 +1,14 @@
 """Entity linking on gold mention spans, and the choice of the fuzzy threshold (issue #19).
 
     .venv/bin/python experiments/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations]
-        [--extra-sources SOURCE ...] [--out F]
+        [--extra-sources SOURCE ...] [--kg-gene-species TAXON] [--strict-gene-species] [--name-tables]
+        [--vocabularies] [--out F]
 
 The linker (:class:`graphmert.ner.linking.EntityLinker`) is built from the gold-annotated documents
 of the shared abstracts corpus (the sources ``ner.sources`` of configs/biored-raw.yaml: BioRED train,
 BC5CDR train + dev, NCBI disease train) minus a held-out 20% of the BioRED-train documents (``sha256(doc id) mod 100 < 20``),
-the shared seed KG and its three cross-reference tables. ``--extra-sources`` adds the corpus's
+the shared seed KG and its three cross-reference tables (``--vocabularies``: and the ``terms``
+vocabularies of configs/biored-raw.yaml's ``ner.vocabularies``, MeSH 2024 descriptors). ``--extra-sources`` adds the corpus's
 documents of other sources to the dictionary (``tmvar3_pubtator``: PubTator's silver ids). Every
 gold mention of the held-out documents is then linked from its text and type alone (all gold ids
 removed; abbreviations from scispaCy's detector, as the corpus stage fills them), for each fuzzy
@@ -19,7 +21,9 @@ threshold:
 
 The chosen threshold is the one with the best held-out document F1 (ties: the higher threshold). At
 that threshold, the held-out gold gene mentions are then broken down by species (an id in the
-human-only seed KG, or another species' id) and by how the linker linked them.
+human-only seed KG, or another species' id) and by how the linker linked them, and the disease and
+chemical misses by their first gold id (a MeSH supplementary concept, ``MESH:C...``, which no shared
+vocabulary names; an id a look-up can answer; another) and by how the linker answered.
 The same table on BioRED dev gold spans is printed for report only: it never chooses anything.
 """
 
@@ -46,15 +50,11 @@ from graphmert.ner.corpus import annotated_documents  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 
 CATEGORIES = {"biolink:Gene": "gene", "biolink:Disease": "disease", "biolink:ChemicalEntity": "chemical"}
-HOWS = ("dictionary", "kg", "reference", "abbreviation", "fuzzy", "none")
+HOWS = ("dictionary", "kg", "reference", "terms", "abbreviation", "fuzzy", "none")
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml"   # the linker's ner settings
 XREF_TABLES = ("doid_to_mesh.tsv", "drugbank_to_mesh.tsv", "umls_to_mesh_disgenet.tsv")
 NAME_TABLES = ("upstream/disgenet_v3.0_curated_gene_disease_associations.txt.gz",)   # gene full names
 THRESHOLDS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
-
-
-def raw_config():
-    """configs/biored-raw.yaml, whose ner settings the linker is built with."""
-    return load_config(Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml")
 
 
 def unlinked_copy(doc: Document) -> Document:
@@ -100,6 +100,39 @@ def _row(right: Counter, total: Counter, hows: Counter, tp: int, n_pred: int, n_
     return row
 
 
+def vocabularies() -> list:
+    """configs/biored-raw.yaml's ``ner.vocabularies`` (NCBI Gene per species, orthologs, MeSH
+    descriptors), their relative paths resolved from the repository root as the pipeline's are."""
+    root = CONFIG.parents[1]
+    return [replace(v, path=str(root / v.path)) for v in load_config(CONFIG).ner.vocabularies]
+
+
+def miss_breakdown(linker: EntityLinker, gold: list[Document]) -> list[dict]:
+    """Gold disease and chemical mentions the linker gets wrong, by the kind of their first gold id
+    (a MeSH supplementary concept, ``MESH:C...``, which no shared vocabulary names; a descriptor the
+    linker knows, or does not) and by how the linker answered (``none``: unlinked)."""
+    known = linker.known_ids()
+    counts: Counter = Counter()
+    missed_ids: dict[tuple[str, str], set[str]] = {}
+    for g in gold:
+        for m, r in zip(g.mentions, linker.link_mentions(unlinked_copy(g))):
+            cat = mention_category(m.type)
+            if cat not in ("biolink:Disease", "biolink:ChemicalEntity") or not m.ids:
+                continue
+            gid = m.ids[0]
+            kind = ("MeSH C id" if gid.startswith("MESH:C") else "known id" if gid in known
+                    else "unknown id")
+            counts[(CATEGORIES[cat], kind, "all")] += 1
+            if not (r.ids and r.ids[0] in m.ids):
+                counts[(CATEGORIES[cat], kind, r.how)] += 1
+                missed_ids.setdefault((CATEGORIES[cat], kind), set()).add(gid)
+    return [{"category": c, "first gold id": k, "mentions": counts[(c, k, "all")],
+             "missed": sum(counts[(c, k, h)] for h in HOWS), "missed ids": len(missed_ids.get((c, k), ())),
+             **{f"missed {h}": counts[(c, k, h)] for h in HOWS}}
+            for c in ("disease", "chemical") for k in ("MeSH C id", "known id", "unknown id")
+            if counts[(c, k, "all")]]
+
+
 def gene_breakdown(linker: EntityLinker, gold: list[Document], kg) -> list[dict]:
     """Gold gene mentions with ids by whether one of their ids is a seed-KG gene (the KG is human-only,
     so "other species" otherwise) and by how the linker linked them: mentions, and how many right."""
@@ -139,7 +172,7 @@ def load_inputs(abbreviations: bool, extra_sources: Sequence[str] = ()
                 ) -> tuple[list[Document], list[Document], list[Document], list[Path]]:
     """Training documents, held-out BioRED-train documents, BioRED dev documents, xref tables."""
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz")
-    sources = raw_config().ner.sources
+    sources = load_config(CONFIG).ner.sources
     docs = list(annotated_documents(read_corpus([corpus]), [*sources, *extra_sources]))
     held = [d for d in docs if held_out_biored_train(d)]
     dev = list(read_corpus([require_shared("biored", "Dev.PubTator")]))
@@ -167,7 +200,7 @@ def main() -> None:
                     help="ner.name_tables: the seed KG folder's DisGeNET gene names as KG gene synonyms")
     ap.add_argument("--vocabularies", action="store_true",
                     help="ner.vocabularies of configs/biored-raw.yaml: reference gene names per species, "
-                         "orthologs, MeSH descriptors")
+                         "orthologs, MeSH descriptors (disease and chemical names)")
     ap.add_argument("--reference-at", type=int, default=None,
                     help="where the reference gene look-up comes among the exact steps (EntityLinker.reference_at)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
@@ -178,9 +211,9 @@ def main() -> None:
     kg_dir = require_shared("seed_kg_hetionet_disgenet_mesh")
     names = [kg_dir / t for t in NAME_TABLES] if a.name_tables else []
     kg = read_hetionet_disgenet_mesh(kg_dir)
-    vocabularies = raw_config().ner.vocabularies if a.vocabularies else []
+    vocab = vocabularies() if a.vocabularies else []
     linker = EntityLinker.build(docs, kg, xrefs, name_tables=names,
-                                exclude={d.id for d in held}, vocabularies=vocabularies)
+                                exclude={d.id for d in held}, vocabularies=vocab)
     if a.reference_at is not None:
         linker.reference_at = a.reference_at
     linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
@@ -193,15 +226,19 @@ def main() -> None:
     linker.fuzzy_threshold = 2.0 if best["threshold"] == "off" else best["threshold"]
     genes = gene_breakdown(linker, held, kg)
     print(markdown(genes, "held-out gold gene mentions at the chosen threshold: by species and how linked"))
+    misses = miss_breakdown(linker, held)
+    print(markdown(misses, "held-out gold disease and chemical mentions at the chosen threshold: misses by "
+                           "first gold id (MeSH C id: a supplementary concept no shared file names; known "
+                           "id: one a look-up can answer) and how linked"))
     dev_rows = sweep(linker, dev, thresholds)
     print(markdown(dev_rows, f"BioRED dev ({len(dev)} docs, gold spans): REPORT ONLY, never tuned on"))
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
-                   held_out_genes=genes, extra_sources=a.extra_sources, kg_gene_species=a.kg_gene_species,
-                   strict_gene_species=a.strict_gene_species, name_tables=a.name_tables,
-                   abbreviations=not a.no_abbreviations, vocabularies=[v.path for v in vocabularies],
-                   reference_at=linker.reference_at)
+                   held_out_genes=genes, held_out_misses=misses, extra_sources=a.extra_sources,
+                   kg_gene_species=a.kg_gene_species, strict_gene_species=a.strict_gene_species,
+                   name_tables=a.name_tables, abbreviations=not a.no_abbreviations,
+                   vocabularies=[v.path for v in vocab], reference_at=linker.reference_at)
 
 
 if __name__ == "__main__":

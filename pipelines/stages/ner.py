@@ -16,8 +16,8 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
   bar counts the documents each epoch reads, and each epoch's selection scores go to the log →
   ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the ``ner`` config and the
   training report);
-* builds the linker from the same documents' gold ids, the seed KG's names and ``ner.xref_tables``
-  (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
+* builds the linker from the same documents' gold ids, the seed KG's names, ``ner.xref_tables``
+  and ``ner.vocabularies`` (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
 
 The manifest holds the training counts, the per-epoch history and the selection scores. With
 ``ner.paths`` empty the stage writes only ``{"enabled": false}``, and extraction uses no recognizer.

@@ -15,9 +15,8 @@ import pytest
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
 from graphmert.ner.linking import (
-    FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables, read_xref_tables,
-    run_key,
-    surface_key, word_runs,
+    FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
+    read_xref_tables, run_key, surface_key, word_runs,
 )
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary

@@ -7,6 +7,8 @@ The package, one module per concern (the names below are exported here, the publ
 * :mod:`~graphmert.ner.linking.surface` — :func:`normalize_surface`, :func:`surface_key` and the
   word runs tried as seed-KG names;
 * :mod:`~graphmert.ner.linking.tables` — reading the cross-reference and names tables (TSV);
+* :mod:`~graphmert.ner.linking.terms` — reference term tables (``ner.vocabularies`` of kind
+  ``terms``: MeSH descriptors' names and entry terms);
 * :mod:`~graphmert.ner.linking.vocabulary` — the tables a linker looks up, learnt from gold
   documents and the seed KG, and read back from a saved linker;
 * :mod:`~graphmert.ner.linking.species` — the species of documents and mentions, and gene orthologs
@@ -41,8 +43,17 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
    species than the document's goes on to them (the rat Il7 and the human IL7 are both "IL7");
 3. the same two tables again, for plural forms: a mention written with a final lower-case "s"
    ("tumors", "CDKs") is looked up as its singular, and a plural name also answers for its singular;
-4. **fuzzy** — only when all of the above fail, and for keys of 4+ characters: character 3-gram
-   TF-IDF (``char_wb``) cosine nearest neighbour among the names of the same category, accepted at
+4. **terms** — only when all of the above fail: the reference term tables
+   (:func:`~graphmert.ner.linking.terms.read_terms`; ``build(vocabularies=...)``, the ``terms``
+   sources of ``ner.vocabularies``) of the categories their source names, the key and then the
+   singulars of a plural query. MeSH 2024 descriptors: every descriptor for both diseases and
+   chemicals (the file has no tree numbers; restricting a category to the descriptors its KG nodes
+   and training annotations name measured worse). A key several descriptors name answers with the
+   best-ranked one (preferred name, entry term, permuted form, singular of a plural; then the
+   smallest id) and keeps the others after it;
+5. **fuzzy** — only when all of the above fail, and for keys of 4+ characters: character 3-gram
+   TF-IDF (``char_wb``) cosine nearest neighbour among the names of the same category (the
+   dictionary's and the seed KG's, not the term tables': those lowered held-out F1), accepted at
    ``score >= fuzzy_threshold``. A neighbour must keep the query's numbers, single letters, Greek
    letter names and roman numerals (:func:`~graphmert.ner.linking.surface._markers`: "bmp 5" never
    becomes "bmp 4"); the best of the 10 nearest that does is taken. The default threshold was

@@ -20,6 +20,7 @@ from graphmert.ner.linking.species import _dominant_species
 from graphmert.ner.linking.surface import (
     _singular_keys, _uninverted, normalize_surface, run_key, surface_key, word_runs,
 )
+from graphmert.ner.linking.terms import TermKeys, terms_from_json
 
 
 @dataclass
@@ -38,6 +39,9 @@ class _Tables:
     info: dict[str, Any] = field(default_factory=dict)   # build counts (stats)
     # NAME_CATEGORIES → KG name key → [annotated, occurs] in the training documents (_name_counts)
     name_counts: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    # category → key → ids, best first, of the reference term tables (terms.py; categories of one
+    # source share one dict)
+    terms: dict[str, TermKeys] = field(default_factory=dict)
     # the reference gene vocabulary (GeneVocabulary.to_json), {} without one
     reference_genes: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -218,4 +222,5 @@ def _tables_from_json(data: dict) -> _Tables:
                    {c: [str(n) for n in names] for c, names in data["names"].items()}, dict(data["info"]),
                    {c: {str(k): [int(a), int(o)] for k, (a, o) in keys.items()}
                     for c, keys in data["name_counts"].items()},
+                   terms_from_json(data["terms"]),
                    {part: dict(table) for part, table in data["reference_genes"].items()})
