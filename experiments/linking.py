@@ -133,19 +133,30 @@ def miss_breakdown(linker: EntityLinker, gold: list[Document]) -> list[dict]:
             if counts[(c, k, "all")]]
 
 
+SPECIES = {"NCBITaxon:9606": "human", "NCBITaxon:10090": "mouse", "NCBITaxon:10116": "rat"}
+
+
 def gene_breakdown(linker: EntityLinker, gold: list[Document], kg) -> list[dict]:
-    """Gold gene mentions with ids by whether one of their ids is a seed-KG gene (the KG is human-only,
-    so "other species" otherwise) and by how the linker linked them: mentions, and how many right."""
+    """Gold gene mentions with ids by the species of their first id and by how the linker linked
+    them: mentions, how many right, accuracy. The species is the reference vocabulary's (human, mouse,
+    rat, or "other" for a gene none of its files names) with ``--vocabularies``; without, whether an
+    id is a seed-KG gene (the KG is human-only) or "other species"."""
     counts: Counter = Counter()
     for g in gold:
         for m, r in zip(g.mentions, linker.link_mentions(unlinked_copy(g))):
             if mention_category(m.type) != "biolink:Gene" or not m.ids:
                 continue
-            key = ("human (seed KG)" if any(i in kg.nodes for i in m.ids) else "other species", r.how)
-            counts[key] += 1
-            counts[key + ("right",)] += bool(r.ids) and r.ids[0] in m.ids
-    return [{"gold id": sp, "how": how, "mentions": counts[(sp, how)], "right": counts[(sp, how, "right")]}
-            for sp in ("human (seed KG)", "other species") for how in HOWS if counts[(sp, how)]]
+            if linker.has_reference_genes:
+                sp = SPECIES.get(linker.gene_taxon(m.ids[0]) or "", "other")
+            else:
+                sp = "human (seed KG)" if any(i in kg.nodes for i in m.ids) else "other species"
+            for key in ((sp, r.how), (sp, "all")):
+                counts[key] += 1
+                counts[key + ("right",)] += bool(r.ids) and r.ids[0] in m.ids
+    groups = dict.fromkeys(sp for sp, *_ in counts)
+    return [{"gold id": sp, "how": how, "mentions": counts[(sp, how)], "right": counts[(sp, how, "right")],
+             "accuracy": counts[(sp, how, "right")] / counts[(sp, how)]}
+            for sp in sorted(groups) for how in (*HOWS, "all") if counts[(sp, how)]]
 
 
 def _cell(v: object) -> str:

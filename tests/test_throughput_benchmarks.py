@@ -104,3 +104,13 @@ def test_extract_scale_benchmark_on_the_demo_run(demo_run, tmp_path):
     _, rows = _bench("extract_scale.py", tmp_path, "--config", "configs/demo.yaml", "--run-dir", str(demo_run[0]),
                      "--workers", "1", "--no-real-cluster", "--part-documents", "30")
     assert len(rows) == 2 and not rows[1]["same triples"].startswith("NO")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")
+def test_linker_benchmark_builds_with_and_without_the_vocabularies(tmp_path):
+    _, rows = _bench("linker.py", tmp_path, "--documents", "5", "--passes", "2")
+    without, with_ = rows
+    assert without["vocabularies"] == 0 and with_["vocabularies"] > 0
+    assert with_["file MB"] > without["file MB"] and with_["mentions"] == without["mentions"] > 0
+    assert all(r["mentions/s"] > 0 and r["build s"] > 0 for r in rows)

@@ -38,6 +38,9 @@ def _check_cross(cfg: Config) -> None:
     _check_scopes(cfg.kg.candidate_scope_by_category, "kg.candidate_scope_by_category",
                   field_choices(KGConfig, "candidate_scope"))
     _check_vocabularies(cfg.ner.vocabularies)
+    if not _TAXON_ID.fullmatch(cfg.extract.default_gene_species):
+        raise ConfigError(f"extract.default_gene_species: expected an NCBITaxon id such as NCBITaxon:9606, "
+                          f"got {cfg.extract.default_gene_species!r}")
     titles = [cfg.kg.candidate_scope, *cfg.kg.candidate_scope_by_category.values()]
     if "title" in titles and cfg.corpus.chunk_mode != "document":
         raise ConfigError(f"kg.candidate_scope 'title' needs corpus.chunk_mode 'document' (a "

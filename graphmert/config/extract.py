@@ -91,6 +91,11 @@ class ExtractConfig:
                                     "the document's, with no ortholog learnt, stays unlinked (a text "
                                     "node), as a seed-KG gene does under kg_gene_species; false: the "
                                     "dictionary's id is kept")
+    default_gene_species: str = opt("NCBITaxon:9606", help="documents the ner stage's recognizer "
+                                    "annotates: the species of a gene mention whose sentence and "
+                                    "document name none, for the reference gene look-ups "
+                                    "(ner.vocabularies); it also wins a tie between the species a "
+                                    "document names")
     variant_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: the "
                                  "sequence variants a rule-based finder reads in the text ('R215W', "
                                  "'c.643C>T', 'rs1800795') become mentions too, with tmVar-style ids, "

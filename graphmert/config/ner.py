@@ -103,7 +103,10 @@ class NERConfig:
                                  "shared seed KG's upstream DisGeNET table of gene names")
     vocabularies: list[VocabularySource] = opt(
         factory=list, help="reference vocabularies the linker looks names up in (NCBI Gene per species, "
-        "orthologs, MeSH descriptors): a list of {kind, path, …} (graphmert.config.ner.VocabularySource)")
+        "orthologs, MeSH descriptors): a list of {kind: gene_info | gene_table | homologene | "
+        "rgd_orthologs | terms, path, taxon (gene_table: its NCBITaxon id), prefix and categories "
+        "(terms: the ids' CURIE prefix, MESH:, and the Biolink categories it names)} "
+        "(graphmert.config.ner.VocabularySource, docs/NER.md)")
     fuzzy_threshold: float = opt(0.8, min=0.0, max=1.01,
                                  help="character-trigram cosine at or above which an unmatched "
                                       "mention links to its nearest known name of its category; "

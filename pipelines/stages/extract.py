@@ -133,7 +133,8 @@ def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
 def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
     """Documents without mentions get the recognizer's mentions, linked by the linker (with
     ``extract.kg_gene_species`` as its :attr:`~graphmert.ner.linking.EntityLinker.kg_species` and
-    ``extract.strict_gene_species`` as its ``strict_species``; :func:`recognized_entities`); the
+    ``extract.strict_gene_species`` as its ``strict_species``, ``extract.default_gene_species`` as its
+    ``default_species``; :func:`recognized_entities`); the
     others are kept as they are. Returns the documents and the recognised ones by id."""
     tools = load_entity_tools(ctx)
     todo = [d for d in docs if not d.mentions]
@@ -142,6 +143,7 @@ def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
     recognizer, linker = tools
     ex = ctx.cfg.extract
     linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
+    linker.default_species = ex.default_gene_species
     found = {d.id: recognized_entities(d, linker, ex)
              for d in ctx.progress(recognizer.recognize(todo, propagate=ex.propagate_mentions),
                                    total=len(todo), desc="extract: recognize", unit="doc")}

@@ -166,6 +166,19 @@ def test_linker_links_genes_by_species_with_variants(sources, tmp_path):
     back = EntityLinker.load(linker.save(tmp_path / "linker.json.gz"))
     assert [r.ids for r in back.link_mentions(mouse)] == got["m"]
     assert back.stats()["reference_genes"] == linker.stats()["reference_genes"] == 12
+    assert {"NCBIGene:332", "NCBIGene:24835", "NCBIGene:9001"} <= back.known_ids()
+
+
+def test_document_species_ties_go_to_the_default_species(sources):
+    linker = EntityLinker.build(TRAIN, None, vocabularies=sources)
+    tie = gene_doc("t", "In patients and in mice, survivin.", ["survivin"])
+    assert linker.document_species(tie) == HUMAN_TAXON
+    assert [r.ids for r in linker.link_mentions(tie)] == [("NCBIGene:11799",)]   # "mice" is nearer
+    linker.sentence_species = False
+    assert [r.ids for r in linker.link_mentions(tie)] == [("NCBIGene:332",)]
+    linker.default_species = MOUSE_TAXON
+    assert linker.document_species(tie) == MOUSE_TAXON
+    assert linker.document_species(gene_doc("n", "No species here: Tnf.", ["Tnf"])) is None
 
 
 def test_linker_without_vocabularies_has_no_reference_step():
@@ -202,3 +215,8 @@ def test_malformed_files_name_the_file_and_line(tmp_path):
 def test_config_errors(entry, message):
     with pytest.raises(ConfigError, match=message):
         build({"ner": {"vocabularies": [entry]}})
+
+
+def test_default_gene_species_must_be_a_taxon():
+    with pytest.raises(ConfigError, match="extract.default_gene_species: expected an NCBITaxon id"):
+        build({"extract": {"default_gene_species": "human"}})

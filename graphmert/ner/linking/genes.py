@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from graphmert.ner.linking.common import LinkerError
-from graphmert.ner.linking.surface import normalize_surface, surface_key
+from graphmert.ner.linking.surface import normalize_surface
 from graphmert.ner.linking.tables import _open_table
 
 GENE = "NCBIGene:"
@@ -122,6 +122,10 @@ class GeneVocabulary:
         for entry in self.keys.values():
             for taxon, gene, _ in self._candidates(entry):
                 self._taxa.setdefault(gene, taxon)
+
+    def genes(self) -> frozenset[str]:
+        """Every gene a look-up can answer: those the names sources name, and their orthologs."""
+        return frozenset([*self._taxa, *self.groups])
 
     def stats(self) -> dict:
         return {"reference_gene_keys": len(self.keys), "reference_gene_folded_keys": len(self.folded),

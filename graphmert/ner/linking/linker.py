@@ -7,12 +7,12 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Collection, Iterable, Iterator, Sequence
 
-from graphmert.config import NAME_CATEGORIES, NERConfig
+from graphmert.config import NAME_CATEGORIES, ExtractConfig, NERConfig
 from graphmert.corpus.document import Abbreviation, Document
 from graphmert.io import atomic_path, check_format
 from graphmert.kg.graph import SeedKG
@@ -41,7 +41,8 @@ FORMAT_VERSION = 5                 # 2: kg_others; 3: name_counts; 4: terms; 5: 
 # documents (document-level normalisation F1, gold spans); BioRED dev was not used.
 DEFAULT_FUZZY_THRESHOLD = NERConfig.fuzzy_threshold
 
-DEFAULT_GENE_SPECIES = "NCBITaxon:9606"
+# extract.default_gene_species's default: a gene mention's species where nothing names one
+DEFAULT_GENE_SPECIES = ExtractConfig.default_gene_species
 
 
 def _with_terms(steps: tuple, terms: dict) -> tuple:
@@ -181,6 +182,11 @@ class EntityLinker:
                 return ids, how
         return None
 
+    @property
+    def has_reference_genes(self) -> bool:
+        """Whether the linker was built with reference gene vocabularies (``ner.vocabularies``)."""
+        return self._genes is not None
+
     def gene_taxon(self, gene: str) -> str | None:
         """A gene id's taxon: the reference vocabulary's, else the species of the training documents
         that annotate it, else, for a seed-KG gene, :attr:`kg_species`; None when none is known."""
@@ -267,14 +273,16 @@ class EntityLinker:
         return self._result(found[0], round(score, 6), "fuzzy")
 
     def known_ids(self) -> frozenset[str]:
-        """Every id a look-up can answer: those of the dictionary (all species, plural forms too) and
-        the seed KG's namespace ids. Fuzzy, ortholog and abbreviation links answer with these too, so
-        a gold id outside them is one no mention can be linked to (``experiments/raw_pairs.py``)."""
+        """Every id a look-up can answer: those of the dictionary (all species, plural forms too), the
+        seed KG's namespace ids, the reference term tables' and genes'. Fuzzy, ortholog and
+        abbreviation links answer with these too, so a gold id outside them is one no mention can be
+        linked to (``experiments/raw_pairs.py``)."""
         t = self._tables
         out = {i for votes in (t.dictionary, t.dictionary_plural, *t.species.values())
                for keys in votes.values() for counts in keys.values() for ids in counts for i in ids}
         out.update(i for keys in (*t.kg.values(), *t.kg_plural.values()) for i in keys.values())
         out.update(i for keys in t.terms.values() for ids in keys.values() for i in ids)
+        out.update(self._genes.genes() if self._genes is not None else ())
         return frozenset(out)
 
     def dictionary_categories(self, key: str) -> frozenset[str]:
@@ -309,17 +317,24 @@ class EntityLinker:
         return sorted(marks + species_marks(doc.text, forms))
 
     def document_species(self, doc: Document) -> str | None:
-        """The dominant taxon of ``doc``'s species cues (:meth:`_species_marks`); without any, mouse
-        when its gene mentions are mostly written as rodent symbols (:func:`symbol_case_species`)."""
-        found = _dominant_species(t for _, t in self._species_marks(doc))
-        return found or symbol_case_species([m.text for m in doc.mentions if mention_category(m.type) == _GENE])
+        """The dominant taxon of ``doc``'s species cues (:meth:`_species_marks`; a tie goes to
+        :attr:`default_species` when it is among the tied); without any, mouse when its gene
+        mentions are mostly written as rodent symbols (:func:`symbol_case_species`)."""
+        return self._document_species(doc, self._species_marks(doc))
+
+    def _document_species(self, doc: Document, marks: list[tuple[int, str]]) -> str | None:
+        counts = Counter(t for _, t in marks if t.startswith(NAMESPACES[_TAXON]))
+        if counts:
+            top = max(counts.values())
+            return self.default_species if counts.get(self.default_species) == top else \
+                _dominant_species(t for t, n in counts.items() if n == top)
+        return symbol_case_species([m.text for m in doc.mentions if mention_category(m.type) == _GENE])
 
     def mention_species(self, doc: Document) -> list[str | None]:
         """The species of each mention of ``doc``: the species cue nearest to it in its sentence
         (:func:`~graphmert.ner.linking.species.mention_species`), else :meth:`document_species`."""
         marks = self._species_marks(doc)
-        default = _dominant_species(t for _, t in marks) or symbol_case_species(
-            [m.text for m in doc.mentions if mention_category(m.type) == _GENE])
+        default = self._document_species(doc, marks)
         if not self.sentence_species:
             return [default] * len(doc.mentions)
         return mention_species([(m.start, m.end) for m in doc.mentions], marks,

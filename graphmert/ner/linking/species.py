@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from graphmert.ner.linking.common import _GENE, _TAXON, NAMESPACES, Votes, _winner
+from graphmert.ner.linking.surface import surface_key
 
 MOUSE, RAT = "NCBITaxon:10090", "NCBITaxon:10116"
 # laboratory strains name their species where an abstract names no animal ("C57BL/6 bone marrow")
@@ -62,8 +63,6 @@ def _gene_orthologs(species: dict[str, Votes], kg: dict[str, dict[str, str]]
 def species_marks(text: str, forms: dict[str, tuple[str, ...]]) -> list[tuple[int, str]]:
     """(offset, taxon id) of each word and word pair of ``text`` that is a species form of ``forms``
     (surface key → ids: "patients", "mice", "rats") and of each laboratory strain name."""
-    from graphmert.ner.linking.surface import surface_key
-
     words = list(_WORD.finditer(text))
     grams = [(w.start(), w.group()) for w in words]
     grams += [(a.start(), text[a.start():b.end()]) for a, b in zip(words, words[1:])]
