@@ -39,9 +39,9 @@ def test_relation_typer_study_fits_one_setting(tmp_path):
     assert rows and "prior" in stdout
 
 
-def test_linking_study_at_one_threshold(tmp_path):
-    _, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations")
-    assert rows
+def test_linking_study_at_one_threshold_with_the_vocabularies(tmp_path):
+    _, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies")
+    assert len(rows) == 1 and rows[0]["reference"] > 0 and rows[0]["terms"] > 0
 
 
 def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_path):

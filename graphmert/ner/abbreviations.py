@@ -29,6 +29,7 @@ scispaCy detect abbreviations but do not use them to add or relabel entities.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
 from typing import Callable
@@ -36,7 +37,11 @@ from typing import Callable
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import whole_word_occurrences
 
-__all__ = ["abbreviation_mentions", "abbreviation_pairs", "short_form_variants", "abbreviation_veto"]
+__all__ = ["abbreviation_mentions", "abbreviation_pairs", "short_form_variants", "abbreviation_veto",
+           "initials_of"]
+
+_INITIAL_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+|\d+")
+_SHORT_FORM = re.compile(r"[A-Z][A-Za-z0-9]{1,7}")
 
 
 def abbreviation_pairs(doc: Document) -> list[tuple[str, int, int]]:
@@ -54,6 +59,19 @@ def short_form_variants(short: str) -> list[str]:
     if len(letters) < 2 or not (letters.isalpha() and letters.isupper()):
         return [short]
     return [short, letters] if letters != short else [short, short + "s"]
+
+
+def initials_of(short: str, long: str) -> bool:
+    """Whether ``short`` (2–8 letters, a capital first: "POAG", "XLMR"; a final plural "s" dropped)
+    spells the initials of ``long``'s words and hyphen-joined parts, in order ("primary open-angle
+    glaucoma", "X-linked mental retardation"): the abbreviations an abstract defines where the
+    detector paired the short form with another span or missed the pair. Digits must match
+    whole ("type 2 diabetes" is T2D)."""
+    letters = short[:-1] if short.endswith("s") and short[:-1].isupper() else short
+    if not _SHORT_FORM.fullmatch(letters):
+        return False
+    initials = "".join(w if w.isdigit() else w[0] for w in _INITIAL_WORD.findall(long))
+    return len(initials) > 1 and initials.casefold() == letters.casefold()
 
 
 def _head_label(mentions: list[Mention], start: int, end: int, labels: frozenset[str]) -> str | None:

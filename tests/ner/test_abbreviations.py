@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from graphmert.corpus.document import Abbreviation, Document, Mention
-from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
+from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto, initials_of
 
 LABELS = frozenset({"Gene", "Disease", "Chemical"})
 
@@ -112,3 +114,17 @@ def test_a_short_form_defined_as_something_unrecognised_is_not_a_mention():
     assert _spans(genes) == [s for s in _spans(d) if s != ("LIF", "Gene")]
     plain = Document(id="p", text="RA", mentions=[Mention(0, 2, "RA", "Disease")])
     assert abbreviation_veto(plain, LABELS) is plain
+
+
+@pytest.mark.parametrize("short, long, expected", [
+    ("POAG", "primary open-angle glaucoma", True),
+    ("XLMR", "X-linked mental retardation", True),
+    ("ADs", "Alzheimer diseases", True),
+    ("T2D", "type 2 diabetes", True),
+    ("MR", "X-linked mental retardation", False),       # initials must cover every word
+    ("IL", "interleukin", False),                       # one word has one initial
+    ("aD", "Alzheimer disease", False),                 # a short form starts with a capital
+    ("HF", "hepatic failure in the liver", False),
+])
+def test_initials_of(short, long, expected):
+    assert initials_of(short, long) is expected

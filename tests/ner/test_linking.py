@@ -534,3 +534,20 @@ def test_accuracy_on_held_out_biored_train_gold_spans():
     assert acc["biolink:Gene"] > 0.2, acc
     three = [ok for c in ("biolink:Disease", "biolink:ChemicalEntity") for ok in right[c]]
     assert sum(three) / len(three) > 0.7, acc
+
+
+def test_a_mention_spelling_a_linked_mentions_initials_takes_its_link(linker):
+    # no abbreviation pair: the detector missed it, or paired the short form with another span
+    text = "Type 2 diabetes mellitus was mild. T2DM flares; T2DX and AD too."
+    d = doc("i", text, [("Type 2 diabetes mellitus", "Disease", []), ("T2DM", "Disease", []),
+                        ("T2DX", "Disease", []), ("AD", "Disease", [])])
+    results = linker.link_mentions(d)
+    assert [r.ids for r in results] == [("MESH:D003924",), ("MESH:D003924",), (), ("MESH:D000544",)]
+    assert results[1].how == "abbreviation" and results[3].how == "dictionary"   # an exact link stays
+    gene = doc("g", text, [("Type 2 diabetes mellitus", "Disease", []), ("T2DM", "Gene", [])])
+    assert linker.link_mentions(gene)[1].ids == ()                                # another category
+    linker.initials = False
+    try:
+        assert linker.link_mentions(d)[1].ids == ()
+    finally:
+        linker.initials = True

@@ -17,7 +17,7 @@ from graphmert.corpus.document import Abbreviation, Document
 from graphmert.io import atomic_path, check_format
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import mention_category
-from graphmert.ner.abbreviations import abbreviation_pairs, short_form_variants
+from graphmert.ner.abbreviations import abbreviation_pairs, initials_of, short_form_variants
 from graphmert.ner.linking.common import (
     _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
 )
@@ -93,6 +93,8 @@ class EntityLinker:
         self.reference_at: int = 0
         #: a gene mention's species is the species named nearest to it in its sentence, if any
         self.sentence_species: bool = True
+        #: an unlinked mention spelling the initials of a linked one of its category takes its link
+        self.initials: bool = True
 
     @classmethod
     def build(cls, documents: Iterable[Document], kg: SeedKG | None,
@@ -410,7 +412,24 @@ class EntityLinker:
                 hit = longs.get((m.text, mention_category(m.type)))
                 if hit is not None and results[i] is not None and not results[i].ids:
                     results[i] = hit
+        if self.initials:
+            self._initials_links(doc, results)
         return results
+
+    def _initials_links(self, doc: Document, results: list[LinkResult | None]) -> None:
+        """An unlinked mention whose text spells the initials of a linked mention of its category in
+        the document (:func:`~graphmert.ner.abbreviations.initials_of`: "POAG" and "primary
+        open-angle glaucoma") takes that mention's link, in place: the abbreviations the detector
+        paired with another span ("MR" in "X-linked mental retardation (XLMR)") or missed."""
+        linked = [(m.text, mention_category(m.type), LinkResult(tuple(m.ids), 1.0, "abbreviation", tuple(m.xrefs))
+                   if m.ids else r) for m, r in zip(doc.mentions, results) if m.ids or (r is not None and r.ids)]
+        for i, m in enumerate(doc.mentions):
+            if results[i] is None or results[i].ids:
+                continue
+            cat = mention_category(m.type)
+            hit = next((r for text, c, r in linked if c == cat and initials_of(m.text, text)), None)
+            if hit is not None:
+                results[i] = replace(hit, how="abbreviation")
 
     def link_document(self, doc: Document) -> Document:
         """A copy of ``doc`` whose mentions without ids have them filled (``[]`` when unlinked), and
