@@ -9,7 +9,7 @@ spaCy.
 ``STAGES`` (name → :class:`~pipelines.stage.Stage`) is built on first access (PEP 562), so neither the
 CLI before a command runs nor a Dask worker that unpickles a shard function imports every stage
 module. torch (seconds per process) comes only with the stage modules that need it (graphs, train,
-extract, ner, evaluate), so the CLI's ``--help`` and a worker running only ``pipelines.stages.corpus``
+extract, ner, link, evaluate), so the CLI's ``--help`` and a worker running only ``pipelines.stages.corpus``
 or ``pipelines.stages.export`` tasks never import it.
 """
 
