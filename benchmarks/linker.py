@@ -4,7 +4,7 @@ reference vocabularies (``ner.vocabularies``: NCBI Gene per species, orthologs, 
     .venv/bin/python benchmarks/linker.py [--config configs/biored-raw.yaml] [--documents N]
                                           [--passes 3] [--out FILE]
 
-The linker is built as the ``ner`` stage builds it (:func:`pipelines.stages.ner.build_linker`'s
+The linker is built as the ``link`` stage builds it (:func:`pipelines.stages.link.build_linker`'s
 inputs: the gold-annotated documents of ``ner.paths`` from ``ner.sources``, the seed KG, the
 cross-reference and names tables of ``--config``), once with no vocabularies and once with the
 config's, each in a fresh process so that the peak resident memory is the build's own. Each then

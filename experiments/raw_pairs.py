@@ -19,7 +19,8 @@ mention of something BioRED does not annotate).
 
 A third table splits the gene entities of gold pairs that a recognised mention links to a wrong gene
 id (the first wrongly linked mention over one of their gold mentions), by the taxa the run's linker
-(``RUN/ner/linker.json.gz``, with the run's ``extract.kg_gene_species``) knows: a gold id that no
+(``RUN/link/linker.json.gz``, or ``RUN/ner/`` for a run made before the link stage; with the run's
+``extract.kg_gene_species``) knows: a gold id that no
 training document annotates and the seed KG does not name (no learnt table can give it), a gene of
 another species, or another gene of the gold's species.
 
@@ -52,7 +53,7 @@ from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
-from pipelines.stages.ner import LINKER_FILE  # noqa: E402
+from pipelines.stages.link import LINKER_FILE  # noqa: E402
 
 ORDER = ("unrecognised", "mislinked", "found")            # an end's status, worst first
 
@@ -160,8 +161,10 @@ def main() -> None:
              for k, n in sorted(wrong.items(), key=lambda kv: -kv[1])]
     print_table(rows2, f"the {false} false of the {len(predicted)} extracted pairs")
     rows3 = []
-    if (a.run_dir / "ner" / LINKER_FILE).is_file() and (ex / RECOGNIZED_FILE).is_file():
-        linker = EntityLinker.load(a.run_dir / "ner" / LINKER_FILE)
+    # the link stage's linker; a run made before that stage existed has it in RUN/ner
+    saved = next((p for p in (a.run_dir / s / LINKER_FILE for s in ("link", "ner")) if p.is_file()), None)
+    if saved is not None and (ex / RECOGNIZED_FILE).is_file():
+        linker = EntityLinker.load(saved)
         linker.kg_species = load_config(a.run_dir / "config.yaml").extract.kg_gene_species
         genes = wrong_gene_ids(gold, found, linker)
         rows3 = [{"gene entities of gold pairs linked to a wrong gene id": k, "count": n}

@@ -127,7 +127,7 @@ def test_sigkill_during_ner_then_rerun_gives_the_uninterrupted_result(train_file
     r = CliRunner().invoke(app, _args(clean, train_file))
     assert r.exit_code == 0, r.output
     assert _recognizer_bytes(run_dir) == _recognizer_bytes(clean)
-    assert (run_dir / "ner" / "linker.json.gz").read_bytes() == (clean / "ner" / "linker.json.gz").read_bytes()
+    assert not (run_dir / "ner" / "linker.json.gz").exists()      # the link stage's (test_pipeline_ner.py)
 
 
 def _recognizer_bytes(run_dir: Path) -> list[bytes]:

@@ -539,7 +539,7 @@ def test_url_run_dir_on_a_cluster_gives_the_same_bytes_and_reruns_from_a_fresh_c
     assert url_digest(url) == reference
     remote = tmp_path / "remote" / "run"
     assert sorted(p.name for p in remote.iterdir()) == ["chunks", "config.yaml", "graphs", "ingest",
-                                                        "logs", "ner", "tokenizer"]   # no work/ left
+                                                        "link", "logs", "ner", "tokenizer"]   # no work/ left
     # another machine (a fresh working copy): every stage is pulled and skipped
     r = invoke(*demo_args(url, "--scheduler", "synchronous", f"pipeline.mirror={tmp_path / 'copy2'}"))
     assert r.exit_code == 0, r.output

@@ -1,6 +1,7 @@
-"""Raw text end to end through the CLI (issue #19): the ner stage trains a recognizer and a linker
-from annotated documents; extract gives unannotated documents recognised, linked mentions; evaluate
-scores them (recognition, normalisation) and pairs the baselines over them."""
+"""Raw text end to end through the CLI (issue #19): the ner stage trains a recognizer and the link
+stage builds a linker from annotated documents; extract gives unannotated documents recognised,
+linked mentions; evaluate scores them (recognition, normalisation) and pairs the baselines over them.
+Linker options rebuild the linker alone, never the recognizer."""
 
 from __future__ import annotations
 
@@ -130,8 +131,21 @@ def test_raw_config_never_trains_the_recognizer_on_an_evaluation_document(monkey
 SEPARATE = [*NER, "ner.width=32", "ner.separate_categories=[biolink:Gene]"]
 
 
-def _manifest(run_dir: Path) -> dict:
-    return json.loads((run_dir / "ner" / "manifest.json").read_text())
+def _manifest(run_dir: Path, stage: str = "ner") -> dict:
+    return json.loads((run_dir / stage / "manifest.json").read_text())
+
+
+ONE_EPOCH = ["ner.epochs=1", "ner.patience=1", "ner.selection_fraction=0.2", "ner.width=32"]
+
+
+def _in_this_process(plan, shared, log_path, out):
+    """:func:`pipelines.stages.ner.train_in_child` in the test's process (faster; where the child
+    process is not under test)."""
+    from graphmert.ner.recognizer import train_part
+
+    nlp, report = train_part(plan, shared.cfg, deadline=float("inf"))
+    Path(out).write_bytes(nlp.to_bytes())
+    return report
 
 
 def test_models_train_as_worker_tasks_exactly_as_in_one_process(files, tmp_path, monkeypatch):
@@ -244,16 +258,10 @@ def test_the_ner_stage_holds_out_the_extraction_slice_and_gold_documents_it_shar
     alone name the chemical 'zanzibarol' (MESH:C999999), which the linker must not know; the shared
     ones outside the slice name 'quuxamine' (MESH:C888888), which it must."""
     from graphmert.ner.linking import EntityLinker
-    from graphmert.ner.recognizer import train_part
     from pipelines.holdout import in_slice
     from pipelines.stages import ner as stage
 
-    def in_this_process(plan, shared, log_path, out):      # the holdout is under test, not the child
-        nlp, report = train_part(plan, shared.cfg, deadline=float("inf"))
-        Path(out).write_bytes(nlp.to_bytes())
-        return report
-
-    monkeypatch.setattr(stage, "train_in_child", in_this_process)
+    monkeypatch.setattr(stage, "train_in_child", _in_this_process)    # the holdout is under test, not the child
     monkeypatch.chdir(ROOT)
     rng = random.Random(7)
     ids = [str(100 + i) for i in range(30)]
@@ -273,15 +281,92 @@ def test_the_ner_stage_holds_out_the_extraction_slice_and_gold_documents_it_shar
     (tmp_path / "raw.PubTator").write_text(to_pubtator(raw), encoding="utf-8")
     (tmp_path / "gold.PubTator").write_text(to_pubtator([d for d in train if d.id in gold_ids]), encoding="utf-8")
     run_dir = tmp_path / "run"
-    r = invoke("ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet",
-               "ner.epochs=1", "ner.patience=1", "ner.selection_fraction=0.2", "ner.width=32",
-               f"ner.paths=[{tmp_path / 'train.PubTator'}]", f"extract.paths=[{tmp_path / 'raw.PubTator'}]",
-               "extract.document_fraction=0.5", f"evaluate.gold=[{tmp_path / 'gold.PubTator'}]",
-               "--scheduler", "synchronous")
+    r = invoke("run", "--to", "link", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet",
+               *ONE_EPOCH, f"ner.paths=[{tmp_path / 'train.PubTator'}]",
+               f"extract.paths=[{tmp_path / 'raw.PubTator'}]", "extract.document_fraction=0.5",
+               f"evaluate.gold=[{tmp_path / 'gold.PubTator'}]", "--scheduler", "synchronous")
     assert r.exit_code == 0, r.output
     ner = _manifest(run_dir)
     assert ner["inputs"]["held_out"] == len(held) and ner["inputs"]["annotated"] == len(ids)
     assert ner["documents"] + ner["selection_documents"] == len(ids) - len(held)
-    linker = EntityLinker.load(run_dir / "ner" / "linker.json.gz")
+    assert _manifest(run_dir, "link")["inputs"] == ner["inputs"]       # the same documents
+    linker = EntityLinker.load(run_dir / "link" / "linker.json.gz")
     assert linker.link("quuxamine", "Chemical").ids == ("MESH:C888888",)
     assert "MESH:C999999" not in linker.link("zanzibarol", "Chemical").ids
+
+
+def test_the_ner_and_link_stages_split_the_ner_keys_and_the_code():
+    """Every ``ner`` key is the recognizer's, the linker's or the training documents' (both read
+    those); neither stage's config keys or code fingerprint hold the other's."""
+    from dataclasses import fields
+
+    from graphmert.config import NERConfig
+    from pipelines import fingerprint
+    from pipelines.stages import STAGES
+    from pipelines.stages.ner_documents import DOCUMENT_KEYS, LINKER_KEYS, RECOGNIZER_KEYS, SEED_KG_KEYS
+
+    ner, link = STAGES["ner"], STAGES["link"]
+    every = {f"ner.{f.name}" for f in fields(NERConfig)}
+    shared = {k for k in DOCUMENT_KEYS if k.startswith("ner.")}
+    assert set(LINKER_KEYS) | set(RECOGNIZER_KEYS) | shared == every          # every key is placed
+    assert not set(LINKER_KEYS) & set(RECOGNIZER_KEYS)
+    assert set(ner.sections) == set(RECOGNIZER_KEYS) | set(DOCUMENT_KEYS)
+    assert set(link.sections) == set(LINKER_KEYS) | set(DOCUMENT_KEYS) | set(SEED_KG_KEYS)
+    assert list(STAGES)[:2] == ["ner", "link"] and {"ner", "link"} <= set(STAGES["extract"].upstream)
+    ner_code = fingerprint.module_closure(ner.run.__module__)
+    link_code = fingerprint.module_closure(link.run.__module__)
+    assert not [m for m in ner_code if m.startswith(("graphmert.ner.linking", "graphmert.ner.gazetteer",
+                                                     "pipelines.stages.link"))]
+    assert not {"graphmert.ner.recognizer", "graphmert.ner.vectors", "pipelines.stages.ner"} & set(link_code)
+    assert "pipelines.stages.ner_documents" in ner_code and "pipelines.stages.ner_documents" in link_code
+
+
+def test_linker_options_rerun_the_link_stage_and_never_the_recognizer(files, tmp_path, monkeypatch):
+    """``graphmert run --to link`` trains the recognizer (RUN/ner) and builds the linker
+    (RUN/link/linker.json.gz). Then a vocabulary, a linker option or an edited vocabulary file makes
+    the link stage stale and leaves the ner stage up to date (rerun: ner skipped, link ran); a
+    recognizer option the other way round; the training documents both."""
+    from graphmert.config import load_config
+    from graphmert.ner.linking import EntityLinker
+    from pipelines.stage import stale_reason
+    from pipelines.stages import STAGES
+    from pipelines.stages import ner as stage
+
+    monkeypatch.setattr(stage, "train_in_child", _in_this_process)
+    monkeypatch.chdir(ROOT)
+    run_dir = tmp_path / "run"
+    base = [*ONE_EPOCH, f"ner.paths=[{files / 'train.PubTator'}]"]
+    args = ["run", "--to", "link", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet",
+            "--scheduler", "synchronous"]
+    r = invoke(*args, *base)
+    assert r.exit_code == 0, r.output
+    link = _manifest(run_dir, "link")
+    assert link["enabled"] and link["inputs"] == _manifest(run_dir)["inputs"] and link["linker"]["dictionary_forms"]
+    assert (run_dir / "link" / "linker.json.gz").is_file() and not (run_dir / "ner" / "linker.json.gz").exists()
+    saved = json.loads((run_dir / "ner" / "recognizer" / "graphmert-recognizer.json").read_text())
+    assert "width" in saved["report"]["config"] and "vocabularies" not in saved["report"]["config"]
+
+    terms = tmp_path / "terms.tsv"
+    terms.write_text("D000001\tZanzibarol Poisoning\t\n", encoding="utf-8")
+    vocabulary = f"ner.vocabularies=[{{kind: terms, path: '{terms}'}}]"
+
+    def stale(*overrides: str) -> dict:
+        cfg = load_config(ROOT / "configs/demo.yaml", [*base, *overrides])
+        return {s: stale_reason(STAGES[s], cfg, run_dir) for s in ("ner", "link")}
+
+    linker_only = {"ner": None, "link": "its config changed"}
+    assert stale() == {"ner": None, "link": None}
+    assert stale(vocabulary) == stale("ner.fuzzy_threshold=0.9") == stale("kg.include_isa=true") == linker_only
+    assert stale("ner.width=48") == stale("ner.max_minutes=5") == {"ner": "its config changed", "link": None}
+    assert stale("ner.sources=[x]") == {"ner": "its config changed", "link": "its config changed"}
+    assert stale("kg.alpha=0.2") == {"ner": None, "link": None}        # the KG's scoring, not its contents
+
+    r = invoke(*args, *base, vocabulary)
+    assert r.exit_code == 0, r.output
+    assert (_manifest(run_dir)["status"], _manifest(run_dir, "link")["status"]) == ("skipped", "ran")
+    assert _manifest(run_dir, "link")["linker"]["term_vocabularies"] == [str(terms)]
+    linker = EntityLinker.load(run_dir / "link" / "linker.json.gz")
+    assert linker.link("zanzibarol poisoning", "Disease").ids == ("MESH:D000001",)
+    assert stale(vocabulary) == {"ner": None, "link": None}
+    terms.write_text("D000002\tZanzibarol Poisoning\t\n", encoding="utf-8")       # the file edited
+    assert stale(vocabulary) == {"ner": None, "link": "its inputs changed"}

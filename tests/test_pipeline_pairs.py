@@ -532,6 +532,8 @@ def test_empty_non_english_and_symbol_only_abstracts_are_extracted_like_any_othe
     common = ["--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", *ner]
     r = invoke("ner", *common)
     assert r.exit_code == 0, r.output
+    r = invoke("link", *common)
+    assert r.exit_code == 0, r.output
     r = invoke("extract", *common, f"extract.paths=[{raw}]", "extract.document_fraction=1.0")
     assert r.exit_code == 0, r.output
     m = manifest(copy, "extract")

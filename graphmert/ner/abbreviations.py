@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Callable
 
 from graphmert.corpus.document import Document, Mention
-from graphmert.ner.recognizer import whole_word_occurrences
+from graphmert.ner.words import whole_word_occurrences
 
 __all__ = ["abbreviation_mentions", "abbreviation_pairs", "short_form_variants", "abbreviation_veto",
            "initials_of"]

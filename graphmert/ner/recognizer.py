@@ -54,6 +54,7 @@ from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir, check_file_sizes, file_sizes
 from graphmert.kg.schema import mention_category
 from graphmert.ner.vectors import WordVectors, train_word_vectors, use_vectors
+from graphmert.ner.words import whole_word_occurrences
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
            "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "PartPlan", "plan_parts",
@@ -122,12 +123,6 @@ def _disjoint(spans: Iterable[tuple], tiebreak: Callable[[tuple], tuple] = lambd
         if all(s[1] <= t[0] or s[0] >= t[1] for t in taken):
             taken.append(s)
     return sorted(taken)
-
-
-def whole_word_occurrences(text: str, form: str) -> list[tuple[int, int]]:
-    """(start, end) of every case-sensitive occurrence of ``form`` in ``text`` not inside a longer
-    word (``-`` and ``/`` are edges, as the recognizer's infixes split there)."""
-    return [(m.start(), m.end()) for m in re.finditer(rf"(?<!\w){re.escape(form)}(?!\w)", text)]
 
 
 def propagate_mentions(text: str, spans: Sequence[tuple]) -> list[tuple]:

@@ -1,5 +1,5 @@
-"""The stage DAG, in execution order: ner → ingest → tokenizer → chunks → graphs → train → extract → export
-→ report → evaluate (``graphmert run`` runs evaluate only when ``evaluate.gold`` is set).
+"""The stage DAG, in execution order: ner → link → ingest → tokenizer → chunks → graphs → train → extract
+→ export → report → evaluate (``graphmert run`` runs evaluate only when ``evaluate.gold`` is set).
 
 ``CATALOG`` says what each stage is called, what its CLI command is, what it does (its help text: the
 one copy, which the :class:`~pipelines.stage.Stage` object takes too) and where it is defined. It
@@ -9,7 +9,7 @@ spaCy.
 ``STAGES`` (name → :class:`~pipelines.stage.Stage`) is built on first access (PEP 562), so neither the
 CLI before a command runs nor a Dask worker that unpickles a shard function imports every stage
 module. torch (seconds per process) comes only with the stage modules that need it (graphs, train,
-extract, ner, evaluate), so the CLI's ``--help`` and a worker running only ``pipelines.stages.corpus``
+extract, ner, link, evaluate), so the CLI's ``--help`` and a worker running only ``pipelines.stages.corpus``
 or ``pipelines.stages.export`` tasks never import it.
 """
 
@@ -40,9 +40,14 @@ class StageEntry:
 
 CATALOG: dict[str, StageEntry] = {e.name: e for e in (
     StageEntry("ner", "ner", "NER",
-               "Train the entity recognizer (spaCy NER, from the gold mentions of ner.paths) and build "
-               "the entity linker; extract gives documents without annotations their recognised, "
-               "linked mentions. Does nothing when ner.paths is empty."),
+               "Train the entity recognizer (spaCy NER, from the gold mentions of ner.paths); extract "
+               "gives documents without annotations their recognised mentions, linked by the link "
+               "stage. Does nothing when ner.paths is empty."),
+    StageEntry("link", "link", "LINK",
+               "Build the entity linker (mention → seed-KG / gold ids) from the gold ids of ner.paths, "
+               "the seed KG's names, ner.xref_tables, ner.name_tables and ner.vocabularies; its "
+               "options rerun this stage only, never the recognizer's training. Does nothing when "
+               "ner.paths is empty."),
     StageEntry("ingest", "corpus", "INGEST",
                "Read the corpus into Parquet document shards (sentences, abbreviations), one Dask task "
                "per corpus.shard_size documents."),

@@ -2,7 +2,7 @@
 
 Documents are ``extract.paths`` (read, sentence-split and chunked here with the run's tokenizer), or
 the run's own ingested corpus and chunks. When the ner stage trained a recognizer, documents without
-mentions first get recognised, linked ones (kept in ``documents.parquet`` for evaluate). The documents are cut into parts of
+mentions first get recognised ones, linked by the link stage's linker (kept in ``documents.parquet`` for evaluate). The documents are cut into parts of
 ``extract.part_documents``; each part is one Dask task (:meth:`StageContext.map_shards`) that writes
 its per-chunk triples as a shard — the model, tokenizer and seed KG are loaded once per worker
 (:func:`pipelines.scheduler.worker_cache`), the β-similarity scorer (vocabulary and IDF from the run's own chunk corpus) is
@@ -47,13 +47,14 @@ from graphmert.model.checkpoint import CheckpointError, load_checkpoint
 from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
 from graphmert.ner.gazetteer import name_mentions, symbol_mentions
 from graphmert.ner.linking import EntityLinker
-from graphmert.ner.recognizer import LABELS
+from graphmert.ner.recognizer import LABELS, Recognizer
 from graphmert.ner.variants import add_variants
 from pipelines.holdout import held_out_documents, in_slice
 from pipelines.scheduler import worker_cache
-from pipelines.stage import Stage, StageContext, output_hash
+from pipelines.stage import Stage, StageContext, StageError, output_hash
 from pipelines.stages.corpus import document_shards
-from pipelines.stages.ner import load_entity_tools
+from pipelines.stages.link import load_linker
+from pipelines.stages.ner import load_recognizer
 from pipelines.stages.train import member_models
 
 log = logging.getLogger("graphmert.pipeline")
@@ -128,6 +129,19 @@ def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
             chunks += chunk_documents([d for d in docs if d.id in recognized], tok, cfg.corpus, cfg.graph)
         skipped = 0
     return docs, chunks, {"skipped_records": skipped, **_recognition_counts(recognized)}
+
+
+def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | None:
+    """The run's recognizer (the ner stage's) and linker (the link stage's), or None when the ner
+    stage ran without ``ner.paths``."""
+    recognizer = load_recognizer(ctx)
+    if recognizer is None:
+        return None
+    linker = load_linker(ctx)
+    if linker is None:
+        raise StageError("extract: the ner stage trained a recognizer but the link stage built no linker "
+                         "(it ran without ner.paths); run `graphmert link` with this config first")
+    return recognizer, linker
 
 
 def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
@@ -513,5 +527,5 @@ def _sources(cfg: Config) -> list[Path]:
 EXTRACT = Stage("extract", sections=("extract", "kg", "graph.num_roots", "graph.num_leaves",
                                      "corpus.chunk_mode", "corpus.chunk_overlap", "corpus.repeat_title",
                                      "corpus.abbreviations"),
-                upstream=("ingest", "tokenizer", "chunks", "graphs", "train", "ner"), run=_extract_stage,
+                upstream=("ingest", "tokenizer", "chunks", "graphs", "train", "ner", "link"), run=_extract_stage,
                 source_files=_sources, names_run=True)

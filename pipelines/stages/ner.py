@@ -1,8 +1,9 @@
-"""NER stage: train the entity recognizer and build the entity linker (issue #19, docs/NER.md).
+"""NER stage: train the entity recognizer (issue #19, docs/NER.md).
 
 Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, restricted to
 ``ner.sources`` when set), leaves out every document the run extracts from or is scored on
-(:func:`pipelines.holdout.held_out_documents`), then
+(:func:`pipelines.holdout.held_out_documents`; :func:`pipelines.stages.ner_documents.ner_inputs`,
+which the link stage reads the same documents with), then
 
 * with ``ner.vectors``, learns word vectors from the text of every ``ner.paths`` document, annotated
   or not, less the same held-out ones (:mod:`graphmert.ner.vectors`; :func:`vector_texts`), on the
@@ -14,14 +15,17 @@ Reads the annotated corpora of ``ner.paths`` (documents with gold mentions, rest
   ``ner.max_minutes``; a model finished before a killed run is reused by the rerun. Each task
   appends its epochs to a log in ``RUN/work/ner/epochs/``, which the driver follows: the progress
   bar counts the documents each epoch reads, and each epoch's selection scores go to the log →
-  ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the ``ner`` config and the
-  training report);
-* builds the linker from the same documents' gold ids, the seed KG's names, ``ner.xref_tables``
-  and ``ner.vocabularies`` (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/ner/linker.json.gz``.
+  ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the recognizer's ``ner`` keys
+  and the training report).
+
+The linker is the link stage's (:mod:`pipelines.stages.link`): this module never imports
+:mod:`graphmert.ner.linking`, and its config keys (:data:`SECTIONS`) leave out the linker's
+(:data:`~pipelines.stages.ner_documents.LINKER_KEYS`) and the seed KG, so neither the linker's code
+nor its options retrain the recognizer.
 
 The manifest holds the training counts, the per-epoch history and the selection scores. With
 ``ner.paths`` empty the stage writes only ``{"enabled": false}``, and extraction uses no recognizer.
-:func:`load_entity_tools` gives the extract stage both tools back.
+:func:`load_recognizer` gives the extract stage the recognizer back.
 """
 
 from __future__ import annotations
@@ -37,56 +41,21 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from graphmert.config import Config, NERConfig, to_dict
 from graphmert.corpus.document import Document
-from graphmert.corpus.readers import read_corpus
-from graphmert.kg.loaders import load_kg
-from graphmert.ner.corpus import annotated_documents, part_documents
-from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_recognizer, pipeline_from_bytes,
                                       plan_parts, train_part)
 from graphmert.ner.vectors import WordVectors
-from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext, StageError
+from pipelines.stages.ner_documents import (HOLDOUT_KEYS, LINKER_KEYS, ner_inputs, ner_keys,  # noqa: F401
+                                            read_ner_documents, training_documents, vector_texts)
 
 log = logging.getLogger("graphmert.pipeline")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]     # on the child's path (pipelines.stages.ner)
 RECOGNIZER_DIR = "recognizer"
-LINKER_FILE = "linker.json.gz"
-
-
-def read_ner_documents(cfg: Config) -> list[Document]:
-    """Every document of ``ner.paths``, annotated or not, read once for :func:`training_documents`
-    and :func:`vector_texts`."""
-    return list(read_corpus(cfg.ner.paths, format=cfg.ner.format, skip_bad_records=cfg.corpus.skip_bad_records))
-
-
-def training_documents(cfg: Config, held: frozenset[str], read: Sequence[Document] | None = None
-                       ) -> tuple[list[Document], dict[str, list[Document]], dict]:
-    """The annotated documents of ``ner.paths`` (``read``: :func:`read_ner_documents`, read here when
-    not given) the recognizer and the linker may learn from: those with mentions from
-    ``ner.sources``, less ``held`` (every document the run extracts from or is scored on:
-    :func:`pipelines.holdout.held_out_documents`); the documents ``ner.part_sources`` lends one
-    recognizer model (category → documents, less ``held`` and those already kept); counts."""
-    read = read_ner_documents(cfg) if read is None else read
-    every = list(annotated_documents(read))
-    annotated = list(annotated_documents(every, cfg.ner.sources))
-    kept = [d for d in annotated if d.id not in held]
-    extra = part_documents(every, cfg.ner.part_sources, exclude=held | {d.id for d in kept})
-    counts = {"read": len(read), "annotated": len(annotated), "held_out": len(annotated) - len(kept)}
-    if extra:
-        counts["part_sources"] = {c: len(v) for c, v in extra.items()}
-    return kept, extra, counts
-
-
-def vector_texts(read: Sequence[Document], held: frozenset[str]) -> list[str]:
-    """The texts ``ner.vectors`` learns from: every document of ``ner.paths`` (``read``:
-    :func:`read_ner_documents`), annotated or not, less ``held`` (never a document the run extracts
-    from or is scored on)."""
-    return [d.text for d in read if d.id not in held]
 
 
 @dataclass(kw_only=True)
@@ -228,12 +197,12 @@ def _ner(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     if not cfg.ner.paths:
         return {"enabled": False}
-    held = held_out_documents(cfg)
-    read = read_ner_documents(cfg)
-    docs, extra, counts = training_documents(cfg, held, read)
+    inputs = ner_inputs(cfg)
+    docs, counts = inputs.docs, inputs.counts
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)
     start = time.time()                  # the budget counts the word vectors too
-    plans = plan_parts(docs, cfg.ner, extra=extra, texts=vector_texts(read, held) if cfg.ner.vectors else ())
+    plans = plan_parts(docs, cfg.ner, extra=inputs.extra,
+                       texts=vector_texts(inputs.read, inputs.held) if cfg.ner.vectors else ())
     sizes = {tuple(p.categories): p.size for p in plans}
     # the bar counts documents read, so its rate and ETA hold across parts of different sizes
     bar = ctx.progress(total=cfg.ner.epochs * sum(sizes.values()), desc="ner: train", unit="doc")
@@ -247,33 +216,23 @@ def _ner(ctx: StageContext) -> dict:
 
     recognizer, report = train_models(ctx, plans, docs, on_epoch, start=start)
     bar.close()
-    recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": to_dict(cfg.ner)})
-    linker = build_linker(cfg, docs, held)
-    linker.save(ctx.out / LINKER_FILE)
-    return {"enabled": True, "inputs": counts, **report, "linker": linker.stats()}
+    settings = {k: v for k, v in to_dict(cfg.ner).items() if f"ner.{k}" in SECTIONS}
+    recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": settings})
+    return {"enabled": True, "inputs": counts, **report}
 
 
-def build_linker(cfg: Config, docs: list[Document], held: frozenset[str]) -> EntityLinker:
-    """The run's linker: the training documents' gold ids (less ``held``), the seed KG's names, and
-    ``ner.xref_tables`` / ``ner.name_tables`` / ``ner.vocabularies``."""
-    return EntityLinker.build(docs, load_kg(cfg.kg, held), cfg.ner.xref_tables,
-                              name_tables=cfg.ner.name_tables, fuzzy_threshold=cfg.ner.fuzzy_threshold,
-                              exclude=held, vocabularies=cfg.ner.vocabularies)
-
-
-def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | None:
-    """The run's recognizer and linker, or None when the ner stage ran without ``ner.paths``."""
+def load_recognizer(ctx: StageContext) -> Recognizer | None:
+    """The run's recognizer, or None when the ner stage ran without ``ner.paths``."""
     if not ctx.upstream.get("ner", {}).get("enabled"):
         return None
-    d = ctx.stage_dir("ner")
-    return Recognizer.load(d / RECOGNIZER_DIR), EntityLinker.load(d / LINKER_FILE)
+    return Recognizer.load(ctx.stage_dir("ner") / RECOGNIZER_DIR)
 
 
 def _sources(cfg: Config) -> list[Path]:
-    return [Path(p) for p in (*cfg.ner.paths, *cfg.ner.xref_tables, *cfg.ner.name_tables,
-                              *(v.path for v in cfg.ner.vocabularies))]
+    return [Path(p) for p in cfg.ner.paths]
 
 
-NER = Stage("ner", sections=("ner", "kg", "corpus.skip_bad_records", "extract.paths", "extract.format",
-                             "extract.document_fraction", "evaluate.gold", "evaluate.format"),
-            upstream=(), run=_ner, source_files=_sources)
+#: every ``ner`` key but the linker's, and what decides the held-out documents
+SECTIONS = (*ner_keys(exclude=LINKER_KEYS), *HOLDOUT_KEYS)
+
+NER = Stage("ner", sections=SECTIONS, upstream=(), run=_ner, source_files=_sources)
