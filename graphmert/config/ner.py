@@ -12,7 +12,7 @@ VOCABULARY_KINDS = ("gene_info", "gene_table", "homologene", "rgd_orthologs", "t
 
 @dataclass
 class VocabularySource:
-    """One reference vocabulary the linker reads (``ner.vocabularies``; docs/NER.md, "Vocabularies").
+    """One reference vocabulary the linker reads (``ner.vocabularies``; docs/NER.md, "Linker").
 
     Kinds, each a tab-separated file, gzipped or not:
 
@@ -40,9 +40,11 @@ class VocabularySource:
 class NERConfig:
     """Entity recognition and linking for documents without annotations (issue #19, docs/NER.md).
 
-    The ``ner`` stage trains a spaCy NER from the gold mentions of ``ner.paths`` and builds the
-    linker; ``extract`` then gives every extraction document that has no mentions the recognised,
-    linked ones. Empty ``ner.paths``: no recognizer, documents without mentions get lexicon heads.
+    The ``ner`` stage trains a spaCy NER from the gold mentions of ``ner.paths``, the ``link`` stage
+    builds the linker from the same documents, the seed KG and ``ner.vocabularies`` (each stage
+    reads only its own keys: pipelines/stages/ner_documents.py); ``extract`` then gives every
+    extraction document that has no mentions the recognised, linked ones. Empty ``ner.paths``: no
+    recognizer, documents without mentions get lexicon heads.
     """
 
     paths: list[str] = opt(factory=list, help="annotated corpora (any corpus format) whose gold "
