@@ -335,12 +335,16 @@ class EntityLinker:
     def mention_species(self, doc: Document) -> list[str | None]:
         """The species of each mention of ``doc``: the species cue nearest to it in its sentence
         (:func:`~graphmert.ner.linking.species.mention_species`), else :meth:`document_species`."""
+        return self._species_of(doc)[0]
+
+    def _species_of(self, doc: Document) -> tuple[list[str | None], str | None]:
+        """(:meth:`mention_species`, :meth:`document_species`) from one reading of the cues."""
         marks = self._species_marks(doc)
         default = self._document_species(doc, marks)
         if not self.sentence_species:
-            return [default] * len(doc.mentions)
+            return [default] * len(doc.mentions), default
         return mention_species([(m.start, m.end) for m in doc.mentions], marks,
-                               sentence_spans(doc.text, doc.sentences), default)
+                               sentence_spans(doc.text, doc.sentences), default), default
 
     def _long_form(self, doc: Document, a: Abbreviation, category: str,
                    results: list[LinkResult | None], species: str | None) -> LinkResult | None:
@@ -397,8 +401,7 @@ class EntityLinker:
         """One result per mention of ``doc`` (``None`` for a mention that already has ids), linked
         with the document's species (:meth:`document_species`), abbreviation short forms through
         their long forms, and long forms nothing else links through their short forms."""
-        each = self.mention_species(doc)
-        species = self.document_species(doc)
+        each, species = self._species_of(doc)
         results = [None if m.ids else self.link(m.text, m.type, sp) for m, sp in zip(doc.mentions, each)]
         links = self._abbreviation_links(doc, results, species) if doc.abbreviations else {}
         for i, m in enumerate(doc.mentions):
