@@ -214,6 +214,12 @@ def main() -> None:
                          "orthologs, MeSH descriptors (disease and chemical names)")
     ap.add_argument("--reference-at", type=int, default=None,
                     help="where the reference gene look-up comes among the exact steps (EntityLinker.reference_at)")
+    ap.add_argument("--no-sentence-species", action="store_true",
+                    help="a gene mention's species is the document's, never the one its sentence names "
+                         "(EntityLinker.sentence_species off)")
+    ap.add_argument("--no-initials", action="store_true",
+                    help="an unlinked mention spelling a linked mention's initials stays unlinked "
+                         "(EntityLinker.initials off)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
@@ -228,6 +234,7 @@ def main() -> None:
     if a.reference_at is not None:
         linker.reference_at = a.reference_at
     linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
+    linker.sentence_species, linker.initials = not a.no_sentence_species, not a.no_initials
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
           f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
     rows = sweep(linker, held, thresholds)
@@ -249,7 +256,8 @@ def main() -> None:
                    held_out_genes=genes, held_out_misses=misses, extra_sources=a.extra_sources,
                    kg_gene_species=a.kg_gene_species, strict_gene_species=a.strict_gene_species,
                    name_tables=a.name_tables, abbreviations=not a.no_abbreviations,
-                   vocabularies=[v.path for v in vocab], reference_at=linker.reference_at)
+                   vocabularies=[v.path for v in vocab], reference_at=linker.reference_at,
+                   sentence_species=linker.sentence_species, initials=linker.initials)
 
 
 if __name__ == "__main__":
