@@ -10,7 +10,7 @@ seed KG lacks (``data/demo/src/held_out.tsv``). Every extracted triple of ``RUN/
 - **held-out fact**: it is one of the held-out facts, found anew;
 - **other**: neither (a plausible new statement or a wrong one: read them, they are listed).
 
-Entities are matched by id; the held-out facts, written with node names, through ``kg_nodes.tsv``.
+Entities are matched by id; both fact lists are read and resolved by ``data/demo/build_demo.py``.
 The counts are given at the demo's threshold (0.3) and at stricter ones. Reads no model; about 1 s.
 This is where the demo's figures in the README and ``configs/demo.yaml`` come from.
 """
@@ -18,7 +18,7 @@ This is where the demo's figures in the README and ``configs/demo.yaml`` come fr
 from __future__ import annotations
 
 import argparse
-import csv
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -29,27 +29,23 @@ sys.path.insert(0, str(ROOT))
 from _study import print_table, write_json  # noqa: E402
 from graphmert.extract.triples import Triple, read_triples  # noqa: E402
 
-DEMO = ROOT / "data" / "demo"
 THRESHOLDS = (0.3, 0.4, 0.5)
 
 
-def _rows(path: Path) -> list[dict[str, str]]:
-    """The rows of a tab-separated file with a header, its ``#`` comment lines and blank lines skipped."""
-    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
-    return list(csv.DictReader(lines, delimiter="\t"))
+def _demo_builder():
+    """data/demo/build_demo.py, the generator of the demo files (not a package: loaded by path)."""
+    spec = importlib.util.spec_from_file_location("graphmert_demo_build", ROOT / "data" / "demo" / "build_demo.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def demo_facts(demo: Path = DEMO) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
-    """(seed-KG edges, held-out facts), each a set of (head id, relation, tail id)."""
-    ids = {r["name"]: r["id"] for r in _rows(demo / "kg_nodes.tsv")}
-    seed = {(r["subject"], r["predicate"], r["object"]) for r in _rows(demo / "kg_edges.tsv")}
-    held = set()
-    for n, r in enumerate(_rows(demo / "src" / "held_out.tsv"), start=1):
-        if r["head"] not in ids or r["tail"] not in ids:
-            raise SystemExit(f"{demo / 'src' / 'held_out.tsv'}: fact {n} names a node kg_nodes.tsv lacks: "
-                             f"{r['head']!r} or {r['tail']!r}")
-        held.add((ids[r["head"]], r["predicate"], ids[r["tail"]]))
-    return seed, held
+def demo_facts() -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]]:
+    """(seed-KG edges, held-out facts), each a set of (head id, relation, tail id), resolved from
+    node names by the demo's own generator (which checks them: unknown names, schema, duplicates)."""
+    build = _demo_builder()
+    nodes = build.load_nodes()
+    return set(build.resolve_facts(build.FACTS, nodes)), set(build.resolve_facts(build.HELD_OUT, nodes))
 
 
 def kind(t: Triple, seed: set, held: set) -> str:

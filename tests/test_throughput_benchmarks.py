@@ -1,6 +1,7 @@
 """Every speed and scale benchmark in benchmarks/ still runs end to end on a few documents and steps,
 and its rows hold what docs/PERFORMANCE.md quotes. (They had broken silently once: the biored
-config's relation typer was added to extraction, and ``benchmarks/extract.py`` never fitted it.)
+config's relation typer was added to extraction, and ``benchmarks/extract.py`` never fitted it; the
+biored variant that guards it is ``slow``.)
 Speeds are not asserted: they belong to the benchmarks themselves. The ones that take more than a
 few seconds here (a model per subprocess, a Dask cluster, the shared seed KG) are marked ``slow``:
 ``make test-all`` runs them."""
