@@ -4,6 +4,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RUN    ?= runs/demo
+# make test spreads the suite over this many pytest-xdist processes (tests/conftest.py groups them)
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: demo test test-all install clean
 
@@ -22,11 +25,11 @@ demo: $(STAMP)
 	$(BIN)/graphmert run --config configs/demo.yaml --run-dir $(RUN) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(PYTEST)
 
 # the default suite and the slow tests it leaves out (pyproject.toml: addopts)
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'slow or not slow'
+	$(PYTEST) -m 'slow or not slow'
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
