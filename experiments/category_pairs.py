@@ -24,7 +24,7 @@ from _study import print_table, write_json  # noqa: E402
 
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
-from pipelines.stages.extract import DOCUMENTS_FILE  # noqa: E402
+from pipelines.stages import DOCUMENTS_FILE  # noqa: E402
 
 
 def _system_file(run: Path, name: str) -> list[Path]:

@@ -52,7 +52,7 @@ from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
-from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
+from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
 from pipelines.stages.link import LINKER_FILE  # noqa: E402
 
 ORDER = ("unrecognised", "mislinked", "found")            # an end's status, worst first

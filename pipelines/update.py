@@ -54,7 +54,8 @@ from pipelines.scheduler import Session
 from pipelines.stage import (StageContext, UpstreamMissing, manifest_path, output_hash, run_stage,
                              stale_reason)
 from pipelines.stages import CATALOG
-from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE, run_extraction, write_kg
+from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
+from pipelines.stages.extract import run_extraction, write_kg
 
 __all__ = ["UpdateError", "add_documents", "remove_documents"]
 

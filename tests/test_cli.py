@@ -294,6 +294,23 @@ def test_help_and_version_import_no_stage_module():
     assert out.stdout.splitlines()[-1] == "loaded: []"
 
 
+def test_a_stage_command_imports_its_own_stage_module_only():
+    """`graphmert tokenizer` (and the other corpus stages) starts without torch: the CLI imports the
+    command's stage module, not the whole stage table; the export module (its shard tasks run on
+    workers) does not import torch either."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom pipelines.cli import _stage\n"
+            "assert _stage('tokenizer').name == 'tokenizer'\nimport pipelines.stages.export\n"
+            "heavy = ('torch', 'pipelines.stages.extract', 'pipelines.stages.train')\n"
+            "print('loaded:', sorted(m for m in heavy if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "loaded: []"
+
+
 def test_the_catalog_describes_every_stage():
     """The CLI's commands and help come from pipelines.stages.CATALOG; the Stage objects agree."""
     from pipelines.stages import CATALOG, STAGES

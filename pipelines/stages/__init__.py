@@ -8,7 +8,7 @@ spaCy.
 
 ``STAGES`` (name → :class:`~pipelines.stage.Stage`) is built on first access (PEP 562), so neither the
 CLI before a command runs nor a Dask worker that unpickles a shard function imports every stage
-module. torch (seconds per process) comes only with the stage modules that need it (graphs, train,
+module; :func:`stage` imports one stage's module only (a stage command imports just its own). torch (seconds per process) comes only with the stage modules that need it (graphs, train,
 extract, ner, link, evaluate), so the CLI's ``--help`` and a worker running only ``pipelines.stages.corpus``
 or ``pipelines.stages.export`` tasks never import it.
 """
@@ -83,10 +83,23 @@ CATALOG: dict[str, StageEntry] = {e.name: e for e in (
                "untyped, seed-known and novel) next to the co-occurrence and seed-KG baselines."),
 )}
 
+#: files of the extract stage that later stages read (named here, so that export's tasks need not
+#: import the extract module and torch with it): the ids of the documents extracted from, one a line
+#: (evaluate, update), and the documents with their recognised mentions, when any (export, evaluate)
+DOCUMENTS_FILE = "documents.txt"
+RECOGNIZED_FILE = "documents.parquet"
+
 #: (module, attribute) of each stage, in execution order
 ORDER = tuple((e.module, e.attr) for e in CATALOG.values())
 
-__all__ = ["CATALOG", "ORDER", "STAGES", "StageEntry"]
+__all__ = ["CATALOG", "DOCUMENTS_FILE", "ORDER", "RECOGNIZED_FILE", "STAGES", "StageEntry", "stage"]
+
+
+def stage(name: str) -> "Stage":
+    """The stage ``name``, importing its module only (``STAGES`` imports every stage module: torch and
+    spaCy, seconds per process). A ``KeyError`` names an unknown stage."""
+    entry = CATALOG[name]
+    return getattr(import_module(f"{__name__}.{entry.module}"), entry.attr)
 
 
 def __getattr__(name: str) -> "dict[str, Stage]":

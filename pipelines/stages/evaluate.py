@@ -30,7 +30,7 @@ from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema, mention_category
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
-from pipelines.stages.extract import DOCUMENTS_FILE, RECOGNIZED_FILE
+from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
 
 
 def _evaluate(ctx: StageContext) -> dict:

@@ -43,7 +43,7 @@ from graphmert.export.store import STORE_DIR, build_store
 from graphmert.extract.triples import read_triples
 from graphmert.io import atomic_write_json, read_json
 from pipelines.stage import Stage, StageContext, StageError, UpstreamMissing, output_hash
-from pipelines.stages.extract import RECOGNIZED_FILE
+from pipelines.stages import RECOGNIZED_FILE
 
 log = logging.getLogger("graphmert.pipeline")
 
@@ -79,9 +79,9 @@ def _export(ctx: StageContext) -> dict:
     cfg = ctx.cfg.export
     formats = check_formats(cfg.formats)
     shards = triple_shards(ctx)
-    from pipelines.stages import STAGES     # the stage table includes this module: import on use
+    from pipelines.stages import stage      # the stage table includes this module: import on use
 
-    run = RunInfo(config_hash=STAGES["extract"].settings_hash(ctx.cfg), xrefs=_entity_xrefs(ctx))
+    run = RunInfo(config_hash=stage("extract").settings_hash(ctx.cfg), xrefs=_entity_xrefs(ctx))
     part_formats = formats + (["nt"] if "store" in formats and not {"nt", "nq"} & set(formats) else [])
     parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
                            shared=(part_formats, cfg, run), suffix=".part")

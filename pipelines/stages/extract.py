@@ -52,6 +52,7 @@ from graphmert.ner.variants import add_variants
 from pipelines.holdout import held_out_documents, in_slice
 from pipelines.scheduler import worker_cache
 from pipelines.stage import Stage, StageContext, StageError, output_hash
+from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
 from pipelines.stages.corpus import document_shards
 from pipelines.stages.link import load_linker
 from pipelines.stages.ner import load_recognizer
@@ -59,8 +60,6 @@ from pipelines.stages.train import member_models
 
 log = logging.getLogger("graphmert.pipeline")
 
-DOCUMENTS_FILE = "documents.txt"    # ids of the documents extracted from, one per line (evaluate)
-RECOGNIZED_FILE = "documents.parquet"  # the documents with their recognised mentions (when any)
 GRAPHMERT = "graphmert"             # the main pass's system in its part shards (a control's shards: its name)
 MODEL_ONLY = "graphmert_model_only"  # control: graphmert without the relation typer
 RECOGNIZER_LABELS = frozenset(LABELS.values())  # the labels an abbreviation's long form lends its short form
