@@ -1,0 +1,355 @@
+"""Corpus scale: wall time and peak memory of each stage as the corpus grows, with a trained model
+reused, on gold mentions and on raw text.
+
+    .venv/bin/python benchmarks/scale.py [--sizes 10000 30000 100000] [--modes gold raw]
+                                         [--config configs/shared-corpus.yaml] [--texts FILE ...]
+                                         [--reference RUN] [--train-steps 30] [--ner-minutes 3]
+                                         [--workers 2] [--scheduler local] [--work DIR]
+                                         [--out FILE] [section.key=value ...]
+
+1. **Corpus.** A corpus of N documents is written from ``--texts`` (default: the 3,165 shared
+   abstracts, then the 8,274 texts of ``pubmed_unlabeled/``), repeated with new ids
+   (``<id>.r<k>`` for the k-th repeat) until it holds N. ``gold`` keeps each text's annotated
+   entities (the abstracts that have them); ``raw`` drops them, so the recognizer and the linker find
+   the mentions.
+2. **Model.** One reference run is trained once and reused at every size: ``--reference RUN`` (a
+   finished run whose tokenizer and train stages match ``--config``; for ``raw`` also its ner and
+   link stages), or else a short training (``--train-steps``) on the first texts, written to
+   ``WORK/reference``. The ``raw`` reference adds the ner and link stages of
+   ``configs/biored-raw.yaml``'s ``ner`` section, with ``--ner-minutes`` of recognizer training.
+3. **Stages.** Each size runs, in its own run directory, ``ingest``, ``tokenizer`` (loading the
+   reference's), ``chunks``, ``build-graphs``, ``extract`` (the reference's model, copied in as the
+   train stage) and ``export``, each as its own ``graphmert`` process, so that a stage's memory is its
+   own. A sampler reads the resident set size of that process (the driver) and of every process it
+   started (LocalCluster workers and nannies) every 0.2 s.
+
+The table gives, per mode, size and stage: wall time (with the process start: imports, config,
+cluster), the stage's own elapsed time (its manifest) and that per 1,000 documents, the driver's and the largest worker's peak RSS, and the work the
+shard tasks did (the sum of their seconds, ``tasks`` in the manifest). The scaling table divides each
+size's per-document stage time and peak RSS by the smallest size's: 1.0 is linear time and flat
+memory.
+
+**Projection.** A stage's time is split into the shard tasks' summed seconds (work that spreads over
+workers) and the rest (the driver's own work, which does not). With ``W`` workers measured, the
+projection for ``D`` documents on ``N`` workers is, per stage,
+``D/n · (driver_s + task_s / N)`` where ``driver_s = max(elapsed − task_s / W, 0)`` at the largest
+size ``n`` measured. ``--project 36000000 --project-workers 16 64 256`` prints it for PubMed.
+
+The sampler needs ``psutil`` (a dependency of Dask's distributed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, SHARED, print_table, require_shared, write_json  # noqa: E402
+
+#: the stages run at every size, as ``graphmert`` commands (stage name → command)
+STAGES = {"ingest": "ingest", "tokenizer": "tokenizer", "chunks": "chunks", "graphs": "build-graphs",
+          "extract": "extract", "export": "export"}
+DEFAULT_TEXTS = (("biomed_abstracts_corpus", "abstracts.jsonl.gz"), ("pubmed_unlabeled", "texts.jsonl.gz"))
+#: the record fields a scale corpus keeps (``entities`` in gold mode only)
+KEPT = ("doc_id", "title", "abstract", "text", "source")
+RAW_CONFIG = ROOT / "configs" / "biored-raw.yaml"
+
+
+def _command() -> list[str]:
+    exe = Path(sys.executable).with_name("graphmert")       # the console script users run
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "pipelines.cli"]
+
+
+def _texts(paths: list[Path]) -> Iterator[dict]:
+    """Every record of ``paths``, in order (JSON Lines, gzipped or not)."""
+    for p in paths:
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt", encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def write_corpus(paths: list[Path], size: int, mode: str, out: Path) -> int:
+    """``size`` documents from ``paths``, repeated with new ids, into ``out`` (gzipped JSON Lines),
+    streamed; ``mode`` 'raw' drops the entities. Returns the number of distinct source texts."""
+    keep = KEPT + (("entities",) if mode == "gold" else ())
+    tmp = out.with_name(out.name + ".tmp")
+    written, repeat = 0, 0
+    with gzip.open(tmp, "wt", encoding="utf-8") as f:
+        while written < size:
+            for rec in itertools.islice(_texts(paths), size - written):
+                kept = {k: rec[k] for k in keep if k in rec}
+                doc_id = str(rec.get("doc_id") or rec.get("id"))
+                kept["doc_id"] = doc_id if repeat == 0 else f"{doc_id}.r{repeat}"
+                f.write(json.dumps(kept) + "\n")
+                written += 1
+            if repeat == 0:
+                distinct = written
+                if not distinct:
+                    raise SystemExit(f"no texts in {', '.join(map(str, paths))}")
+            repeat += 1
+    tmp.replace(out)
+    return distinct
+
+
+class RssSampler:
+    """Peak resident set size of a process and of each process it started, sampled every
+    ``interval`` seconds on a thread (psutil). ``driver_mb``: the process's peak; ``workers_mb``: the
+    largest peak of any descendant; ``processes``: how many descendants were seen."""
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        import psutil
+
+        self._psutil, self._root = psutil, psutil.Process(pid)
+        self._interval, self._stop = interval, threading.Event()
+        self._peaks: dict[int, int] = {}
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> "RssSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        try:
+            procs = [self._root, *self._root.children(recursive=True)]
+        except self._psutil.Error:          # the process has exited
+            return
+        for p in procs:
+            try:
+                rss = p.memory_info().rss
+            except self._psutil.Error:
+                continue
+            self._peaks[p.pid] = max(self._peaks.get(p.pid, 0), rss)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self._interval)
+
+    @property
+    def driver_mb(self) -> float:
+        return self._peaks.get(self._root.pid, 0) / 2**20
+
+    @property
+    def workers_mb(self) -> float:
+        return max((v for k, v in self._peaks.items() if k != self._root.pid), default=0) / 2**20
+
+    @property
+    def processes(self) -> int:
+        return len(self._peaks) - (self._root.pid in self._peaks)
+
+
+def run_command(args: list[str], log: Path) -> tuple[float, RssSampler]:
+    """``graphmert ARGS`` in the repository root with its output in ``log``: (wall seconds, sampler)."""
+    t = time.perf_counter()
+    with open(log, "a") as out:
+        out.write(f"$ graphmert {' '.join(args)}\n")
+        out.flush()
+        proc = subprocess.Popen(_command() + args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        with RssSampler(proc.pid) as rss:
+            code = proc.wait()
+    if code:
+        raise SystemExit(f"graphmert {' '.join(args[:1])} failed ({code}); see {log}:\n"
+                         + log.read_text()[-3000:])
+    return time.perf_counter() - t, rss
+
+
+def write_configs(work: Path, config: Path, train_steps: int, ner_minutes: float) -> dict[str, Path]:
+    """The benchmark's config per mode over ``config``: ``gold`` adds the short training; ``raw`` adds
+    ``configs/biored-raw.yaml``'s ``ner`` section (``--ner-minutes`` of training) and its extract
+    options for recognised mentions (all but ``extract.paths``)."""
+    gold = {"base": str(config.resolve()), "train": {"max_steps": train_steps}}
+    raw_src = yaml.safe_load(RAW_CONFIG.read_text())
+    extract = {k: v for k, v in raw_src.get("extract", {}).items() if k != "paths"}
+    raw = {**gold, "ner": {**raw_src["ner"], "max_minutes": ner_minutes}, "extract": extract}
+    out = {}
+    for mode, body in (("gold", gold), ("raw", raw)):
+        out[mode] = work / f"scale-{mode}.yaml"
+        out[mode].write_text(yaml.safe_dump(body, sort_keys=False))
+    return out
+
+
+def build_reference(work: Path, configs: dict[str, Path], texts: list[Path], modes: list[str],
+                    common: list[str]) -> Path:
+    """A run with a trained model on the first texts (gold mentions): ingest → train; with ``raw`` in
+    ``modes`` also the ner and link stages of the raw config. Stages already finished are skipped."""
+    ref = work / "reference"
+    ref.mkdir(parents=True, exist_ok=True)
+    corpus = work / "reference-corpus.jsonl.gz"
+    if not corpus.exists():          # the first file's texts, once each
+        write_corpus(texts[:1], sum(1 for _ in _texts(texts[:1])), "gold", corpus)
+    log = ref / "benchmark.log"
+    print(f"reference run: training a model in {ref} ...", flush=True)
+    run_command(["run", "--config", str(configs["gold"]), "--run-dir", str(ref), "--from", "ingest",
+                 "--to", "train", "--quiet", f"corpus.paths=[{corpus}]", *common], log)
+    if "raw" in modes:
+        for stage in ("ner", "link"):
+            print(f"reference run: {stage} ...", flush=True)
+            run_command([stage, "--config", str(configs["raw"]), "--run-dir", str(ref), "--quiet",
+                         f"corpus.paths=[{corpus}]", *common], log)
+    return ref
+
+
+def check_reference(ref: Path, modes: list[str]) -> Path:
+    """``ref`` when it holds what every size reuses: a tokenizer and a trained model (and for ``raw``
+    the ner and link stages); otherwise an error naming what is missing."""
+    need = [ref / "tokenizer" / "tokenizer.json", ref / "train" / "manifest.json"]
+    need += [ref / s / "manifest.json" for s in ("ner", "link") if "raw" in modes]
+    missing = [str(p) for p in need if not p.is_file()]
+    if missing:
+        raise SystemExit(f"--reference {ref}: not a finished run to reuse; missing {', '.join(missing)}")
+    return ref
+
+
+def _link_copy(src: Path, dst: Path) -> None:
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, copy_function=os.link)
+
+
+def _task_seconds(manifest: dict) -> float:
+    return sum(t.get("task_seconds", 0.0) for t in manifest.get("tasks", {}).values())
+
+
+def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, size: int,
+             common: list[str]) -> list[dict]:
+    """One corpus size through every stage of :data:`STAGES`: a row per stage."""
+    run_dir = work / f"{mode}-{size}"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    corpus = work / f"corpus-{mode}-{size}.jsonl.gz"
+    if not corpus.exists():
+        write_corpus(texts, size, mode, corpus)
+    _link_copy(ref / "train", run_dir / "train")
+    if mode == "raw":
+        for stage in ("ner", "link"):
+            _link_copy(ref / stage, run_dir / stage)
+    log = run_dir / "benchmark.log"
+    args = ["--config", str(config), "--run-dir", str(run_dir), "--quiet", f"corpus.paths=[{corpus}]",
+            f"tokenizer.path={ref / 'tokenizer' / 'tokenizer.json'}", *common]
+    for stage in ("ner", "link"):      # gold: empty stages; raw: the reference's, skipped as up to date
+        run_command([stage, *args], log)
+    rows = []
+    for stage, command in STAGES.items():
+        print(f"{mode} {size}: {stage} ...", flush=True)
+        wall, rss = run_command([command, *args], log)
+        m = json.loads((run_dir / stage / "manifest.json").read_text())
+        rows.append({"mode": mode, "documents": size, "stage": stage, "wall_s": round(wall, 1),
+                     "stage_s": round(m["elapsed_s"], 1), "s_per_1k_docs": round(1000 * m["elapsed_s"] / size, 2),
+                     "task_s": round(_task_seconds(m), 1), "driver_MB": round(rss.driver_mb),
+                     "worker_MB": round(rss.workers_mb), "processes": rss.processes,
+                     "outputs": _outputs(stage, m)})
+    return rows
+
+
+def _outputs(stage: str, m: dict) -> str:
+    """What the stage made, from its manifest (for the table)."""
+    keys = {"ingest": ("documents",), "tokenizer": ("vocab_size",), "chunks": ("chunks",),
+            "graphs": ("graphs", "injections"), "extract": ("triples", "recognized_documents"),
+            "export": ("triples",)}[stage]
+    return ", ".join(f"{k}={m[k]}" for k in keys if k in m)
+
+
+def scaling(rows: list[dict]) -> list[dict]:
+    """Per mode and stage: each size's seconds per document and peak RSS over the smallest size's."""
+    out = []
+    for (mode, stage), group in itertools.groupby(sorted(rows, key=lambda r: (r["mode"], r["stage"],
+                                                                             r["documents"])),
+                                                  key=lambda r: (r["mode"], r["stage"])):
+        group = list(group)
+        first = group[0]
+        for r in group[1:]:
+            per_doc = (r["stage_s"] / r["documents"]) / max(first["stage_s"] / first["documents"], 1e-9)
+            out.append({"mode": mode, "stage": stage,
+                        "sizes": f"{first['documents']} → {r['documents']}",
+                        "time_per_doc_ratio": round(per_doc, 2),
+                        "driver_MB_ratio": round(r["driver_MB"] / max(first["driver_MB"], 1), 2),
+                        "worker_MB_ratio": round(r["worker_MB"] / max(first["worker_MB"], 1), 2)})
+    return out
+
+
+def projection(rows: list[dict], documents: int, workers_measured: int, workers: list[int]) -> list[dict]:
+    """Hours for ``documents`` on each count of ``workers`` (module docstring), per mode, from the
+    largest size measured."""
+    out = []
+    for mode in sorted({r["mode"] for r in rows}):
+        largest = max(r["documents"] for r in rows if r["mode"] == mode)
+        stage_rows = [r for r in rows if r["mode"] == mode and r["documents"] == largest]
+        for n in workers:
+            total = 0.0
+            for r in stage_rows:
+                driver = max(r["stage_s"] - r["task_s"] / workers_measured, 0.0)
+                total += documents / largest * (driver + r["task_s"] / n)
+            out.append({"mode": mode, "documents": documents, "from": largest, "workers": n,
+                        "hours": round(total / 3600, 1)})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 30000, 100000])
+    ap.add_argument("--modes", nargs="+", choices=["gold", "raw"], default=["gold", "raw"])
+    ap.add_argument("--config", type=Path, default=Path("configs/small.yaml"),
+                    help="the run config (model, seed KG, settings; its corpus is replaced)")
+    ap.add_argument("--texts", type=Path, nargs="+", default=None,
+                    help="JSON Lines texts to build corpora from (default: the shared abstracts, "
+                         "then pubmed_unlabeled); the reference model trains on the first file")
+    ap.add_argument("--reference", type=Path, default=None,
+                    help="a finished run to reuse (tokenizer, train; ner and link for raw)")
+    ap.add_argument("--train-steps", type=int, default=30, help="the reference model's training steps")
+    ap.add_argument("--ner-minutes", type=float, default=3.0, help="the reference recognizer's budget")
+    ap.add_argument("--workers", type=int, default=2, help="pipeline.workers")
+    ap.add_argument("--scheduler", default="local", help="pipeline.scheduler ('local', 'synchronous')")
+    ap.add_argument("--work", type=Path, default=None, help="keep corpora and runs here (else a temp dir)")
+    ap.add_argument("--project", type=int, default=36_000_000, help="documents to project the time for")
+    ap.add_argument("--project-workers", type=int, nargs="+", default=[16, 64, 256])
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("overrides", nargs="*", help="extra dotted overrides for every run")
+    args = ap.parse_args()
+    texts = args.texts or [require_shared(*p) for p in DEFAULT_TEXTS]
+    if "raw" in args.modes:
+        require_shared("reference_vocabularies")
+    os.environ.pop("DASK_SCHEDULER_ADDRESS", None)      # this benchmark starts its own clusters
+    work = (args.work or Path(tempfile.mkdtemp(prefix="graphmert-scale-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    common = [f"pipeline.scheduler={args.scheduler}", f"pipeline.workers={args.workers}", *args.overrides]
+    try:
+        configs = write_configs(work, ROOT / args.config, args.train_steps, args.ner_minutes)
+        ref = check_reference(args.reference.resolve(), args.modes) if args.reference else \
+            build_reference(work, configs, texts, args.modes, common)
+        rows = [r for mode in args.modes for size in sorted(args.sizes)
+                for r in run_size(work, ref, configs[mode], texts, mode, size, common)]
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    measured = 1 if args.scheduler == "synchronous" else args.workers
+    print_table(rows, f"stages by corpus size ({args.config}, {args.scheduler} scheduler, "
+                      f"{args.workers} workers, {os.cpu_count()} CPUs)")
+    ratios = scaling(rows)
+    print_table(ratios, "per-document time and peak RSS over the smallest size (1.0: linear, flat)")
+    proj = projection(rows, args.project, measured, args.project_workers)
+    print_table(proj, "projection: driver time + task time / workers, per stage (module docstring)")
+    write_json("scale", rows, args.out, config=str(args.config), scheduler=args.scheduler,
+               workers=args.workers, cpus=os.cpu_count(), scaling=ratios, projection=proj,
+               overrides=args.overrides)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""benchmarks/scale.py: its corpora, its memory sampler and its arithmetic (fast), and the whole
+benchmark on the demo run at two corpus sizes (``slow``)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import scale  # noqa: E402
+
+
+def _read(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.fixture
+def texts(tmp_path):
+    path = tmp_path / "texts.jsonl"
+    recs = [{"doc_id": "1", "pmid": "1", "title": "T1", "abstract": "A1",
+             "entities": [{"start": 0, "end": 2, "text": "T1", "type": "Gene", "id": "7"}]},
+            {"doc_id": "PMID:2", "title": "T2", "abstract": "A2", "source": "jnlpba"},
+            {"id": "x:3", "text": "T3 A3"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_a_scale_corpus_repeats_the_texts_with_new_ids(texts, tmp_path):
+    out = tmp_path / "c.jsonl.gz"
+    assert scale.write_corpus([texts], 7, "gold", out) == 3
+    docs = _read(out)
+    assert [d["doc_id"] for d in docs] == ["1", "PMID:2", "x:3", "1.r1", "PMID:2.r1", "x:3.r1", "1.r2"]
+    assert docs[3]["entities"] == docs[0]["entities"] and docs[3]["abstract"] == "A1"
+    assert "pmid" not in docs[0] and docs[1]["source"] == "jnlpba" and docs[2]["text"] == "T3 A3"
+    assert not out.with_name(out.name + ".tmp").exists()
+
+
+def test_a_raw_scale_corpus_has_no_entities(texts, tmp_path):
+    out = tmp_path / "c.jsonl.gz"
+    assert scale.write_corpus([texts], 2, "raw", out) == 2
+    assert [sorted(d) for d in _read(out)] == [["abstract", "doc_id", "title"],
+                                               ["abstract", "doc_id", "source", "title"]]
+
+
+def test_a_scale_corpus_needs_texts(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(SystemExit, match="no texts in"):
+        scale.write_corpus([empty], 5, "gold", tmp_path / "c.jsonl.gz")
+
+
+def test_the_sampler_tells_the_driver_from_the_processes_it_started():
+    """A driver holding ~150 MB starts a child holding ~60 MB: each peak is its own."""
+    child = "import time; y = b'y' * (60 * 2**20); time.sleep(1.5)"
+    driver = (f"import subprocess, sys, time; x = b'x' * (150 * 2**20); "
+              f"subprocess.run([sys.executable, '-c', {child!r}]); time.sleep(0.3)")
+    proc = subprocess.Popen([sys.executable, "-c", driver])
+    with scale.RssSampler(proc.pid, interval=0.05) as rss:
+        assert proc.wait(timeout=60) == 0
+    assert 150 <= rss.driver_mb < 400, rss.driver_mb
+    assert 60 <= rss.workers_mb < 140, rss.workers_mb
+    assert rss.processes == 1
+
+
+def _row(stage: str, documents: int, stage_s: float, task_s: float, driver: int, worker: int) -> dict:
+    return {"mode": "gold", "documents": documents, "stage": stage, "stage_s": stage_s,
+            "task_s": task_s, "driver_MB": driver, "worker_MB": worker}
+
+
+def test_scaling_divides_by_the_smallest_size():
+    rows = [_row("ingest", 10_000, 50.0, 90.0, 400, 300), _row("ingest", 1_000, 5.0, 9.0, 400, 200),
+            _row("extract", 1_000, 10.0, 16.0, 500, 600), _row("extract", 10_000, 130.0, 200.0, 1500, 600)]
+    got = {r["stage"]: r for r in scale.scaling(rows)}
+    assert got["ingest"] == {"mode": "gold", "stage": "ingest", "sizes": "1000 → 10000",
+                             "time_per_doc_ratio": 1.0, "driver_MB_ratio": 1.0, "worker_MB_ratio": 1.5}
+    assert got["extract"]["time_per_doc_ratio"] == 1.3 and got["extract"]["driver_MB_ratio"] == 3.0
+
+
+def test_the_projection_spreads_only_the_task_time_over_workers():
+    """extract at 10,000 documents: 100 s, of which 160 task-seconds on 2 workers → 20 s in the driver.
+    36,000 documents on 4 workers: 3.6 × (20 + 160 / 4) = 216 s; ingest all tasks: 3.6 × 40 / 4."""
+    rows = [_row("extract", 10_000, 100.0, 160.0, 0, 0), _row("ingest", 10_000, 20.0, 40.0, 0, 0),
+            _row("extract", 1_000, 1.0, 1.0, 0, 0)]
+    (proj,) = scale.projection(rows, 36_000, workers_measured=2, workers=[4])
+    assert proj["from"] == 10_000 and proj["workers"] == 4
+    assert proj["hours"] == round((216 + 36) / 3600, 1)
+    (one,) = scale.projection(rows, 36_000_000, workers_measured=2, workers=[1000])
+    assert one["hours"] == round(3600 * (20 + 0.16 + 0.04) / 3600, 1)
+
+
+@pytest.mark.slow
+def test_the_scale_benchmark_on_the_demo_run(demo_run, tmp_path):
+    out = tmp_path / "scale.json"
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--config", "configs/demo.yaml",
+                          "--texts", "data/demo/corpus.jsonl", "--reference", str(demo_run[0]),
+                          "--sizes", "20", "70", "--modes", "gold", "--scheduler", "synchronous",
+                          "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    report = json.loads(out.read_text())
+    rows = report["rows"]
+    assert [(r["documents"], r["stage"]) for r in rows] == [(n, s) for n in (20, 70) for s in scale.STAGES]
+    ingest = {r["documents"]: r for r in rows if r["stage"] == "ingest"}
+    assert ingest[20]["outputs"] == "documents=20" and ingest[70]["outputs"] == "documents=70"
+    extract = [r for r in rows if r["stage"] == "extract"]
+    assert all(int(r["outputs"].split(",")[0].split("=")[1]) > 0 for r in extract)   # triples
+    assert all(r["driver_MB"] > 50 and r["stage_s"] > 0 for r in rows)
+    assert len(report["scaling"]) == len(scale.STAGES) and len(report["projection"]) == 3
