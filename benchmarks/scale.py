@@ -24,10 +24,10 @@ reused, on gold mentions and on raw text.
    started (LocalCluster workers and nannies) every 0.2 s.
 
 The table gives, per mode, size and stage: wall time (with the process start: imports, config,
-cluster), the stage's own elapsed time (its manifest) and that per 1,000 documents, the driver's and the largest worker's peak RSS, and the work the
-shard tasks did (the sum of their seconds, ``tasks`` in the manifest). The scaling table divides each
-size's per-document stage time and peak RSS by the smallest size's: 1.0 is linear time and flat
-memory.
+cluster), the stage's own elapsed time (its manifest) and that per 1,000 documents, the driver's and
+the largest worker's peak RSS, and the work the shard tasks did (the sum of their seconds, ``tasks``
+in the manifest). The scaling table divides each size's per-document stage time and peak RSS by the
+smallest size's: 1.0 is linear time and flat memory.
 
 **Projection.** A stage's time is split into the shard tasks' summed seconds (work that spreads over
 workers) and the rest (the driver's own work, which does not). With ``W`` workers measured, the
@@ -252,7 +252,8 @@ def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, 
         wall, rss = run_command([command, *args], log)
         m = json.loads((run_dir / stage / "manifest.json").read_text())
         rows.append({"mode": mode, "documents": size, "stage": stage, "wall_s": round(wall, 1),
-                     "stage_s": round(m["elapsed_s"], 1), "s_per_1k_docs": round(1000 * m["elapsed_s"] / size, 2),
+                     "stage_s": round(m["elapsed_s"], 1),
+                     "s_per_1k_docs": round(1000 * m["elapsed_s"] / size, 2),
                      "task_s": round(_task_seconds(m), 1), "driver_MB": round(rss.driver_mb),
                      "worker_MB": round(rss.workers_mb), "processes": rss.processes,
                      "outputs": _outputs(stage, m)})

@@ -98,8 +98,8 @@ def test_the_projection_spreads_only_the_task_time_over_workers():
 @pytest.mark.slow
 def test_the_scale_benchmark_on_the_demo_run(demo_run, tmp_path):
     out = tmp_path / "scale.json"
-    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--config", "configs/demo.yaml",
-                          "--texts", "data/demo/corpus.jsonl", "--reference", str(demo_run[0]),
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"),
+                          "--config", "configs/demo.yaml", "--texts", "data/demo/corpus.jsonl", "--reference", str(demo_run[0]),
                           "--sizes", "20", "70", "--modes", "gold", "--scheduler", "synchronous",
                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
