@@ -7,6 +7,7 @@ texts and then scores (triple text, chunk) pairs:
     scorer = SCORERS.get("tfidf")()
     scorer.fit(chunk_texts)                                  # list[str], one per chunk
     scorer.fit(chunk_texts, reference=corpus_texts)          # IDF from another corpus (below)
+    scorer.fit_vocabulary(corpus_texts).for_chunks(chunk_texts)   # the same, the corpus streamed
     s = scorer.score(triple_texts, triple_index, chunk_index)   # [P] float64 in [0, 1]
 
 where pair p compares ``triple_texts[triple_index[p]]`` with chunk ``chunk_index[p]``.
@@ -23,14 +24,19 @@ With ``reference`` the vocabulary and IDF come from those texts (extraction pass
 chunk corpus) and the chunks are only transformed, so a chunk's vector, and every score against it,
 does not depend on which other documents are extracted with it: documents added to a knowledge graph
 later (``graphmert update``) are scored exactly as they would have been in one batch. With
-``reference=None`` the chunks are their own reference (``fit_transform``, the same numbers as fitting
-on them and transforming them).
+``reference=None`` the chunks are their own reference.
+
+A large corpus is fitted as a stream: :meth:`TfidfScorer.fit_vocabulary` reads the texts once and
+keeps only document frequencies, and :meth:`TfidfScorer.for_chunks` vectorises one shard's chunks
+(the graph stage's workers each score their own shard).
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from typing import Protocol, Sequence
+from collections import Counter
+from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -49,6 +55,10 @@ def triple_text(head_name: str, relation: str, tail_name: str) -> str:
 
 class Scorer(Protocol):
     def fit(self, chunk_texts: Sequence[str], reference: Sequence[str] | None = None) -> "Scorer": ...
+
+    def fit_vocabulary(self, texts: Iterable[str]) -> "Scorer": ...
+
+    def for_chunks(self, chunk_texts: Sequence[str]) -> "Scorer": ...
 
     def score(self, triple_texts: Sequence[str], triple_index: np.ndarray,
               chunk_index: np.ndarray) -> np.ndarray: ...
@@ -71,14 +81,48 @@ class TfidfScorer:
 
     def fit(self, chunk_texts: Sequence[str], reference: Sequence[str] | None = None) -> "TfidfScorer":
         texts = list(chunk_texts)
-        ref = texts if reference is None else list(reference)
-        if not any(t.strip() for t in ref):
-            raise ValueError("kg.scorer tfidf: every chunk text is empty; nothing to fit on")
-        if reference is None:
-            self._chunks = self.vectorizer.fit_transform(texts).tocsr()     # [C, V]
-        else:
-            self._chunks = self.vectorizer.fit(ref).transform(texts).tocsr()  # [C, V], V from ref
+        self.fit_vocabulary(texts if reference is None else reference)
+        self._chunks = self.vectorizer.transform(texts).tocsr()              # [C, V]
         return self
+
+    def fit_vocabulary(self, texts: Iterable[str]) -> "TfidfScorer":
+        """Vocabulary and IDF from ``texts``, read once as a stream; no chunk is vectorised yet
+        (:meth:`for_chunks`). Only the document frequencies are held, so a corpus of any size fits.
+
+        Written here rather than ``TfidfVectorizer.fit`` because that builds the whole [C, V] count
+        matrix, and sklearn has no streaming fit with a vocabulary (``HashingVectorizer`` streams,
+        but its hashed features would change every score). The vocabulary (sorted terms) and the
+        float64 operations are sklearn's own (``TfidfTransformer.fit``: idf = ln((n + 1) / (df + 1))
+        + 1), so the vectors equal a ``fit`` on the same texts; a test pins it."""
+        analyze = self.vectorizer.build_analyzer()
+        df: Counter = Counter()
+        n = 0
+        for text in texts:
+            df.update(set(analyze(text)))
+            n += 1
+        if not df:
+            raise ValueError("kg.scorer tfidf: every chunk text is empty; nothing to fit on")
+        terms = sorted(df)
+        counts = np.fromiter((df[t] for t in terms), dtype=np.float64, count=len(terms))  # [V]
+        counts += 1.0                                                        # smooth_idf
+        idf = np.full_like(counts, fill_value=n + 1, dtype=np.float64)
+        idf /= counts
+        np.log(idf, out=idf)
+        idf += 1.0
+        self.vectorizer.vocabulary_ = {t: i for i, t in enumerate(terms)}
+        self.vectorizer.fixed_vocabulary_ = False
+        self.vectorizer.idf_ = idf
+        self._chunks = None
+        return self
+
+    def for_chunks(self, chunk_texts: Sequence[str]) -> "TfidfScorer":
+        """A scorer with this one's vocabulary and IDF whose chunk ``i`` is ``chunk_texts[i]``: a
+        worker vectorises only its own shard's chunks."""
+        if not hasattr(self.vectorizer, "vocabulary_"):
+            raise RuntimeError("TfidfScorer.for_chunks called before fit_vocabulary")
+        out = copy.copy(self)
+        out._chunks = self.vectorizer.transform(list(chunk_texts)).tocsr()  # [C, V]
+        return out
 
     def score(self, triple_texts: Sequence[str], triple_index: np.ndarray,
               chunk_index: np.ndarray) -> np.ndarray:

@@ -392,10 +392,9 @@ def _similarity(ctx: StageContext, chunks: list) -> tuple[Any, dict[str, int]]:
     from graphmert.kg.scoring import SCORERS
 
     cdir = ctx.stage_dir("chunks")
-    reference = [c.text or " " for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]])]
-    scorer = SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit([c.text or " " for c in chunks],
-                                                                  reference=reference)
-    return scorer, {c.id: i for i, c in enumerate(chunks)}
+    reference = (c.text or " " for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]]))
+    scorer = SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit_vocabulary(reference)   # streamed
+    return scorer.for_chunks([c.text or " " for c in chunks]), {c.id: i for i, c in enumerate(chunks)}
 
 
 def write_kg(triples: list[Triple], folder: Path, shard_size: int) -> list[str]:

@@ -3,8 +3,9 @@
 The same computation as :func:`graphmert.graph.builder.build_graphs` (tests pin the equality), cut
 into the parts that are per chunk and the part that is global:
 
-1. driver: every chunk's text; the seed KG; the ``kg.scorer`` scorer fitted on all chunk texts; the
-   lexicon matcher when some chunk has no annotations (all sent once to every worker);
+1. driver: the seed KG; the ``kg.scorer`` vocabulary and IDF, fitted on every chunk's text read as a
+   stream (no text is kept); the lexicon matcher when some chunk has no annotations (all sent once
+   to every worker);
 2. ``link`` — one task per chunk shard: check chunks against the tokenizer, link heads, find the
    candidate (chunk, head, seed triple) rows and score them → ``RUN/work/graphs/link-*.npz``;
 3. driver: tails, the global selection (each triple in its best chunk, relation minimums) and the
@@ -54,7 +55,7 @@ class LinkInputs:
 
     kg: SeedKG
     matcher: LexiconMatcher | None
-    scorer: Any                    # a fitted kg.scorer
+    scorer: Any                    # a kg.scorer with its vocabulary (each task vectorises its shard)
     tokenizer: Any
     graph: GraphConfig
     no_leaves: frozenset = frozenset()  # corpus documents that extraction reads from extract.paths
@@ -83,18 +84,30 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
         stats["head_mentions"] += len(ok)
         stats["head_mentions_out_of_range"] += len(hs) - len(ok)
         heads.append(ok)
-    rows = find_candidates(heads, shared.kg)                                # [P, 4]
-    rows[:, 0] += offset
+    rows = find_candidates(heads, shared.kg)                                # [P, 4], chunk in shard
     scores = np.zeros(len(rows), dtype=np.float64)                          # [P]
     if len(rows):
         uniq, inv = np.unique(rows[:, 3], return_inverse=True)
         edges = [shared.kg.edges[t] for t in uniq]
         texts = [triple_text(shared.kg.name(e.subject), e.predicate, shared.kg.name(e.object))
                  for e in edges]
-        scores = shared.scorer.score(texts, inv, rows[:, 0])
+        scorer = shared.scorer.for_chunks(_shard_texts(_columns(chunk_path, ["text", "input_ids"]),
+                                                       shared.tokenizer))
+        scores = scorer.score(texts, inv, rows[:, 0])
+    rows[:, 0] += offset                                                    # global chunk index
     with open(path, "wb") as f:
         np.savez(f, rows=rows, scores=scores)
     return {"chunks": len(chunks), "candidates": int(len(rows)), **dict(sorted(stats.items()))}
+
+
+def _shard_texts(table, tok) -> list[str]:
+    """The scorer's text of each chunk of a shard (columns ``text``, ``input_ids``): as build_graphs,
+    the chunk's text, else its decoded root tokens."""
+    texts = table["text"].to_pylist()
+    for i, text in enumerate(texts):
+        if not text:
+            texts[i] = tok.decode(table["input_ids"][i].as_py()[1:-1])
+    return texts
 
 
 def _columns(path: str, columns: list[str]):
@@ -198,23 +211,18 @@ def _graphs(ctx: StageContext) -> dict:
     chunk_dir = ctx.stage_dir("chunks")
     chunk_paths = [str(chunk_dir / s) for s in ctx.upstream["chunks"]["shards"]]
 
-    texts: list[str] = []                    # as build_graphs: the text, else the decoded tokens
     sizes: list[int] = []
     doc_ids: set[str] = set()
     need_lexicon = False                     # some chunk has text but no annotated mention
     for p in chunk_paths:
-        t = _columns(p, ["text", "input_ids", "mentions", "doc_id"])
+        t = _columns(p, ["text", "mentions", "doc_id"])
         doc_ids.update(t["doc_id"].to_pylist())
-        shard_texts = t["text"].to_pylist()
-        n_mentions = pc.list_value_length(t["mentions"]).to_numpy(zero_copy_only=False)
-        for i, text in enumerate(shard_texts):
-            if not text:
-                shard_texts[i] = tok.decode(t["input_ids"][i].as_py()[1:-1])
-            elif n_mentions[i] == 0:
-                need_lexicon = True
-        texts += shard_texts
-        sizes.append(len(shard_texts))
-    if not texts:
+        has_text = pc.fill_null(pc.greater(pc.utf8_length(t["text"]), 0), False)
+        no_mentions = pc.equal(pc.list_value_length(t["mentions"]), 0)
+        need_lexicon |= pc.any(pc.and_(has_text, no_mentions)).as_py() or False
+        sizes.append(t.num_rows)
+    n_chunks = sum(sizes)
+    if not n_chunks:
         raise KGError("build_graphs: no chunks")
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()  # [S + 1]
     held_out = held_out_documents(cfg, doc_ids)
@@ -224,9 +232,11 @@ def _graphs(ctx: StageContext) -> dict:
     # (extract.paths empty), keeps its seed-KG leaves: only relation-file triples are held out there.
     no_leaves = held_out & doc_ids if cfg.extract.paths else frozenset()
     if cfg.kg.injection == "cooccurrence":
-        out = _graphs_distant(ctx, kg, tok, chunk_paths, no_leaves, len(texts))
+        out = _graphs_distant(ctx, kg, tok, chunk_paths, no_leaves, n_chunks)
         return _finish(ctx, kg, out["report"], out["shards"], held_out, doc_ids)
-    scorer = SCORERS.get(cfg.kg.scorer)().fit(texts)
+    # vocabulary and IDF over every chunk, streamed shard by shard; each link task vectorises its own
+    scorer = SCORERS.get(cfg.kg.scorer)().fit_vocabulary(
+        text for p in chunk_paths for text in _shard_texts(_columns(p, ["text", "input_ids"]), tok))
     matcher = (LexiconMatcher(Lexicon.from_kg(kg), cfg.kg.lexicon_min_chars)
                if cfg.kg.lexicon_matching and need_lexicon else None)
 
@@ -243,14 +253,14 @@ def _graphs(ctx: StageContext) -> dict:
     rows, scores = np.concatenate(rows_l), np.concatenate(scores_l)       # [P, 4], [P]
     if len(rows) == 0:
         raise InjectionError(
-            f"no chunk has a head linked to a seed-KG node with triples ({len(texts)} chunks, "
+            f"no chunk has a head linked to a seed-KG node with triples ({n_chunks} chunks, "
             f"{head_stats['head_mentions']} head mentions); do the corpus's entity ids use the KG's id "
             f"space (e.g. MESH:D003924, NCBIGene:3630), or is kg.lexicon_matching off?")
 
     sel = select_candidates(rows, kg, tok, sp["unk"], cfg.kg, K, lambda ttexts, inv: scores)
     cands, tails, kept = sel.candidates, sel.tails, sel.kept
 
-    n_chunks, size = len(texts), cfg.graph.shard_size
+    size = cfg.graph.shard_size
     per_group: list[list[tuple]] = [[] for _ in range(-(-n_chunks // size))]
     for p in kept:
         e = kg.edges[int(cands.triple[p])]

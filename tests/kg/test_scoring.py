@@ -80,3 +80,32 @@ def test_unknown_scorer_names_key():
 def test_fit_on_empty_texts():
     with pytest.raises(ValueError, match="every chunk text is empty"):
         SCORERS.get("tfidf")().fit(["", "  "])
+
+
+def test_the_streamed_vocabulary_is_sklearns_fit():
+    """fit_vocabulary reads the texts once as a stream and gives sklearn's vocabulary and IDF bit for
+    bit; for_chunks then vectorises any chunks as fit + transform would."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(120)] + ["IL-6", "β-cell", "Alpha", "α"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(0, 30)))) for _ in range(80)] + ["", "!!"]
+    ref = TfidfVectorizer(lowercase=True, token_pattern=r"(?u)\b\w+\b", sublinear_tf=True,
+                          smooth_idf=True, norm="l2", dtype=np.float64).fit(texts)
+    scorer = SCORERS.get("tfidf")().fit_vocabulary(iter(texts))
+    assert scorer.vectorizer.vocabulary_ == ref.vocabulary_
+    np.testing.assert_array_equal(scorer.vectorizer.idf_, ref.idf_)
+    part = scorer.for_chunks(texts[10:20])
+    np.testing.assert_array_equal(part._chunks.toarray(), ref.transform(texts[10:20]).toarray())
+    t_idx, c_idx = np.array([0, 1, 2, 3]), np.array([0, 3, 5, 9])
+    whole = SCORERS.get("tfidf")().fit(CHUNKS, reference=texts)
+    shard = SCORERS.get("tfidf")().fit_vocabulary(texts).for_chunks(CHUNKS)
+    np.testing.assert_array_equal(whole.score(TRIPLES, t_idx % 4, c_idx % 4),
+                                  shard.score(TRIPLES, t_idx % 4, c_idx % 4))
+
+
+def test_for_chunks_needs_a_vocabulary():
+    with pytest.raises(RuntimeError, match="before fit_vocabulary"):
+        SCORERS.get("tfidf")().for_chunks(["a b"])
+    with pytest.raises(ValueError, match="every chunk text is empty"):
+        SCORERS.get("tfidf")().fit_vocabulary(iter(["", "  ", "."]))
