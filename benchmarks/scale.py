@@ -8,8 +8,9 @@ reused, on gold mentions and on raw text.
                                          [--out FILE] [section.key=value ...]
 
 1. **Corpus.** A corpus of N documents is written from ``--texts`` (default: the 3,165 shared
-   abstracts, then the 8,274 texts of ``pubmed_unlabeled/``), repeated with new ids
-   (``<id>.r<k>`` for the k-th repeat) until it holds N. ``gold`` keeps each text's annotated
+   abstracts and the 8,274 texts of ``pubmed_unlabeled/``, shuffled together with seed 0 so that
+   every size holds the same mix), repeated with new ids (``<id>.r<k>`` for the k-th repeat) until
+   it holds N. ``gold`` keeps each text's annotated
    entities (the abstracts that have them); ``raw`` drops them, so the recognizer and the linker find
    the mentions.
 2. **Model.** One reference run is trained once and reused at every size: ``--reference RUN`` (a
@@ -45,6 +46,7 @@ import gzip
 import itertools
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -83,27 +85,25 @@ def _texts(paths: list[Path]) -> Iterator[dict]:
                     yield json.loads(line)
 
 
-def write_corpus(paths: list[Path], size: int, mode: str, out: Path) -> int:
-    """``size`` documents from ``paths``, repeated with new ids, into ``out`` (gzipped JSON Lines),
-    streamed; ``mode`` 'raw' drops the entities. Returns the number of distinct source texts."""
+def write_corpus(paths: list[Path], size: int, mode: str, out: Path, shuffle: bool = True) -> int:
+    """``size`` documents from the texts of ``paths`` (in an order shuffled with seed 0, so that
+    every size holds the same mix of the files), repeated with new ids, into ``out`` (gzipped JSON
+    Lines); ``mode`` 'raw' drops the entities. Returns the number of distinct texts written."""
     keep = KEPT + (("entities",) if mode == "gold" else ())
+    records = [{k: r[k] for k in keep if k in r} | {"doc_id": str(r.get("doc_id") or r.get("id"))}
+               for r in _texts(paths)]
+    if not records:
+        raise SystemExit(f"no texts in {', '.join(map(str, paths))}")
+    if shuffle:
+        random.Random(0).shuffle(records)
     tmp = out.with_name(out.name + ".tmp")
-    written, repeat = 0, 0
     with gzip.open(tmp, "wt", encoding="utf-8") as f:
-        while written < size:
-            for rec in itertools.islice(_texts(paths), size - written):
-                kept = {k: rec[k] for k in keep if k in rec}
-                doc_id = str(rec.get("doc_id") or rec.get("id"))
-                kept["doc_id"] = doc_id if repeat == 0 else f"{doc_id}.r{repeat}"
-                f.write(json.dumps(kept) + "\n")
-                written += 1
-            if repeat == 0:
-                distinct = written
-                if not distinct:
-                    raise SystemExit(f"no texts in {', '.join(map(str, paths))}")
-            repeat += 1
+        for i in range(size):
+            rec, repeat = records[i % len(records)], i // len(records)
+            doc_id = rec["doc_id"] if repeat == 0 else f"{rec['doc_id']}.r{repeat}"
+            f.write(json.dumps({**rec, "doc_id": doc_id}) + "\n")
     tmp.replace(out)
-    return distinct
+    return min(size, len(records))
 
 
 class RssSampler:
@@ -194,8 +194,8 @@ def build_reference(work: Path, configs: dict[str, Path], texts: list[Path], mod
     ref = work / "reference"
     ref.mkdir(parents=True, exist_ok=True)
     corpus = work / "reference-corpus.jsonl.gz"
-    if not corpus.exists():          # the first file's texts, once each
-        write_corpus(texts[:1], sum(1 for _ in _texts(texts[:1])), "gold", corpus)
+    if not corpus.exists():          # the first file's texts, once each, in order
+        write_corpus(texts[:1], sum(1 for _ in _texts(texts[:1])), "gold", corpus, shuffle=False)
     log = ref / "benchmark.log"
     print(f"reference run: training a model in {ref} ...", flush=True)
     run_command(["run", "--config", str(configs["gold"]), "--run-dir", str(ref), "--from", "ingest",

@@ -34,7 +34,7 @@ def texts(tmp_path):
 
 def test_a_scale_corpus_repeats_the_texts_with_new_ids(texts, tmp_path):
     out = tmp_path / "c.jsonl.gz"
-    assert scale.write_corpus([texts], 7, "gold", out) == 3
+    assert scale.write_corpus([texts], 7, "gold", out, shuffle=False) == 3
     docs = _read(out)
     assert [d["doc_id"] for d in docs] == ["1", "PMID:2", "x:3", "1.r1", "PMID:2.r1", "x:3.r1", "1.r2"]
     assert docs[3]["entities"] == docs[0]["entities"] and docs[3]["abstract"] == "A1"
@@ -42,9 +42,23 @@ def test_a_scale_corpus_repeats_the_texts_with_new_ids(texts, tmp_path):
     assert not out.with_name(out.name + ".tmp").exists()
 
 
+def test_a_shuffled_scale_corpus_repeats_one_order(tmp_path):
+    """Every size takes the same shuffled order of the texts (the same mix of files), and each
+    repeat follows it."""
+    path = tmp_path / "texts.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": str(i), "abstract": f"text {i}"}) + "\n"
+                            for i in range(20)))
+    scale.write_corpus([path], 50, "gold", tmp_path / "a.jsonl.gz")
+    scale.write_corpus([path], 10, "gold", tmp_path / "b.jsonl.gz")
+    ids = [d["doc_id"] for d in _read(tmp_path / "a.jsonl.gz")]
+    assert ids[:20] != [str(i) for i in range(20)] and sorted(ids[:20], key=int) == [str(i) for i in range(20)]
+    assert ids[20:40] == [f"{i}.r1" for i in ids[:20]] and ids[40:] == [f"{i}.r2" for i in ids[:10]]
+    assert [d["doc_id"] for d in _read(tmp_path / "b.jsonl.gz")] == ids[:10]
+
+
 def test_a_raw_scale_corpus_has_no_entities(texts, tmp_path):
     out = tmp_path / "c.jsonl.gz"
-    assert scale.write_corpus([texts], 2, "raw", out) == 2
+    assert scale.write_corpus([texts], 2, "raw", out, shuffle=False) == 2
     assert [sorted(d) for d in _read(out)] == [["abstract", "doc_id", "title"],
                                                ["abstract", "doc_id", "source", "title"]]
 
