@@ -215,8 +215,7 @@ class ExtractInputs:
     relations: list[str]
     run_id: str
     device: str = "auto"              # train.device: auto / cpu / cuda
-    similarity: Any = None            # the fitted β scorer, rows keyed by chunk id
-    similarity_rows: dict | None = None
+    similarity: Any = None            # the β scorer's vocabulary and IDF; each part vectorises its chunks
     held_out: frozenset = frozenset()  # documents whose relations are not seed triples (holdout)
     ranker: str = ""                  # query-group models: the ranker of this pass ("": extract.ranker)
     seed: int = 0                     # train.seed: the untrained control's initialisation
@@ -258,7 +257,6 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
     ex = Extractor(model, tok, kg, schema, inp.relation_map,
                    inp.extract, inp.num_roots, inp.num_leaves, relations=inp.relations,
                    checkpoint_id=inp.checkpoint_id, run_id=inp.run_id, llm=llm)
-    ex.set_similarity(inp.similarity, inp.similarity_rows or {})
     return ex
 
 
@@ -277,6 +275,9 @@ def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dic
             systems[name] = systems.pop(ranker)
             rep["filters"] = {"checked": len(systems[name]), "untyped_tails": 0, "dropped": {}}
         else:
+            if inp.similarity is not None:      # β: this part's chunks against the run's vocabulary
+                ex.set_similarity(inp.similarity.for_chunks([c.text or " " for c in chunks]),
+                                  {c.id: i for i, c in enumerate(chunks)})
             triples, rep = ex.extract(docs, chunks)
             systems = {name: triples}
     write_systems(systems, path)
@@ -328,7 +329,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     query_groups = model.config.leaf_query == "fixed"
     _check_rankers(cfg.extract, query_groups)
     if cfg.extract.beta > 0:
-        inputs.similarity, inputs.similarity_rows = _similarity(ctx, chunks)
+        inputs.similarity = _similarity(ctx)
     if query_groups:
         inputs.typer = fit_typer(ctx, held_out)
         inputs.model_only = inputs.typer is not None
@@ -385,16 +386,16 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     }
 
 
-def _similarity(ctx: StageContext, chunks: list) -> tuple[Any, dict[str, int]]:
-    """The β filter's scorer over ``chunks``, with vocabulary and IDF from the run's own chunk corpus
-    (the chunks stage), so that a document scores the same whether it is extracted alone, in a batch,
-    or added later by ``graphmert update`` (:mod:`graphmert.kg.scoring`)."""
+def _similarity(ctx: StageContext) -> Any:
+    """The β filter's scorer: vocabulary and IDF from the run's own chunk corpus (the chunks stage),
+    read as a stream, so that a document scores the same whether it is extracted alone, in a batch,
+    or added later by ``graphmert update`` (:mod:`graphmert.kg.scoring`). Each part vectorises its
+    own chunks (:func:`extract_part`)."""
     from graphmert.kg.scoring import SCORERS
 
     cdir = ctx.stage_dir("chunks")
     reference = (c.text or " " for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]]))
-    scorer = SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit_vocabulary(reference)   # streamed
-    return scorer.for_chunks([c.text or " " for c in chunks]), {c.id: i for i, c in enumerate(chunks)}
+    return SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit_vocabulary(reference)
 
 
 def write_kg(triples: list[Triple], folder: Path, shard_size: int) -> list[str]:
