@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -279,36 +280,34 @@ def test_docs_quote_overrides_with_brackets():
 # --------------------------------------------------------------------------------------------------
 
 
-def test_help_and_version_import_no_stage_module():
+def _heavy_modules_after(code: str, heavy: tuple[str, ...]) -> list[str]:
+    """Which of ``heavy`` a fresh interpreter has imported after running ``code``."""
     import subprocess
     import sys
 
-    code = ("import sys\nfrom pipelines.cli import main\n"
-            "for argv in (['--version'], ['--help'], ['train', '--help'], ['run', '--help']):\n"
-            "    try:\n        main(argv)\n    except SystemExit as e:\n        assert not e.code, (argv, e.code)\n"
-            "heavy = ('torch', 'spacy', 'dask', 'pipelines.stages.corpus', 'pipelines.stages.train')\n"
-            "print('loaded:', sorted(m for m in heavy if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+    script = f"import sys\n{code}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[-1] == "loaded: []"
+    return ast.literal_eval(out.stdout.splitlines()[-1])
+
+
+def test_help_and_version_import_no_stage_module():
+    code = ("from pipelines.cli import main\n"
+            "for argv in (['--version'], ['--help'], ['train', '--help'], ['run', '--help']):\n"
+            "    try:\n        main(argv)\n    except SystemExit as e:\n        assert not e.code, (argv, e.code)")
+    heavy = ("torch", "spacy", "dask", "pipelines.stages.corpus", "pipelines.stages.train")
+    assert _heavy_modules_after(code, heavy) == []
 
 
 def test_a_stage_command_imports_its_own_stage_module_only():
     """`graphmert tokenizer` (and the other corpus stages) starts without torch: the CLI imports the
     command's stage module, not the whole stage table; the export module (its shard tasks run on
     workers) does not import torch either."""
-    import subprocess
-    import sys
-
-    code = ("import sys\nfrom pipelines.cli import _stage\n"
-            "assert _stage('tokenizer').name == 'tokenizer'\nimport pipelines.stages.export\n"
-            "heavy = ('torch', 'pipelines.stages.extract', 'pipelines.stages.train')\n"
-            "print('loaded:', sorted(m for m in heavy if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).resolve().parents[1])
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[-1] == "loaded: []"
+    code = ("from pipelines.cli import _stage\nassert _stage('tokenizer').name == 'tokenizer'\n"
+            "import pipelines.stages.export")
+    heavy = ("torch", "pipelines.stages.extract", "pipelines.stages.train")
+    assert _heavy_modules_after(code, heavy) == []
 
 
 def test_the_catalog_describes_every_stage():

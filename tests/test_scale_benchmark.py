@@ -70,6 +70,18 @@ def test_a_scale_corpus_needs_texts(tmp_path):
         scale.write_corpus([empty], 5, "gold", tmp_path / "c.jsonl.gz")
 
 
+def test_a_reference_run_must_hold_what_every_size_reuses(tmp_path):
+    (tmp_path / "tokenizer").mkdir()
+    (tmp_path / "tokenizer" / "tokenizer.json").write_text("{}")
+    with pytest.raises(SystemExit, match=r"not a finished run to reuse; missing .*train/manifest.json"):
+        scale.check_reference(tmp_path, ["gold"])
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "manifest.json").write_text("{}")
+    assert scale.check_reference(tmp_path, ["gold"]) == tmp_path
+    with pytest.raises(SystemExit, match=r"ner/manifest.json, .*link/manifest.json"):
+        scale.check_reference(tmp_path, ["gold", "raw"])
+
+
 def test_the_sampler_tells_the_driver_from_the_processes_it_started():
     """A driver holding ~150 MB starts a child holding ~60 MB: each peak is its own."""
     child = "import time; y = b'y' * (60 * 2**20); time.sleep(1.5)"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pyarrow.compute as pc
@@ -91,8 +91,8 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
         edges = [shared.kg.edges[t] for t in uniq]
         texts = [triple_text(shared.kg.name(e.subject), e.predicate, shared.kg.name(e.object))
                  for e in edges]
-        scorer = shared.scorer.for_chunks(_shard_texts(_columns(chunk_path, ["text", "input_ids"]),
-                                                       shared.tokenizer))
+        scorer = shared.scorer.for_chunks([_scorer_text(c.text, c.input_ids, shared.tokenizer)
+                                           for c in chunks])
         scores = scorer.score(texts, inv, rows[:, 0])
     rows[:, 0] += offset                                                    # global chunk index
     with open(path, "wb") as f:
@@ -100,14 +100,17 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
     return {"chunks": len(chunks), "candidates": int(len(rows)), **dict(sorted(stats.items()))}
 
 
-def _shard_texts(table, tok) -> list[str]:
-    """The scorer's text of each chunk of a shard (columns ``text``, ``input_ids``): as build_graphs,
-    the chunk's text, else its decoded root tokens."""
-    texts = table["text"].to_pylist()
-    for i, text in enumerate(texts):
-        if not text:
-            texts[i] = tok.decode(table["input_ids"][i].as_py()[1:-1])
-    return texts
+def _scorer_text(text: str | None, input_ids: list[int], tok) -> str:
+    """A chunk's text for the scorer: as build_graphs, its text, else its decoded root tokens."""
+    return text or tok.decode(input_ids[1:-1])
+
+
+def _scorer_texts(chunk_paths: list[str], tok) -> Iterator[str]:
+    """Every chunk's scorer text, one shard read at a time (two columns of it)."""
+    for p in chunk_paths:
+        cols = _columns(p, ["text", "input_ids"]).to_pydict()
+        for text, ids in zip(cols["text"], cols["input_ids"]):
+            yield _scorer_text(text, ids, tok)
 
 
 def _columns(path: str, columns: list[str]):
@@ -235,8 +238,7 @@ def _graphs(ctx: StageContext) -> dict:
         out = _graphs_distant(ctx, kg, tok, chunk_paths, no_leaves, n_chunks)
         return _finish(ctx, kg, out["report"], out["shards"], held_out, doc_ids)
     # vocabulary and IDF over every chunk, streamed shard by shard; each link task vectorises its own
-    scorer = SCORERS.get(cfg.kg.scorer)().fit_vocabulary(
-        text for p in chunk_paths for text in _shard_texts(_columns(p, ["text", "input_ids"]), tok))
+    scorer = SCORERS.get(cfg.kg.scorer)().fit_vocabulary(_scorer_texts(chunk_paths, tok))
     matcher = (LexiconMatcher(Lexicon.from_kg(kg), cfg.kg.lexicon_min_chars)
                if cfg.kg.lexicon_matching and need_lexicon else None)
 
