@@ -4,7 +4,7 @@ reused, on gold mentions and on raw text.
     .venv/bin/python benchmarks/scale.py [--sizes 10000 30000 100000] [--modes gold raw]
                                          [--config configs/shared-corpus.yaml] [--texts FILE ...]
                                          [--reference RUN] [--train-steps 30] [--ner-minutes 3]
-                                         [--workers 2] [--scheduler local] [--work DIR]
+                                         [--workers 2] [--scheduler local] [--work DIR [--resume]]
                                          [--out FILE] [section.key=value ...]
 
 1. **Corpus.** A corpus of N documents is written from ``--texts`` (default: the 3,165 shared
@@ -28,7 +28,8 @@ The table gives, per mode, size and stage: wall time (with the process start: im
 cluster), the stage's own elapsed time (its manifest) and that per 1,000 documents, the driver's and
 the largest worker's peak RSS, and the work the shard tasks did (the sum of their seconds, ``tasks``
 in the manifest). The scaling table divides each size's per-document stage time and peak RSS by the
-smallest size's: 1.0 is linear time and flat memory.
+smallest size's: 1.0 is linear time and flat memory. Each size's rows are kept in ``WORK/rows.jsonl``
+as soon as it finishes; ``--resume`` skips the sizes found there (the large sizes take hours).
 
 **Projection.** A stage's time is split into the shard tasks' summed seconds (work that spreads over
 workers) and the rest (the driver's own work, which does not). With ``W`` workers measured, the
@@ -303,6 +304,29 @@ def projection(rows: list[dict], documents: int, workers_measured: int, workers:
     return out
 
 
+def measure(work: Path, ref: Path, configs: dict[str, Path], texts: list[Path], modes: list[str],
+            sizes: list[int], common: list[str], resume: bool) -> list[dict]:
+    """Every mode and size through :func:`run_size`; each size's rows are appended to
+    ``WORK/rows.jsonl`` as it finishes, so that hours of measurement survive a stop. With ``resume``
+    the sizes found there are not run again (without it the file starts empty)."""
+    done_file = work / "rows.jsonl"
+    rows = [json.loads(line) for line in done_file.read_text().splitlines()] \
+        if resume and done_file.exists() else []
+    if not resume:
+        done_file.write_text("")
+    finished = {(r["mode"], r["documents"]) for r in rows}
+    for mode in modes:
+        for size in sizes:
+            if (mode, size) in finished:
+                print(f"{mode} {size}: measured before ({done_file})", flush=True)
+                continue
+            new = run_size(work, ref, configs[mode], texts, mode, size, common)
+            with done_file.open("a") as f:
+                f.writelines(json.dumps(r) + "\n" for r in new)
+            rows += new
+    return [r for r in rows if r["mode"] in modes and r["documents"] in sizes]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10000, 30000, 100000])
@@ -322,11 +346,15 @@ def main() -> None:
     ap.add_argument("--project", type=int, default=36_000_000, help="documents to project the time for")
     ap.add_argument("--project-workers", type=int, nargs="+", default=[16, 64, 256])
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the sizes already measured in WORK/rows.jsonl (needs --work)")
     ap.add_argument("overrides", nargs="*", help="extra dotted overrides for every run")
     args = ap.parse_args()
     texts = args.texts or [require_shared(*p) for p in DEFAULT_TEXTS]
     if "raw" in args.modes:
         require_shared("reference_vocabularies")
+    if args.resume and args.work is None:
+        ap.error("--resume needs --work (the folder whose rows.jsonl holds the sizes measured)")
     os.environ.pop("DASK_SCHEDULER_ADDRESS", None)      # this benchmark starts its own clusters
     work = (args.work or Path(tempfile.mkdtemp(prefix="graphmert-scale-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -335,8 +363,7 @@ def main() -> None:
         configs = write_configs(work, ROOT / args.config, args.train_steps, args.ner_minutes)
         ref = check_reference(args.reference.resolve(), args.modes) if args.reference else \
             build_reference(work, configs, texts, args.modes, common)
-        rows = [r for mode in args.modes for size in sorted(args.sizes)
-                for r in run_size(work, ref, configs[mode], texts, mode, size, common)]
+        rows = measure(work, ref, configs, texts, args.modes, sorted(args.sizes), common, args.resume)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -14,7 +14,7 @@ minute for a set of variants once a recognizer trained without them is saved:
 * the saved recognizer, with one sense per document when ``extract.propagate_mentions`` is on;
 * the linker built as the ``link`` stage builds it (:func:`pipelines.stages.link.build_linker`, from
   configs/biored-raw.yaml's ``ner`` section, the held-out documents held out);
-* the extract stage's own steps after recognition (:func:`pipelines.stages.extract.recognized_entities`:
+* the extract stage's own steps after recognition (:func:`pipelines.stages.extract_parts.recognized_entities`:
   KG-name, abbreviation and KG-symbol mentions, the abbreviation veto, linking with the species
   options, variants) under configs/biored-raw.yaml's ``extract`` settings;
 * ``graphmert evaluate``'s scores: strict-span recognition and document-level normalisation
@@ -43,7 +43,7 @@ from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.eval.entities import MICRO, normalisation_scores, recognition_scores  # noqa: E402
 from graphmert.ner.corpus import annotated_documents  # noqa: E402
 from graphmert.ner.recognizer import LABELS, Recognizer  # noqa: E402
-from pipelines.stages.extract import recognized_entities  # noqa: E402
+from pipelines.stages.extract_parts import recognized_entities  # noqa: E402
 from pipelines.stages.link import build_linker  # noqa: E402
 from pipelines.stages.ner_documents import read_ner_documents, training_documents  # noqa: E402
 from recognizer import CONFIG  # noqa: E402

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = ["atomic_path", "atomic_dir", "recover_dir", "atomic_write_text", "atomic_write_json",
-           "file_sha256", "input_hashes", "read_json", "write_shards", "as_paths", "write_parquet", "read_parquet",
+           "file_sha256", "input_hashes", "read_json", "write_shards", "as_paths", "write_parquet", "write_parquet_stream", "read_parquet",
            "read_versioned_json", "check_format", "file_sizes", "check_file_sizes"]
 
 
@@ -195,6 +195,28 @@ def write_parquet(rows: list[dict], schema: "pa.Schema", path: str | Path,
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression=compression)
     return table.num_rows
+
+
+def write_parquet_stream(rows: Iterable[dict], schema: "pa.Schema", path: str | Path,
+                         compression: str = "zstd", batch_rows: int = 4096) -> int:
+    """:func:`write_parquet` for a stream: ``rows`` are converted and written ``batch_rows`` at a
+    time (one row group each), so they never have to fit in memory at once; atomic the same way. A
+    stream of at most ``batch_rows`` rows gives the same file as :func:`write_parquet`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 0
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression=compression) as writer:
+        batch: list[dict] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) == batch_rows:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                n, batch = n + len(batch), []
+        if batch or not n:                          # an empty stream still writes the schema
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            n += len(batch)
+    return n
 
 
 def read_parquet(paths: str | Path | Iterable[str | Path], schema: "pa.Schema", *, what: str,

@@ -201,7 +201,7 @@ def test_abbreviation_veto_drops_the_configured_categories_short_forms_unless_th
     from graphmert.config import ExtractConfig
     from graphmert.corpus.document import Abbreviation, Document, Mention
     from graphmert.ner.linking import UNLINKED, LinkResult
-    from pipelines.stages.extract import _more_mentions
+    from pipelines.stages.extract_parts import more_mentions
 
     class Linker:
         def link(self, text, category, species=None):
@@ -214,7 +214,43 @@ def test_abbreviation_veto_drops_the_configured_categories_short_forms_unless_th
     abbr = [Abbreviation(10, 12, 0, 8), Abbreviation(48, 50, 22, 46)]
     doc = Document(id="d", text=text, mentions=mentions, abbreviations=abbr)
     assert text[48:50] == "MO" and text[22:46] == "multiple osteochondromas"
-    on = _more_mentions(doc, Linker(), ExtractConfig(abbreviation_veto=["biolink:Disease"]))
+    on = more_mentions(doc, Linker(), ExtractConfig(abbreviation_veto=["biolink:Disease"]))
     assert [m.text for m in on.mentions] == ["MO"]
-    off = _more_mentions(doc, Linker(), ExtractConfig())
+    off = more_mentions(doc, Linker(), ExtractConfig())
     assert [m.text for m in off.mentions] == ["RA", "MO"]
+
+
+def test_parts_name_their_documents_and_a_merge_in_passes_gives_the_same_kg(trained, monkeypatch):
+    """The run's own corpus in parts of 5 documents, merged 2 runs at a time (several passes through
+    scratch files), gives the KG of one part per document shard merged at once, byte for byte; each
+    part that reaches the scheduler names its shards and ids instead of carrying documents."""
+    import pickle
+
+    import graphmert.extract.sorted_merge as sorted_merge
+    from pipelines.stage import StageContext
+    from pipelines.stages.extract_parts import Part
+
+    monkeypatch.chdir(ROOT)
+    args = ["extract", "--config", ROOT / "configs/demo.yaml", "--run-dir", trained, "--quiet", *TINY,
+            "extract.beta=0.0", "extract.min_confidence=0.0", "--scheduler", "synchronous", "--force"]
+    r = invoke(*args, "extract.part_documents=1000")
+    assert r.exit_code == 0, r.output
+    whole = (trained / "extract" / "triples.jsonl").read_bytes()
+    shards = json.loads((trained / "ingest" / "manifest.json").read_text())["shards"]
+    assert json.loads((trained / "extract" / "manifest.json").read_text())["parts"] == len(shards) < 5
+
+    items: list = []
+    real = StageContext.map_shards
+
+    def recording(self, fn, parts, **kw):
+        items.extend(parts if kw.get("name") == "part" else [])
+        return real(self, fn, parts, **kw)
+
+    monkeypatch.setattr(StageContext, "map_shards", recording)
+    monkeypatch.setattr(sorted_merge, "FAN_IN", 2)
+    r = invoke(*args, "extract.part_documents=5")
+    assert r.exit_code == 0, r.output
+    m = json.loads((trained / "extract" / "manifest.json").read_text())
+    assert m["parts"] == len(items) >= 8 and m["triples"] > 0
+    assert all(isinstance(p, Part) and len(p.ids) <= 5 and len(pickle.dumps(p)) < 2048 for p in items)
+    assert (trained / "extract" / "triples.jsonl").read_bytes() == whole

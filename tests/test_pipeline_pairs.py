@@ -214,7 +214,8 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     m = manifest(typed, "extract")
     assert m["typer"]["documents"] == 25 and m["typer"]["relations"] == 2 * 24 + 2 - 8   # not IN[0]
     assert set(m["controls"]) == {*controls, MODEL_ONLY}
-    assert set(m["tasks"]) == {"part", *(f"control-{c}" for c in controls)}   # the model answered once
+    # the model answered once ("documents": extract.paths sentence-split, one task per part)
+    assert set(m["tasks"]) == {"documents", "part", *(f"control-{c}" for c in controls)}
     # each control at its own settings, named in the manifest and the table (graphmert: k 1, t 0)
     settings = {name: (c["tails_per_query"], c["min_confidence"]) for name, c in m["controls"].items()}
     assert settings == {"candidates": (1, None), "random": (1, None), "nearest": (1, None),

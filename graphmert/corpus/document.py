@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 
-from graphmert.io import read_parquet, write_parquet
+from graphmert.io import read_parquet, write_parquet_stream
 
 __all__ = [
     "Mention",
@@ -224,8 +224,9 @@ def _from_row(row: dict) -> Document:
 
 
 def write_documents(docs: Iterable[Document], path: str | Path) -> int:
-    """Write one Parquet shard atomically (temp name, then rename). Returns the number written."""
-    return write_parquet([_to_row(d) for d in docs], SCHEMA, path)
+    """Write one Parquet shard atomically (temp name, then rename) from a stream of documents (a row
+    group per 4,096). Returns the number written."""
+    return write_parquet_stream((_to_row(d) for d in docs), SCHEMA, path)
 
 
 def read_documents(paths: str | Path | Iterable[str | Path]) -> Iterator[Document]:

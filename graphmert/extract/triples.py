@@ -39,7 +39,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
-from graphmert.io import atomic_path, read_parquet, write_parquet
+from graphmert.io import atomic_path, read_parquet, write_parquet, write_parquet_stream
 
 __all__ = ["Evidence", "Triple", "NAME_KEY", "entity_key", "triple_key", "merge_triples", "drop_documents", "with_run",
            "write_triples", "read_triples", "write_systems", "read_system", "write_triples_jsonl",
@@ -230,15 +230,16 @@ SCHEMA = pa.schema([
 ])
 
 
-def write_triples(triples: Sequence[Triple], path: str | Path) -> int:
-    """One Parquet shard, written atomically (Snappy-compressed, as triple shards always were).
-    Returns the number of triples."""
-    return write_parquet([t.to_dict() for t in triples], SCHEMA, path, compression="snappy")
+def write_triples(triples: Iterable[Triple], path: str | Path) -> int:
+    """One Parquet shard, written atomically (Snappy-compressed, as triple shards always were) from a
+    stream of triples. Returns the number of triples."""
+    return write_parquet_stream((t.to_dict() for t in triples), SCHEMA, path, compression="snappy")
 
 
-def read_triples(paths: str | Path | Iterable[str | Path]) -> Iterator[Triple]:
-    """Triples of one or more Parquet shards, in order; a file that is not a triple shard is refused."""
-    for row in read_parquet(paths, SCHEMA, what="triple"):
+def read_triples(paths: str | Path | Iterable[str | Path], batch_size: int = 512) -> Iterator[Triple]:
+    """Triples of one or more Parquet shards, in order, ``batch_size`` rows decoded at a time; a file
+    that is not a triple shard is refused."""
+    for row in read_parquet(paths, SCHEMA, what="triple", batch_size=batch_size):
         yield Triple.from_dict(row)
 
 
@@ -254,10 +255,10 @@ def write_systems(systems: Mapping[str, Sequence[Triple]], path: str | Path) -> 
     return write_parquet(rows, SYSTEMS_SCHEMA, path, compression="snappy")
 
 
-def read_system(paths: str | Path | Iterable[str | Path], system: str) -> Iterator[Triple]:
+def read_system(paths: str | Path | Iterable[str | Path], system: str, batch_size: int = 512) -> Iterator[Triple]:
     """The triples of ``system`` in one or more :func:`write_systems` files, in order (none when a
-    file holds no such system: a system may have found nothing)."""
-    for row in read_parquet(paths, SYSTEMS_SCHEMA, what="systems"):
+    file holds no such system: a system may have found nothing), ``batch_size`` rows decoded at a time."""
+    for row in read_parquet(paths, SYSTEMS_SCHEMA, what="systems", batch_size=batch_size):
         if row["system"] == system:
             yield Triple.from_dict(row["triple"])
 

@@ -48,7 +48,7 @@ def shard_sha256(ctx: StageContext, stage: str, path: Path) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
+def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
     """Consecutive lists of ``size`` documents (the last may be shorter)."""
     buf: list[Document] = []
     for d in docs:
@@ -60,7 +60,7 @@ def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield buf
 
 
-def _batch_key(index: int, docs: list[Document]) -> str:
+def batch_key(index: int, docs: list[Document]) -> str:
     """Content hash of a batch of read documents: appending to the corpus leaves the shards of the
     unchanged batches in place."""
     h = hashlib.sha256()
@@ -86,8 +86,8 @@ def _ingest(ctx: StageContext) -> dict:
         raise ConfigError("corpus.paths: no input given; set it in the config or as an override, "
                           "e.g. 'corpus.paths=[data/demo/corpus.jsonl]'")
     reader = read_corpus(c.paths, format=c.format, skip_bad_records=c.skip_bad_records)
-    shards = ctx.map_shards(annotate_shard, _batches(reader, c.shard_size), name="documents",
-                            shared=(c.sentences, c.abbreviations), key=_batch_key)
+    shards = ctx.map_shards(annotate_shard, batches(reader, c.shard_size), name="documents",
+                            shared=(c.sentences, c.abbreviations), key=batch_key)
     st = reader.stats.to_dict()
     if st["skipped_records"]:
         log.warning("ingest: skipped %d bad records (each is in the log and the manifest)",

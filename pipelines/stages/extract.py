@@ -1,15 +1,19 @@
 """Extract stage: trained checkpoint + documents → triples with provenance (DESIGN §8).
 
-Documents are ``extract.paths`` (read, sentence-split and chunked here with the run's tokenizer), or
-the run's own ingested corpus and chunks. When the ner stage trained a recognizer, documents without
-mentions first get recognised ones, linked by the link stage's linker (kept in ``documents.parquet`` for evaluate). The documents are cut into parts of
-``extract.part_documents``; each part is one Dask task (:meth:`StageContext.map_shards`) that writes
-its per-chunk triples as a shard — the model, tokenizer and seed KG are loaded once per worker
-(:func:`pipelines.scheduler.worker_cache`), the β-similarity scorer (vocabulary and IDF from the run's own chunk corpus) is
-built once in the driver and shipped to the workers. Finished parts survive a killed run and are reused by the
-rerun. The driver merges the per-chunk triples of all parts
-(:func:`graphmert.extract.triples.merge_triples`) into ``triples-NNNNN.parquet`` shards and
-``triples.jsonl``; the manifest counts triples, filter drops and model work.
+Documents are ``extract.paths`` (read, sentence-split and chunked with the run's tokenizer), or the
+run's own ingested corpus and chunks. They are cut into parts of ``extract.part_documents``
+(:mod:`pipelines.stages.extract_parts`: a part names its shards, so the driver never holds the
+corpus). When the ner stage trained a recognizer, one task per part first gives the documents without
+mentions recognised ones, linked by the link stage's linker (kept in ``documents.parquet`` for
+evaluate). Each part is then one Dask task (:meth:`StageContext.map_shards`) that reads its documents
+and chunks and writes its per-chunk triples, sorted by triple key, as a shard — the model,
+tokenizer and seed KG are loaded once per worker (:func:`pipelines.scheduler.worker_cache`); the
+β-similarity scorer's vocabulary and IDF (from the run's own chunk corpus) are built once in the
+driver and shipped to the workers. Finished parts survive a killed run and are reused by the rerun.
+The driver merges the parts' sorted triples as streams (:func:`graphmert.extract.sorted_merge.merge_runs`:
+the triples of :func:`graphmert.extract.triples.merge_triples`, one key's group in memory at a time)
+into ``triples-NNNNN.parquet`` shards and ``triples.jsonl``; the manifest counts triples, filter
+drops and model work.
 """
 
 from __future__ import annotations
@@ -17,17 +21,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
+import tempfile
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import torch
 
 from graphmert.config import TYPER_CHOICES, Config, ConfigError, ExtractConfig, KGConfig, section_hash
 from graphmert.corpus.chunk import read_chunks
-from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
@@ -36,33 +40,26 @@ from graphmert.extract.extractor import Extractor
 from graphmert.extract.pairs import (CONTROLS, PROBABILITY_RANKERS, PairExtractor, check_control_settings,
                                      control_settings)
 from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
-from graphmert.extract.triples import (Triple, merge_triples, read_system, read_triples, with_run, write_systems,
-                                       write_triples, write_triples_jsonl)
+from graphmert.extract.sorted_merge import BATCH, merge_runs, sort_run
+from graphmert.extract.triples import (Triple, read_system, read_triples, with_run, write_systems, write_triples,
+                                       write_triples_jsonl)
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import KGError, load_relation_map
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.model import build_model
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint
-from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
-from graphmert.ner.gazetteer import name_mentions, symbol_mentions
-from graphmert.ner.linking import EntityLinker
-from graphmert.ner.recognizer import LABELS, Recognizer
-from graphmert.ner.variants import add_variants
-from pipelines.holdout import held_out_documents, in_slice
+from pipelines.holdout import held_out_documents
 from pipelines.scheduler import worker_cache
-from pipelines.stage import Stage, StageContext, StageError, output_hash
+from pipelines.stage import Shard, Stage, StageContext, output_hash
 from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
-from pipelines.stages.corpus import document_shards
-from pipelines.stages.link import load_linker
-from pipelines.stages.ner import load_recognizer
+from pipelines.stages.extract_parts import Chunking, Part, plan_parts, read_part, recognize, run_chunking
 from pipelines.stages.train import member_models
 
 log = logging.getLogger("graphmert.pipeline")
 
 GRAPHMERT = "graphmert"             # the main pass's system in its part shards (a control's shards: its name)
 MODEL_ONLY = "graphmert_model_only"  # control: graphmert without the relation typer
-RECOGNIZER_LABELS = frozenset(LABELS.values())  # the labels an abbreviation's long form lends its short form
 
 
 def checkpoint_dir(ctx: StageContext) -> Path:
@@ -99,106 +96,6 @@ def _load_model(ctx: StageContext, tok_path: Path):
     return model, tok, rmap, ckpt_id
 
 
-def _documents(ctx: StageContext, tok, skip: frozenset[str] = frozenset()):
-    """(documents, chunks, counts) to extract from: ``extract.paths`` or the run's corpus, cut to
-    the slice ``extract.document_fraction`` (:func:`pipelines.holdout.in_slice`), without the
-    documents ``skip`` names (those a ``graphmert update`` finds already in the KG). With a recognizer
-    (the ner stage ran with ``ner.paths``), documents without mentions get recognised, linked ones
-    (:func:`_recognize`) before they are chunked."""
-    cfg = ctx.cfg
-    frac = cfg.extract.document_fraction
-    if cfg.extract.paths:
-        reader = read_corpus(cfg.extract.paths, format=cfg.extract.format,
-                             skip_bad_records=cfg.corpus.skip_bad_records)
-        analyzer = TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
-        picked = (d for d in reader if in_slice(d.id, frac) and d.id not in skip)
-        docs = list(ctx.progress(analyzer.annotate(picked), desc="extract: read", unit="doc"))
-        docs, recognized = _recognize(ctx, docs)
-        chunks = list(chunk_documents(docs, tok, cfg.corpus, cfg.graph))
-        skipped = reader.stats.to_dict()["skipped_records"]
-    else:
-        docs = [d for d in read_documents(document_shards(ctx))
-                if in_slice(d.id, frac) and d.id not in skip]
-        docs, recognized = _recognize(ctx, docs)
-        cdir = ctx.stage_dir("chunks")
-        ids = {d.id for d in docs} - set(recognized)
-        chunks = [c for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]])
-                  if c.doc_id in ids]
-        if recognized:          # their chunks must carry the recognised mentions: chunk them again
-            chunks += chunk_documents([d for d in docs if d.id in recognized], tok, cfg.corpus, cfg.graph)
-        skipped = 0
-    return docs, chunks, {"skipped_records": skipped, **_recognition_counts(recognized)}
-
-
-def load_entity_tools(ctx: StageContext) -> tuple[Recognizer, EntityLinker] | None:
-    """The run's recognizer (the ner stage's) and linker (the link stage's), or None when the ner
-    stage ran without ``ner.paths``."""
-    recognizer = load_recognizer(ctx)
-    if recognizer is None:
-        return None
-    linker = load_linker(ctx)
-    if linker is None:
-        raise StageError("extract: the ner stage trained a recognizer but the link stage built no linker "
-                         "(it ran without ner.paths); run `graphmert link` with this config first")
-    return recognizer, linker
-
-
-def _recognize(ctx: StageContext, docs: list) -> tuple[list, dict]:
-    """Documents without mentions get the recognizer's mentions, linked by the linker (with
-    ``extract.kg_gene_species`` as its :attr:`~graphmert.ner.linking.EntityLinker.kg_species` and
-    ``extract.strict_gene_species`` as its ``strict_species``, ``extract.default_gene_species`` as its
-    ``default_species``; :func:`recognized_entities`); the
-    others are kept as they are. Returns the documents and the recognised ones by id."""
-    tools = load_entity_tools(ctx)
-    todo = [d for d in docs if not d.mentions]
-    if tools is None or not todo:
-        return docs, {}
-    recognizer, linker = tools
-    ex = ctx.cfg.extract
-    linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
-    linker.default_species = ex.default_gene_species
-    found = {d.id: recognized_entities(d, linker, ex)
-             for d in ctx.progress(recognizer.recognize(todo, propagate=ex.propagate_mentions),
-                                   total=len(todo), desc="extract: recognize", unit="doc")}
-    return [found.get(d.id, d) for d in docs], found
-
-
-def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
-    """What extraction does with a document the recognizer annotated (``extract.propagate_mentions``
-    applies in the recognizer): the mentions of :func:`_more_mentions`, linked by ``linker``, and with
-    ``extract.variant_mentions`` the sequence variants of :func:`add_variants`. Also what
-    ``experiments/raw_entities.py`` scores on held-out documents."""
-    doc = linker.link_document(_more_mentions(doc, linker, ex))
-    return add_variants(doc) if ex.variant_mentions else doc
-
-
-def _more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
-    """A recognised document with the mentions the seed KG's disease and chemical names
-    (``extract.name_mentions``), its abbreviations (``extract.abbreviation_mentions``) and the seed
-    KG's gene symbols (``extract.symbol_mentions``) add, in that order, less those of
-    short forms it defines as something else (``extract.abbreviation_veto``; a long form the linker
-    links exactly in the mention's category keeps them)."""
-    if ex.name_mentions:
-        doc = name_mentions(doc, linker, {c: LABELS[c] for c in ex.name_mentions}, ex.name_ratio)
-    if ex.abbreviation_mentions:
-        doc = abbreviation_mentions(doc, RECOGNIZER_LABELS)
-    if ex.symbol_mentions:
-        doc = symbol_mentions(doc, linker, LABELS["biolink:Gene"])
-    if ex.abbreviation_veto:
-        vetoed = frozenset(LABELS[c] for c in ex.abbreviation_veto)
-        doc = abbreviation_veto(doc, vetoed, lambda text, label: linker.link(text, label).score >= 1.0)
-    return doc
-
-
-def _recognition_counts(recognized: dict) -> dict:
-    if not recognized:
-        return {"recognized_documents": 0}
-    mentions = [m for d in recognized.values() for m in d.mentions]
-    return {"recognized_documents": len(recognized), "recognized_mentions": len(mentions),
-            "linked_mentions": sum(bool(m.ids) for m in mentions),
-            "recognized_per_type": dict(sorted(Counter(m.type for m in mentions).items()))}
-
-
 @dataclass
 class ExtractInputs:
     """What every extraction task needs, sent once to each worker (paths are absolute)."""
@@ -222,6 +119,7 @@ class ExtractInputs:
     members: tuple[str, ...] = ()     # further ensemble members (model folders), averaged with checkpoint
     typer: RelationTyper | None = None  # fitted in the driver when extract.relation_choice asks for it
     model_only: bool = False          # also decide without the typer (the MODEL_ONLY control)
+    chunking: Chunking | None = None  # how to chunk a part's recognised or extract.paths documents
 
     @property
     def key(self) -> tuple:
@@ -260,13 +158,23 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
     return ex
 
 
-def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dict:
-    """Shard task: per-chunk triples of one part (documents, their chunks) → a shard of named systems
-    (:func:`~graphmert.extract.triples.write_systems`): :data:`GRAPHMERT`, or the control
-    ``inp.ranker``; with ``inp.model_only`` also :data:`MODEL_ONLY`, decided from the same answers."""
-    docs, chunks = item
-    ex = worker_cache(inp.key, lambda: _build_extractor(inp))
+def extract_part(part: Part, inp: ExtractInputs, path: Path) -> dict:
+    """Shard task: per-chunk triples of one part (:func:`~pipelines.stages.extract_parts.read_part`)
+    → a shard of named systems (:func:`~graphmert.extract.triples.write_systems`), each sorted by
+    triple key (:func:`~graphmert.extract.sorted_merge.sort_run`): :data:`GRAPHMERT`, or the control
+    ``inp.ranker``; with ``inp.model_only`` also :data:`MODEL_ONLY`, decided from the same answers.
+    Returns the extractor's report with the part's document, chunk and triple counts."""
+    docs, chunks = read_part(part, inp.chunking)
+    with_chunks = len({c.doc_id for c in chunks})
     name = inp.ranker or GRAPHMERT
+    systems, rep = _extract_chunks(docs, chunks, inp, name) if chunks else ({name: []}, _empty_report())
+    write_systems({k: sort_run(v) for k, v in systems.items()}, path)
+    return {**rep, "documents": len(docs), "documents_without_chunks": len(docs) - with_chunks,
+            "chunks": len(chunks), "triples": len(systems[name])}
+
+
+def _extract_chunks(docs: list, chunks: list, inp: ExtractInputs, name: str) -> tuple[dict, dict]:
+    ex = worker_cache(inp.key, lambda: _build_extractor(inp))
     with one_torch_thread():
         if isinstance(ex, PairExtractor):
             ranker = inp.ranker or inp.extract.ranker
@@ -274,14 +182,17 @@ def extract_part(item: tuple[list, list], inp: ExtractInputs, path: Path) -> dic
                                       untyped=MODEL_ONLY if inp.model_only else None)
             systems[name] = systems.pop(ranker)
             rep["filters"] = {"checked": len(systems[name]), "untyped_tails": 0, "dropped": {}}
-        else:
-            if inp.similarity is not None:      # β: this part's chunks against the run's vocabulary
-                ex.set_similarity(inp.similarity.for_chunks([c.text or " " for c in chunks]),
-                                  {c.id: i for i, c in enumerate(chunks)})
-            triples, rep = ex.extract(docs, chunks)
-            systems = {name: triples}
-    write_systems(systems, path)
-    return rep
+            return systems, rep
+        if inp.similarity is not None:      # β: this part's chunks against the run's vocabulary
+            ex.set_similarity(inp.similarity.for_chunks([c.text or " " for c in chunks]),
+                              {c.id: i for i, c in enumerate(chunks)})
+        triples, rep = ex.extract(docs, chunks)
+        return {name: triples}, rep
+
+
+def _empty_report() -> dict:
+    """The report of a part none of whose documents has a chunk."""
+    return {"counts": {}, "filters": {"checked": 0, "untyped_tails": 0, "dropped": {}}}
 
 
 @contextmanager
@@ -310,21 +221,18 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     cfg = ctx.cfg
     tok_path = ctx.stage_dir("tokenizer") / "tokenizer.json"
     model, tok, rmap, ckpt_id = _load_model(ctx, tok_path)
-    docs, chunks, counts = _documents(ctx, tok, skip)
-    held_out = held_out_documents(cfg, (d.id for d in docs))
+    parts, doc_ids, skipped = plan_parts(ctx, skip)
+    parts, recognized, recognition = recognize(ctx, parts)
+    held_out = held_out_documents(cfg, doc_ids)
     kg = load_kg(cfg.kg, held_out)
     schema_path = ctx.stage_dir("graphs") / "relation_schema.json"
     schema = RelationSchema.load(schema_path) if schema_path.exists() else \
         RelationSchema.from_kg(kg, cfg.kg.relation_schema)
     trained = [r for r, n in ctx.upstream["graphs"].get("injections_per_relation", {}).items() if n]
-    if not chunks:
-        raise ConfigError("extract: no document has any text to extract from"
-                          + (f" (extract.paths = {cfg.extract.paths})" if cfg.extract.paths else ""))
-    schema_dict = schema.to_dict()
     inputs = ExtractInputs(str(checkpoint_dir(ctx).resolve()), ckpt_id, str(tok_path.resolve()), rmap,
-                           _absolute(cfg.kg), schema_dict, cfg.extract, cfg.graph.num_roots,
+                           _absolute(cfg.kg), schema.to_dict(), cfg.extract, cfg.graph.num_roots,
                            cfg.graph.num_leaves, trained, ctx.run_id, cfg.train.device,
-                           held_out=held_out, seed=cfg.train.seed,
+                           held_out=held_out, seed=cfg.train.seed, chunking=run_chunking(ctx),
                            members=tuple(str(m.resolve()) for m in member_dirs(ctx)))
     query_groups = model.config.leaf_query == "fixed"
     _check_rankers(cfg.extract, query_groups)
@@ -335,45 +243,29 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         inputs.model_only = inputs.typer is not None
     del model                                   # workers load their own copy (once each)
 
-    chunks_of: dict[str, list] = {}
-    for c in chunks:
-        chunks_of.setdefault(c.doc_id, []).append(c)
-    with_chunks = [d for d in docs if d.id in chunks_of]
-    size = cfg.extract.part_documents
-    parts = [(p, [c for d in p for c in chunks_of[d.id]])
-             for p in (with_chunks[i:i + size] for i in range(0, len(with_chunks), size))]
     done = ctx.map_shards(extract_part, parts, name="part", shared=inputs)
-    total_queries: Counter = Counter()
-    filters: Counter = Counter()
-    raw = []
-    for shard in done:
-        rep = shard.counts
-        total_queries.update(rep["counts"])
-        for f, n in rep["filters"]["dropped"].items():
-            filters[f] += n
-        filters["checked"] += rep["filters"]["checked"]
-        filters["untyped_tails"] += rep["filters"]["untyped_tails"]
-        raw.extend(read_system(shard.path, GRAPHMERT))
-
-    merged = with_run(merge_triples(raw), ctx.run_id)     # a part a copied run finished names its old run
-    shards = write_kg(merged, ctx.out, cfg.extract.shard_size)
-    atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d.id}\n" for d in docs))
-    if counts["recognized_documents"]:      # what the recognizer found, for evaluate's entity scores
-        write_documents(docs, ctx.out / RECOGNIZED_FILE)
+    counts = _part_counts(done)
+    if not counts["chunks"]:
+        raise ConfigError("extract: no document has any text to extract from"
+                          + (f" (extract.paths = {cfg.extract.paths})" if cfg.extract.paths else ""))
+    tally = KGTally()
+    shards = write_kg(tally.count(_merged(ctx, done, GRAPHMERT)), ctx.out, cfg.extract.shard_size)
+    atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d}\n" for d in doc_ids))
+    if recognition["recognized_documents"]:      # what the recognizer found, for evaluate's entity scores
+        write_documents(read_documents(s.path for s in recognized), ctx.out / RECOGNIZED_FILE)
     controls = _controls(ctx, parts, inputs, done) if query_groups else {}
-    per_rel = Counter(t.relation for t in merged)
     return {
-        "triples": len(merged),
-        "triples_per_chunk_kept": len(raw),
-        "documents": len(docs),
-        "documents_without_chunks": len(docs) - len(with_chunks),
-        "chunks": len(chunks),
-        **counts,
-        "work": dict(sorted(total_queries.items())),
-        "filters": {"checked": filters.pop("checked", 0), "untyped_tails": filters.pop("untyped_tails", 0),
-                    "dropped": dict(sorted(filters.items()))},
-        "triples_per_relation": dict(sorted(per_rel.items())),
-        "triples_per_tail_source": dict(sorted(Counter(t.tail_source for t in merged).items())),
+        "triples": tally.triples,
+        "triples_per_chunk_kept": counts["triples"],
+        "documents": len(doc_ids),
+        "documents_without_chunks": counts["documents_without_chunks"],
+        "chunks": counts["chunks"],
+        "skipped_records": skipped,
+        **recognition,
+        "work": counts["work"],
+        "filters": counts["filters"],
+        "triples_per_relation": dict(sorted(tally.relations.items())),
+        "triples_per_tail_source": dict(sorted(tally.tail_sources.items())),
         "checkpoint_id": ckpt_id,
         "ensemble_size": 1 + len(inputs.members),
         "relation_documents_held_out": kg.skipped.get("relation_documents_held_out", 0),
@@ -384,6 +276,51 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "parts": len(parts),
         "shards": shards,
     }
+
+
+def _part_counts(done: list[Shard]) -> dict:
+    """The parts' counts summed: documents without chunks, chunks, per-chunk triples kept, the model's
+    work and the filters' drops."""
+    work: Counter = Counter()
+    dropped: Counter = Counter()
+    total = Counter()
+    for shard in done:
+        rep = shard.counts
+        work.update(rep["counts"])
+        dropped.update(rep["filters"]["dropped"])
+        total.update({k: rep[k] for k in ("documents_without_chunks", "chunks", "triples")})
+        total.update({k: rep["filters"][k] for k in ("checked", "untyped_tails")})
+    return {**{k: total[k] for k in ("documents_without_chunks", "chunks", "triples")},
+            "work": dict(sorted(work.items())),
+            "filters": {"checked": total["checked"], "untyped_tails": total["untyped_tails"],
+                        "dropped": dict(sorted(dropped.items()))}}
+
+
+def _merged(ctx: StageContext, done: list[Shard], system: str) -> Iterator[Triple]:
+    """The merged triples of ``system`` in the part shards ``done``, each naming this run (a part a
+    copied run finished names its old run), as a stream (:func:`~graphmert.extract.sorted_merge.merge_runs`,
+    its passes in a scratch folder under the stage's work folder)."""
+    ctx.work_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="merge-", dir=ctx.work_dir) as scratch:
+        runs = [lambda p=s.path: read_system(p, system, batch_size=BATCH) for s in done]
+        for t in merge_runs(runs, Path(scratch)):
+            yield t if t.run_id == ctx.run_id else replace(t, run_id=ctx.run_id)
+
+
+class KGTally:
+    """Counts of the merged triples as they stream to the files: total, per relation, per tail source."""
+
+    def __init__(self) -> None:
+        self.triples = 0
+        self.relations: Counter = Counter()
+        self.tail_sources: Counter = Counter()
+
+    def count(self, triples: Iterable[Triple]) -> Iterator[Triple]:
+        for t in triples:
+            self.triples += 1
+            self.relations[t.relation] += 1
+            self.tail_sources[t.tail_source] += 1
+            yield t
 
 
 def _similarity(ctx: StageContext) -> Any:
@@ -398,14 +335,28 @@ def _similarity(ctx: StageContext) -> Any:
     return SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit_vocabulary(reference)
 
 
-def write_kg(triples: list[Triple], folder: Path, shard_size: int) -> list[str]:
-    """The KG's files in an extract folder: ``triples-NNNNN.parquet`` shards of ``shard_size``
-    merged triples (one, empty, when there are none) and ``triples.jsonl``; returns the shard names."""
-    shards = []
-    for i in range(0, max(len(triples), 1), shard_size):
+def write_kg(triples: Iterable[Triple], folder: Path, shard_size: int) -> list[str]:
+    """The KG's files in an extract folder from a stream of merged triples: ``triples-NNNNN.parquet``
+    shards of ``shard_size`` triples (one, empty, when there are none) and ``triples.jsonl``, written
+    in one pass; returns the shard names."""
+    shards: list[str] = []
+    buf: list[Triple] = []
+
+    def flush() -> None:
         shards.append(f"triples-{len(shards):05d}.parquet")
-        write_triples(triples[i:i + shard_size], folder / shards[-1])
-    write_triples_jsonl(triples, folder / "triples.jsonl")
+        write_triples(buf, folder / shards[-1])
+        buf.clear()
+
+    def shard_as_written(stream: Iterable[Triple]) -> Iterator[Triple]:
+        for t in stream:
+            buf.append(t)
+            if len(buf) == shard_size:
+                flush()
+            yield t
+
+    write_triples_jsonl(shard_as_written(triples), folder / "triples.jsonl")
+    if buf or not shards:
+        flush()
     return shards
 
 
@@ -474,7 +425,7 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
                           f"checkpoint")
 
 
-def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs, main: list) -> dict[str, dict]:
+def _controls(ctx: StageContext, parts: list[Part], inputs: ExtractInputs, main: list[Shard]) -> dict[str, dict]:
     """The model-free controls of extract.controls over the same parts: one Dask map each, merged
     triples in ``control-<name>.parquet`` (scored by the evaluate stage). When the relation typer
     takes part, :data:`MODEL_ONLY` is one more: graphmert without it, its pairs selected and typed by
@@ -487,11 +438,10 @@ def _controls(ctx: StageContext, parts: list, inputs: ExtractInputs, main: list)
         shards[MODEL_ONLY] = (main, MODEL_ONLY)
     out = {}
     for name, (done, system) in shards.items():
-        merged = with_run(merge_triples(read_system([s.path for s in done], system)), ctx.run_id)
         path = ctx.out / f"control-{name}.parquet"
-        write_triples(merged, path)
+        n = write_triples(_merged(ctx, done, system), path)
         k, floor = control_settings(ctx.cfg.extract, name if name != MODEL_ONLY else ctx.cfg.extract.ranker)
-        out[name] = {"file": path.name, "triples": len(merged), "tails_per_query": k,
+        out[name] = {"file": path.name, "triples": n, "tails_per_query": k,
                      "min_confidence": floor if name in PROBABILITY_RANKERS or name == MODEL_ONLY else None}
     return out
 

@@ -4,7 +4,6 @@ names the training documents annotate."""
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 
@@ -49,8 +48,8 @@ def test_longest_candidate_wins_and_nothing_found_returns_the_document():
     assert symbol_mentions(plain, linker) is plain
 
 
-def test_extract_stage_adds_abbreviation_and_symbol_mentions_only_when_asked(monkeypatch):
-    import pipelines.stages.extract as stage
+def test_extract_stage_adds_abbreviation_and_symbol_mentions_only_when_asked():
+    from pipelines.stages.extract_parts import recognize_documents
 
     text = "growth arrest protein (GAP) and GADD45A; GAP rose."
     raw = Document(id="d", text=text, abbreviations=[Abbreviation(23, 26, 0, 21)])
@@ -60,14 +59,13 @@ def test_extract_stage_adds_abbreviation_and_symbol_mentions_only_when_asked(mon
             for d in docs:
                 yield replace(d, mentions=[Mention(start=0, end=21, text="growth arrest protein", type="Gene")])
 
-    monkeypatch.setattr(stage, "load_entity_tools", lambda ctx: (Recognizer(), _linker()))
     for abbreviations, symbols, expected in [(False, False, ["growth arrest protein"]),
                                              (True, False, ["growth arrest protein", "GAP", "GAP"]),
                                              (False, True, ["growth arrest protein", "GADD45A"]),
                                              (True, True, ["growth arrest protein", "GAP", "GADD45A", "GAP"])]:
         cfg = Config()
         cfg.extract.abbreviation_mentions, cfg.extract.symbol_mentions = abbreviations, symbols
-        docs, _ = stage._recognize(SimpleNamespace(cfg=cfg, progress=lambda it, **kw: it), [raw])
+        docs, _ = recognize_documents([raw], Recognizer(), _linker(), cfg.extract)
         assert [m.text for m in docs[0].mentions] == expected
         assert all(m.type == "Gene" for m in docs[0].mentions)
     assert docs[0].mentions[2].ids == ["NCBIGene:1"]                 # linked after they were added
@@ -150,8 +148,8 @@ def test_a_kg_name_never_overlaps_a_mention_and_the_longest_wins():
     assert name_mentions(plain, linker, CHEMICAL, 0.5) is plain
 
 
-def test_extract_stage_adds_name_mentions_only_when_asked(monkeypatch):
-    import pipelines.stages.extract as stage
+def test_extract_stage_adds_name_mentions_only_when_asked():
+    from pipelines.stages.extract_parts import recognize_documents
 
     raw = Document(id="d", text="Lithium and imatinib were given.")
 
@@ -159,10 +157,9 @@ def test_extract_stage_adds_name_mentions_only_when_asked(monkeypatch):
         def recognize(self, docs, propagate=False):
             yield from docs
 
-    monkeypatch.setattr(stage, "load_entity_tools", lambda ctx: (Recognizer(), _name_linker()))
     for categories, expected in [([], []), (["biolink:ChemicalEntity"], ["Lithium", "imatinib"])]:
         cfg = Config()
         cfg.extract.name_mentions = categories
-        docs, _ = stage._recognize(SimpleNamespace(cfg=cfg, progress=lambda it, **kw: it), [raw])
+        docs, _ = recognize_documents([raw], Recognizer(), _name_linker(), cfg.extract)
         assert [m.text for m in docs[0].mentions] == expected
     assert docs[0].mentions[0].ids == ["MESH:D1"]          # linked after they were added (the dictionary)

@@ -6,7 +6,6 @@ linker)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import pytest
 
@@ -62,8 +61,8 @@ def test_a_variant_never_replaces_a_mention_and_mentions_stay_sorted():
     assert add_variants(plain) is plain
 
 
-def test_extract_stage_adds_variants_only_when_asked(monkeypatch):
-    import pipelines.stages.extract as stage
+def test_extract_stage_adds_variants_only_when_asked():
+    from pipelines.stages.extract_parts import recognize_documents
 
     class Recognizer:
         def recognize(self, docs, propagate=False):
@@ -76,19 +75,16 @@ def test_extract_stage_adds_variants_only_when_asked(monkeypatch):
         def link_document(self, d):
             return replace(d, mentions=[replace(m, ids=["NCBIGene:672"]) for m in d.mentions])
 
-    monkeypatch.setattr(stage, "load_entity_tools", lambda ctx: (Recognizer(), Linker()))
     raw = Document(id="d", text="BRCA1 R1699W carriers")
     annotated = Document(id="g", text="R215W", mentions=[Mention(start=0, end=5, text="R215W", type="Gene")])
     for on in (False, True):
         cfg = Config()
         cfg.extract.variant_mentions = on
-        ctx = SimpleNamespace(cfg=cfg, progress=lambda it, **kw: it)
-        docs, found = stage._recognize(ctx, [raw, annotated])
+        docs, found = recognize_documents([raw, annotated], Recognizer(), Linker(), cfg.extract)
         assert set(found) == {"d"} and docs[1] is annotated           # annotated documents untouched
         types = [m.type for m in docs[0].mentions]
         assert types == (["Gene", VARIANT_TYPE] if on else ["Gene"])
     cfg.extract.kg_gene_species = "NCBITaxon:9606"
     linker = Linker()
-    monkeypatch.setattr(stage, "load_entity_tools", lambda ctx: (Recognizer(), linker))
-    stage._recognize(SimpleNamespace(cfg=cfg, progress=lambda it, **kw: it), [raw])
+    recognize_documents([raw], Recognizer(), linker, cfg.extract)
     assert linker.kg_species == "NCBITaxon:9606"                        # extract.kg_gene_species

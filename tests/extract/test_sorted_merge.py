@@ -1,0 +1,95 @@
+"""The extract stage's streamed merge equals merging every per-chunk triple at once: the reference is
+:func:`merge_triples` over the parts' triples concatenated, compared record for record (names met
+first, evidence order, tail source, confidence mean to the bit), with one pass and with several."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphmert.extract.sorted_merge import merge_runs, merge_sorted, sort_run
+from graphmert.extract.triples import (Evidence, Triple, merge_triples, read_system, read_triples, triple_key,
+                                       write_systems)
+from graphmert.io import write_parquet, write_parquet_stream
+
+# one id under two spellings (the merged record keeps the first met), and an unlinked name
+ENTITIES = [("X:1", "alpha"), ("X:1", "Alpha"), ("X:2", "beta"), ("", "gamma chain"), ("", "Gamma  chain")]
+
+
+def _event(doc: int, start: int, head: int, tail: int, relation: str, source: str, conf: float) -> Triple:
+    (hid, hname), (tid, tname) = ENTITIES[head], ENTITIES[tail]
+    ev = Evidence(doc_id=f"d{doc}", chunk_id=f"d{doc}#0", sentence="s", sentence_start=0, head_start=start,
+                  head_end=start + 3, confidence=conf)
+    return Triple(head_id=hid, head_name=hname, head_category="c", relation=relation, tail_id=tid,
+                  tail_name=tname, tail_category="c", tail_source=source, confidence=conf,
+                  confidence_mean=conf, evidence_count=1, documents=[f"d{doc}"], evidence=[ev])
+
+
+events = st.lists(st.builds(_event, st.integers(0, 5), st.integers(0, 3), st.integers(0, 4), st.integers(0, 4),
+                            st.sampled_from(["r", "s"]), st.sampled_from(["mention", "lexicon", ""]),
+                            st.floats(0.01, 1.0)), max_size=40)
+
+
+def _parts(raw: list[Triple], cuts: list[int]) -> list[list[Triple]]:
+    bounds = [0, *sorted(min(c, len(raw)) for c in cuts), len(raw)]
+    return [raw[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+@settings(max_examples=80, deadline=None)
+@given(events, st.lists(st.integers(0, 40), max_size=6))
+def test_merging_sorted_runs_equals_merging_at_once(raw, cuts):
+    runs = [sort_run(p) for p in _parts(raw, cuts)]
+    expected = [t.to_dict() for t in merge_triples(raw)]
+    assert [t.to_dict() for t in merge_sorted(runs)] == expected
+
+
+@settings(max_examples=25, deadline=None)
+@given(events, st.lists(st.integers(0, 40), min_size=3, max_size=9), st.sampled_from([2, 3, 64]))
+def test_merge_runs_from_part_files_with_bounded_fan_in(tmp_path_factory, raw, cuts, fan_in):
+    """Part shards as the stage writes them (systems files, each system sorted); fan_in 2 and 3 take
+    several passes through scratch files, 64 one."""
+    folder = tmp_path_factory.mktemp("parts")
+    paths = []
+    for i, part in enumerate(_parts(raw, cuts)):
+        paths.append(folder / f"part-{i}.parquet")
+        write_systems({"graphmert": sort_run(part), "other": sort_run(part[:1])}, paths[-1])
+    runs = [lambda p=p: read_system(p, "graphmert", batch_size=2) for p in paths]
+    got = [t.to_dict() for t in merge_runs(runs, folder, fan_in=fan_in)]
+    assert got == [t.to_dict() for t in merge_triples(raw)]
+    passes = sorted(p.name for p in folder.glob("pass*.parquet"))
+    assert bool(passes) == (len(paths) > fan_in)              # scratch runs only when too many are open
+    if passes:              # a scratch run holds its parts' triples unmerged, sorted
+        keys = [triple_key(t) for t in read_triples(folder / passes[0])]
+        assert keys == sorted(keys)
+
+
+def test_merge_runs_refuses_a_fan_in_below_two(tmp_path):
+    with pytest.raises(ValueError, match="fan_in must be at least 2"):
+        merge_runs([], tmp_path, fan_in=1)
+
+
+def test_a_parquet_stream_is_the_same_file_as_one_table_and_round_trips_in_batches(tmp_path):
+    from graphmert.extract.triples import SCHEMA
+
+    triples = [_event(i % 3, i, i % 5, (i + 1) % 5, "r", "mention", 0.5) for i in range(25)]
+    rows = [t.to_dict() for t in triples]
+    write_parquet(rows, SCHEMA, tmp_path / "table.parquet", compression="snappy")
+    assert write_parquet_stream(iter(rows), SCHEMA, tmp_path / "stream.parquet", compression="snappy") == 25
+    assert (tmp_path / "table.parquet").read_bytes() == (tmp_path / "stream.parquet").read_bytes()
+    assert write_parquet_stream(iter(rows), SCHEMA, tmp_path / "batched.parquet", batch_rows=4) == 25
+    assert [t.to_dict() for t in read_triples(tmp_path / "batched.parquet")] == rows
+    assert write_parquet_stream(iter([]), SCHEMA, tmp_path / "empty.parquet") == 0
+    assert list(read_triples(tmp_path / "empty.parquet")) == []
+
+
+def test_a_failed_stream_leaves_no_file(tmp_path):
+    from graphmert.extract.triples import SCHEMA
+
+    def rows():
+        yield _event(0, 0, 0, 1, "r", "mention", 0.5).to_dict()
+        raise RuntimeError("reader failed")
+
+    with pytest.raises(RuntimeError, match="reader failed"):
+        write_parquet_stream(rows(), SCHEMA, tmp_path / "out.parquet", batch_rows=1)
+    assert list(tmp_path.iterdir()) == []
