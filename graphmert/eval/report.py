@@ -59,7 +59,7 @@ def metrics_payload(systems: dict[str, dict], extra: dict | None = None) -> dict
     Each system is an :func:`~graphmert.eval.metrics.evaluate_system` result, optionally with
     ``"validity"`` (``None`` when absent). ``extra`` holds run-level counts (documents, gold_pairs,
     unknown_relation_ids, skipped predictions, ...) and may not use the key ``systems``; e.g.
-    ``{**gold.counts(), "predicted_pairs_outside_gold": gold.outside(pred_untyped)}``.
+    ``{**gold.counts(), "triples": n}``.
     """
     extra = dict(extra or {})
     if "systems" in extra:

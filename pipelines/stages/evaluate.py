@@ -17,15 +17,17 @@ table), and the baselines pair the recognised, linked mentions rather than the g
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterable
 
 from graphmert.config import Config, ConfigError
 from graphmert.corpus.document import Document, read_documents
 from graphmert.eval import (BASELINES, GoldSet, evaluate_system, load_gold, metrics_payload, pair_sets,
                             seed_pairs, validity, write_report)
+from graphmert.eval.metrics import triple_documents
 from graphmert.eval.entities import normalisation_scores, recognition_scores
-from graphmert.extract.triples import read_triples
+from graphmert.extract.triples import Triple, read_triples
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema, mention_category
 from pipelines.holdout import held_out_documents
@@ -43,27 +45,21 @@ def _evaluate(ctx: StageContext) -> dict:
     ex_dir = ctx.stage_dir("extract")
     extracted = (ex_dir / DOCUMENTS_FILE).read_text(encoding="utf-8").split()
     gold = full.subset(extracted)
-    triples = list(read_triples([ex_dir / s for s in ctx.upstream["extract"]["shards"]]))
+    main = scan(read_triples([ex_dir / s for s in ctx.upstream["extract"]["shards"]]), gold)
     kg = load_kg(cfg.kg, held_out_documents(cfg, extracted))
     schema = RelationSchema.load(ctx.stage_dir("graphs") / "relation_schema.json")
     seed = seed_pairs(kg)
     rmap = dict(cfg.evaluate.relation_map)
 
-    pred_u, pred_t = pair_sets(triples, rmap)
-    in_gold = [t for t in triples if any(e.doc_id in gold.documents for e in t.evidence)]
     ex = cfg.extract
-    systems = {"graphmert": {**evaluate_system(pred_u, pred_t, gold, seed),
-                             "validity": validity(in_gold, schema), "linked_only": _linked(triples, rmap, gold),
+    systems = {"graphmert": {**_scores(main, rmap, gold, seed, schema),
                              "settings": settings(ex.tails_per_query, ex.min_confidence)
                              + (f", lexical w={ex.lexical_weight:g}" if ex.lexical_weight > 0 else "")}}
     for name, info in ctx.upstream["extract"].get("controls", {}).items():
-        control = list(read_triples(ex_dir / info["file"]))
-        cu, ct = pair_sets(control, rmap)
-        on_gold = [t for t in control if any(e.doc_id in gold.documents for e in t.evidence)]
-        systems[name] = {**evaluate_system(cu, ct, gold, seed), "validity": validity(on_gold, schema),
-                         "linked_only": _linked(control, rmap, gold), "settings": "all" if name == "candidates" else
-                         settings(info.get("tails_per_query"), info.get("min_confidence"))}
-    found = _recognised(ctx)
+        control = scan(read_triples(ex_dir / info["file"]), gold)
+        systems[name] = {**_scores(control, rmap, gold, seed, schema), "settings": "all" if name == "candidates"
+                         else settings(info.get("tails_per_query"), info.get("min_confidence"))}
+    found = _recognised(ctx, gold)
     seen = _as_recognised(gold, found) if found else gold
     for name in cfg.evaluate.baselines:
         bu, bt = BASELINES.get(name)(seen, kg, schema, rmap)
@@ -71,20 +67,48 @@ def _evaluate(ctx: StageContext) -> dict:
         systems[name] = {**scores, "validity": None, "linked_only": scores["untyped"]["all"]}
     entities = _entity_scores(gold, found, cfg.ner.categories)
     payload = metrics_payload(systems, {"model": _model_numbers(ctx), **entities, **gold.counts(),
-                                        "triples": len(triples),
+                                        "triples": main.triples,
                                         "gold_documents_not_extracted": len(full.documents) - len(gold.documents),
-                                        "triples_on_gold_documents": len(in_gold),
-                                        "predicted_pairs_outside_gold": gold.outside(pred_u)})
+                                        "triples_on_gold_documents": len(main.on_gold),
+                                        "predictions_outside_gold": main.outside})
     write_report(ctx.out, payload)
     f1 = {name: round(s["untyped"]["all"]["f1"], 4) for name, s in systems.items()}
     return {"documents": payload.get("documents", 0), "gold_pairs": payload.get("gold_pairs", 0),
-            "triples": len(triples), "f1_untyped": f1,
+            "triples": main.triples, "f1_untyped": f1,
             "f1_typed": {n: round(s["typed"]["all"]["f1"], 4) for n, s in systems.items()}}
 
 
-def _linked(triples: list, rmap: dict[str, str], gold: GoldSet) -> dict:
-    """Untyped scores over the triples whose two ends are linked (the table's "linked ends only")."""
-    return evaluate_system(*pair_sets(triples, rmap, linked_only=True), gold)["untyped"]["all"]
+@dataclass
+class Scan:
+    """One system's triples read once as a stream: their number, those evidenced on a gold document
+    (all that scoring needs: pairs of other documents are not scored), and the (triple, document)
+    predictions outside the gold. Memory grows with the gold, not with the corpus extracted from."""
+
+    triples: int
+    on_gold: list[Triple]
+    outside: int
+
+
+def scan(triples: Iterable[Triple], gold: GoldSet) -> Scan:
+    n = outside = 0
+    on_gold = []
+    for t in triples:
+        n += 1
+        docs = triple_documents(t)
+        inside = sum(d in gold.documents for d in docs)
+        outside += len(docs) - inside
+        if inside:
+            on_gold.append(t)
+    return Scan(triples=n, on_gold=on_gold, outside=outside)
+
+
+def _scores(s: Scan, rmap: dict[str, str], gold: GoldSet, seed: set, schema: RelationSchema) -> dict:
+    """A system's row: its pairs against the gold (:func:`~graphmert.eval.metrics.evaluate_system`,
+    every triple counted), the validity of its triples on gold documents, and the untyped scores over
+    the triples whose two ends are linked (the table's "linked ends only")."""
+    linked = evaluate_system(*pair_sets(s.on_gold, rmap, linked_only=True), gold)["untyped"]["all"]
+    return {**evaluate_system(*pair_sets(s.on_gold, rmap), gold, seed), "validity": validity(s.on_gold, schema),
+            "linked_only": linked}
 
 
 def settings(k: int | None, threshold: float | None) -> str | None:
@@ -95,11 +119,12 @@ def settings(k: int | None, threshold: float | None) -> str | None:
     return f"k={k}" + (f", t={threshold:g}" if threshold is not None else "")
 
 
-def _recognised(ctx: StageContext) -> list[Document]:
-    """The extraction documents with the mentions the recognizer gave them ([] when it gave none)."""
+def _recognised(ctx: StageContext, gold: GoldSet) -> list[Document]:
+    """The gold documents extraction read, with the mentions the recognizer gave them ([] when it
+    gave none): all that is scored, read as a stream from every extracted document."""
     if not ctx.upstream["extract"].get("recognized_documents"):
         return []
-    return list(read_documents(ctx.stage_dir("extract") / RECOGNIZED_FILE))
+    return [d for d in read_documents(ctx.stage_dir("extract") / RECOGNIZED_FILE) if d.id in gold.documents]
 
 
 def _entity_scores(gold: GoldSet, found: list[Document], categories: list[str]) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from graphmert.corpus.document import Document, Mention, Relation
 from graphmert.eval.gold import GoldSet
@@ -246,3 +246,31 @@ def test_markdown_table_lists_the_model_numbers():
     assert lines[i + 2:] == ["| heldout_leaf_accuracy | 0.1235 |", "| leaf_majority_baseline | – |",
                              "| injections | 42 |", "| injections_per_relation | Association 40, Bind 2 |"]
     assert "| model |" not in markdown_table(metrics_payload({"graphmert": r}, {"model": {}}))
+
+
+# ------------------------------------------------------------------- the evaluate stage's stream
+
+POOL = [triple("A", "associated_with", "B", ["d1", "d9"]), triple("A", "treats", "B", ["d1"]),
+        triple("C", "associated_with", "A", ["d9"]), triple("E", "associated_with", "F", ["d2", "d1"]),
+        triple("A", "associated_with", "", ["d1"]), triple("B", "associated_with", "D", ["d1"], tc="biolink:Gene"),
+        triple("E", "treats", "F", ["d8"], evidence=False), triple("F", "associated_with", "E", ["d2"], evidence=False)]
+
+
+@settings(deadline=None)                  # the first example imports the stage module
+@given(st.lists(st.sampled_from(range(len(POOL))), max_size=12))
+def test_the_evaluate_stage_scores_a_stream_as_it_scored_every_triple_held(picks):
+    """The stage reads each system once and keeps only the triples on gold documents
+    (pipelines.stages.evaluate.scan); its rows equal scoring all the triples held at once."""
+    from pipelines.stages.evaluate import _scores, scan
+
+    g, schema = gold_set(), RelationSchema({"associated_with": {("biolink:Gene", "biolink:Disease")}})
+    triples = [POOL[i] for i in picks]
+    s = scan(iter(triples), g)
+    got = _scores(s, {"associated_with": "Association"}, g, set(), schema)
+    rmap = {"associated_with": "Association"}
+    want = evaluate_system(*pair_sets(triples, rmap), g, set())
+    assert {k: got[k] for k in ("untyped", "typed")} == want
+    assert got["linked_only"] == evaluate_system(*pair_sets(triples, rmap, linked_only=True), g)["untyped"]["all"]
+    assert got["validity"] == validity([t for t in triples if set(triple_documents(t)) & {"d1", "d2"}], schema)
+    assert s.triples == len(triples)
+    assert s.outside == sum(d not in g.documents for t in triples for d in triple_documents(t))
