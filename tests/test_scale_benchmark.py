@@ -100,6 +100,39 @@ def _row(stage: str, documents: int, stage_s: float, task_s: float, driver: int,
             "task_s": task_s, "driver_MB": driver, "worker_MB": worker}
 
 
+def test_measured_sizes_are_kept_as_they_finish_and_resume_skips_them(tmp_path, monkeypatch):
+    ran: list[tuple[str, int]] = []
+
+    def run_size(work, ref, config, texts, mode, size, common):
+        ran.append((mode, size))
+        if size == 30:
+            raise SystemExit("killed")
+        return [{"mode": mode, "documents": size, "stage": "ingest"}]
+
+    monkeypatch.setattr(scale, "run_size", run_size)
+    configs = {"gold": tmp_path / "g.yaml", "raw": tmp_path / "r.yaml"}
+    with pytest.raises(SystemExit):
+        scale.measure(tmp_path, tmp_path, configs, [], ["gold"], [10, 20, 30], [], resume=False)
+    assert ran == [("gold", 10), ("gold", 20), ("gold", 30)]
+    ran.clear()
+    rows = scale.measure(tmp_path, tmp_path, configs, [], ["gold"], [10, 20, 40], [], resume=True)
+    assert ran == [("gold", 40)]                            # 10 and 20 were kept in rows.jsonl
+    assert [r["documents"] for r in rows] == [10, 20, 40]
+    scale.measure(tmp_path, tmp_path, configs, [], ["gold"], [10], [], resume=False)
+    assert ran[-1] == ("gold", 10)                         # without --resume, every size runs again
+
+
+def test_the_benchmark_configs_keep_every_proposed_triple(tmp_path):
+    import yaml
+
+    paths = scale.write_configs(tmp_path, ROOT / "configs" / "small.yaml", 30, 3.0)
+    for mode in ("gold", "raw"):
+        extract = yaml.safe_load(paths[mode].read_text())["extract"]
+        assert {k: extract[k] for k in scale.KEEP_ALL} == {"min_confidence": 0.0, "beta": 0.0}
+    raw = yaml.safe_load(paths["raw"].read_text())
+    assert raw["ner"]["max_minutes"] == 3.0 and "paths" not in raw["extract"]
+
+
 def test_scaling_divides_by_the_smallest_size():
     rows = [_row("ingest", 10_000, 50.0, 90.0, 400, 300), _row("ingest", 1_000, 5.0, 9.0, 400, 200),
             _row("extract", 1_000, 10.0, 16.0, 500, 600), _row("extract", 10_000, 130.0, 200.0, 1500, 600)]
