@@ -77,9 +77,15 @@ def test_a_reference_run_must_hold_what_every_size_reuses(tmp_path):
         scale.check_reference(tmp_path, ["gold"])
     (tmp_path / "train").mkdir()
     (tmp_path / "train" / "manifest.json").write_text("{}")
+    with pytest.raises(SystemExit, match=r"missing .*graphs/manifest.json$"):
+        scale.check_reference(tmp_path, ["gold"])
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "manifest.json").write_text(json.dumps(
+        {"injections_per_relation": {"treats": 3, "isa": 0, "binds": 1}}))
     assert scale.check_reference(tmp_path, ["gold"]) == tmp_path
     with pytest.raises(SystemExit, match=r"ner/manifest.json, .*link/manifest.json"):
         scale.check_reference(tmp_path, ["gold", "raw"])
+    assert scale.trained_relations(tmp_path) == ["binds", "treats"]      # every size asks these
 
 
 def test_the_sampler_tells_the_driver_from_the_processes_it_started():

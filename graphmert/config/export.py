@@ -57,8 +57,6 @@ class ExportConfig:
     pmid_base: str = opt("http://www.ncbi.nlm.nih.gov/pubmed/",
                          help="IRI base of PubMed ids (all-digit document ids)")
     max_supporting_text: int = opt(5, min=0, help="distinct evidence sentences kept per association")
-    max_graph_triples: int = opt(200000, min=0, help="most triples exported as ttl / jsonld / trig "
-                                 "(built in memory); larger graphs get nt / nq / kgx only")
     knowledge_source: str = opt("infores:graphmert", help="primary_knowledge_source of every edge "
                                 "(KGX column and RDF association): an infores: CURIE, lower case")
     report_samples: int = opt(50, min=0, help="sample triples (with evidence) in the HTML report")

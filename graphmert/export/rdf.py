@@ -31,23 +31,29 @@ Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.
 Writers:
 
 * :func:`write_rdf` — Turtle, JSON-LD (with an inline ``@context``) or TriG (one named graph per run),
-  built as an in-memory rdflib graph: for review-size graphs.
+  streamed through pyoxigraph's serializers in the order of the triples given (the export stage gives
+  them in triple-key order): memory holds the entity and run descriptions already written (one key
+  each, so that each is written once), never the triples.
 * :func:`write_ntriples` — N-Triples or N-Quads streamed shard by shard: memory is bounded by one shard
   (entity and run descriptions are written once per shard; repeats across shards are the same RDF
   statements, so shard outputs simply concatenate).
+* :func:`build_graph` — every statement in an in-memory rdflib graph: the reference the tests compare
+  the writers with.
 
 Statements are plain tuples ``(subject IRI, predicate IRI, object)`` whose object is an IRI ``str`` or a
-:class:`Lit`; :func:`to_rdflib` and :func:`nt_line` turn them into rdflib terms or N-Triples text, so
-both writers emit exactly the same statements.
+:class:`Lit`; :class:`NTriplesEncoder`, :class:`OxigraphEncoder` and :func:`to_rdflib` turn them into
+N-Triples text, pyoxigraph terms or rdflib terms, so every writer emits exactly the same statements.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, NamedTuple, Union
+from typing import Iterable, Iterator, Mapping, NamedTuple, Sequence, Union
 
+import pyoxigraph as ox
 from rdflib import Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, XSD
 
@@ -58,10 +64,11 @@ from graphmert.extract.triples import KNOWLEDGE_LEVEL, Triple, triple_key
 from graphmert.io import atomic_path
 
 __all__ = ["Lit", "RunInfo", "Statement", "triple_statements", "supporting_texts", "documents",
-           "to_rdflib", "nt_line", "NTriplesEncoder", "build_graph", "write_rdf", "ntriples_lines",
-           "write_ntriples", "RDF_FORMATS", "STREAM_FORMATS", "jsonld_context"]
+           "to_rdflib", "nt_line", "NTriplesEncoder", "OxigraphEncoder", "build_graph", "write_rdf",
+           "ntriples_lines", "write_ntriples", "RDF_FORMATS", "STREAM_FORMATS", "jsonld_context"]
 
-RDF_FORMATS = {"ttl": "turtle", "jsonld": "json-ld", "trig": "trig"}   # in-memory graph
+RDF_FORMATS = {"ttl": ox.RdfFormat.TURTLE, "jsonld": ox.RdfFormat.JSON_LD,   # streamed by pyoxigraph
+               "trig": ox.RdfFormat.TRIG}
 STREAM_FORMATS = {"nt": False, "nq": True}                            # format → with graph names
 
 _RDF_TYPE, _LABEL, _IDENT = str(RDF.type), str(RDFS.label), str(DCTERMS.identifier)
@@ -140,7 +147,8 @@ def triple_statements(t: Triple, terms: ExportTerms, run: RunInfo,
 
     ``seen`` (optional) holds keys of the entity and run descriptions already emitted; an identical
     description is not emitted again (the set is updated). A name, category or checkpoint that
-    differs is emitted, so deduplication never drops a statement.
+    differs is emitted, without the statements of that entity or run already emitted (its type,
+    identifier, ...), so deduplication never drops a statement and never repeats one.
     """
     run_key = terms.run_key(t.run_id, t.checkpoint_id, run.config_hash)
     head, _ = terms.entity(t.head_id, t.head_name)
@@ -171,23 +179,38 @@ def triple_statements(t: Triple, terms: ExportTerms, run: RunInfo,
             if key in seen:
                 continue
             seen.add(key)
-        out.append((iri, _RDF_TYPE, cat_iri))
+        described = [(iri, _RDF_TYPE, cat_iri)]
         if label:
-            out.append((iri, _LABEL, Lit(label)))
+            described.append((iri, _LABEL, Lit(label)))
         if eid:
-            out.append((iri, _IDENT, Lit(clean_text(eid))))
-            out += [(iri, _XREF, Lit(clean_text(x))) for x in run.xrefs.get(eid, ())]
+            described.append((iri, _IDENT, Lit(clean_text(eid))))
+            described += [(iri, _XREF, Lit(clean_text(x))) for x in run.xrefs.get(eid, ())]
+        out += described if seen is None else _unseen(described, seen)
     key = "\x1f".join((activity, t.checkpoint_id))
     if seen is None or key not in seen:
         if seen is not None:
             seen.add(key)
-        out += [(activity, _RDF_TYPE, _ACTIVITY),
-                (activity, _CHECKPOINT, Lit(clean_text(t.checkpoint_id))),
-                (activity, _CONFIG_HASH, Lit(clean_text(run.config_hash))),
-                (activity, _VERSION, Lit(clean_text(run.software_version)))]
+        described = [(activity, _RDF_TYPE, _ACTIVITY),
+                     (activity, _CHECKPOINT, Lit(clean_text(t.checkpoint_id))),
+                     (activity, _CONFIG_HASH, Lit(clean_text(run.config_hash))),
+                     (activity, _VERSION, Lit(clean_text(run.software_version)))]
         if run.started_at:
-            out.append((activity, _STARTED, Lit(clean_text(run.started_at), _XSD_DT)))
+            described.append((activity, _STARTED, Lit(clean_text(run.started_at), _XSD_DT)))
+        out += described if seen is None else _unseen(described, seen)
     return run_key, out
+
+
+def _unseen(statements: list[Statement], seen: set[str]) -> list[Statement]:
+    """The statements not in ``seen`` (an entity named two ways is still typed and identified once, a
+    run with two checkpoints described once), added to it."""
+    out = []
+    for st in statements:
+        o = st[2]
+        key = "\x1f".join((st[0], st[1], f"\x1e{o.value}\x1e{o.datatype}" if isinstance(o, Lit) else o))
+        if key not in seen:
+            seen.add(key)
+            out.append(st)
+    return out
 
 
 def association_statements(t: Triple, assoc: str, terms: ExportTerms) -> list[Statement]:
@@ -240,23 +263,33 @@ def to_rdflib(st: Statement):
 _NT_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
-class NTriplesEncoder:
-    """Statements → N-Triples / N-Quads lines. IRIs are checked (:func:`is_safe_iri`) and their
-    encodings cached (up to ``cache_size`` distinct IRIs; then the cache starts over)."""
+class _IriCache:
+    """IRIs checked (:func:`is_safe_iri`) and their encodings (:meth:`_encode`) cached, up to
+    ``cache_size`` distinct IRIs; then the cache starts over."""
 
     def __init__(self, cache_size: int = 65536) -> None:
-        self.cache: dict[str, str] = {}
+        self.cache: dict = {}
         self.cache_size = cache_size
 
-    def iri(self, iri: str) -> str:
+    def _encode(self, iri: str):
+        raise NotImplementedError
+
+    def iri(self, iri: str):
         enc = self.cache.get(iri)
         if enc is None:
             if not is_safe_iri(iri):   # every IRI comes from ExportTerms; this is the last defence
                 raise ValueError(f"refusing to write an unsafe IRI: {iri!r}")
             if len(self.cache) >= self.cache_size:
                 self.cache.clear()
-            enc = self.cache[iri] = f"<{iri}>"
+            enc = self.cache[iri] = self._encode(iri)
         return enc
+
+
+class NTriplesEncoder(_IriCache):
+    """Statements → N-Triples / N-Quads lines."""
+
+    def _encode(self, iri: str) -> str:
+        return f"<{iri}>"
 
     def __call__(self, st: Statement, graph: str | None = None) -> str:
         s, p, o = st
@@ -273,6 +306,23 @@ class NTriplesEncoder:
 def nt_line(st: Statement, graph: str | None = None) -> str:
     """One N-Triples line (N-Quads with ``graph``), UTF-8 text, ending in a newline."""
     return NTriplesEncoder(cache_size=8)(st, graph)
+
+
+class OxigraphEncoder(_IriCache):
+    """Statements → pyoxigraph ``Triple``s (``Quad``s with a graph IRI), for its serializers."""
+
+    def _encode(self, iri: str) -> ox.NamedNode:
+        return ox.NamedNode(iri)
+
+    def __call__(self, st: Statement, graph: str | None = None) -> ox.Triple | ox.Quad:
+        s, p, o = st
+        if isinstance(o, Lit):
+            obj = ox.Literal(o.value, datatype=self.iri(o.datatype)) if o.datatype else ox.Literal(o.value)
+        else:
+            obj = self.iri(o)
+        if graph:
+            return ox.Quad(self.iri(s), self.iri(p), obj, self.iri(graph))
+        return ox.Triple(self.iri(s), self.iri(p), obj)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -313,15 +363,57 @@ def jsonld_context(terms: ExportTerms) -> dict[str, str]:
 
 
 def write_rdf(triples: Iterable[Triple], path: str | Path, fmt: str, terms: ExportTerms,
-              run: RunInfo) -> int:
-    """Write ``ttl``, ``jsonld`` or ``trig`` atomically; returns the number of statements."""
+              run: RunInfo, ids: Iterable[str] | None = None) -> int:
+    """Stream ``ttl``, ``jsonld`` or ``trig`` atomically, in the order of ``triples`` (the same input
+    gives the same bytes); returns the number of statements written.
+
+    Entity and run descriptions are written once each (``seen`` of :func:`triple_statements`, kept
+    for the whole file), so the file holds the statements of :func:`build_graph`. The header declares
+    the prefixes of the entities (:meth:`ExportTerms.bindings`), which must be known before the first
+    statement: ``ids`` are every head and tail id of ``triples``, read ahead (the export stage reads
+    the two id columns of its shards); None reads ``triples`` twice, so it must then be a sequence.
+    Turtle and TriG write IRIs under ``export.namespace`` in full (:func:`_turtle_prefixes`).
+    JSON-LD is pyoxigraph's expanded form as the ``@graph`` of an object whose ``@context`` declares
+    the prefixes (:func:`jsonld_context`).
+    """
     if fmt not in RDF_FORMATS:
         raise ValueError(f"write_rdf: format {fmt!r} is not one of {sorted(RDF_FORMATS)}")
-    g = build_graph(triples, terms, run, named_graphs=fmt == "trig")
-    kw = {"context": jsonld_context(terms), "indent": 1, "sort_keys": True} if fmt == "jsonld" else {}
-    with atomic_path(path) as tmp:
-        g.serialize(destination=str(tmp), format=RDF_FORMATS[fmt], encoding="utf-8", **kw)
-    return len(g)
+    if ids is None:
+        if not isinstance(triples, Sequence):
+            raise TypeError("write_rdf: give the triples' ids, or the triples as a sequence (read twice)")
+        ids = (i for t in triples for i in (t.head_id, t.tail_id))
+    for entity_id in ids:
+        if entity_id:
+            terms.entity(entity_id, "")         # records the prefixes the file will use
+    written = [0]
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        if fmt == "jsonld":
+            f.write(b'{"@context": ' + json.dumps(jsonld_context(terms), indent=1).encode() + b',\n"@graph": ')
+        ox.serialize(_ox_statements(triples, terms, run, fmt == "trig", written), f, RDF_FORMATS[fmt],
+                     prefixes=None if fmt == "jsonld" else _turtle_prefixes(terms))
+        if fmt == "jsonld":
+            f.write(b"}\n")
+    return written[0]
+
+
+def _turtle_prefixes(terms: ExportTerms) -> dict[str, str]:
+    """The prefixes of a Turtle / TriG header: :meth:`ExportTerms.bindings` but the run's own
+    namespace, whose paths (``association/…``) would need a backslash before each ``/``. (pyoxigraph
+    orders the header itself, the same way in every process: the golden test pins it.)"""
+    return {p: base for p, base in sorted(terms.bindings().items()) if base != terms.namespace}
+
+
+def _ox_statements(triples: Iterable[Triple], terms: ExportTerms, run: RunInfo, quads: bool,
+                   written: list[int]) -> Iterator[ox.Triple | ox.Quad]:
+    """The pyoxigraph statements of ``triples`` (quads in each run's named graph with ``quads``),
+    each description once; ``written[0]`` counts them."""
+    encode, seen = OxigraphEncoder(), set()
+    for t in triples:
+        run_key, statements = triple_statements(t, terms, run, seen)
+        graph = terms.graph(run_key) if quads else None
+        written[0] += len(statements)
+        for st in statements:
+            yield encode(st, graph)
 
 
 def ntriples_lines(t: Triple, terms: ExportTerms, run: RunInfo, quads: bool, encode: NTriplesEncoder,

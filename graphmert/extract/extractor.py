@@ -216,6 +216,7 @@ class Extractor:
         if self.cfg.beta > 0 and self._scorer is None:
             self.fit_similarity(chunks)
         stats: Counter = Counter()
+        forwards, graphs = self.predictor.forwards, self.predictor.graphs   # this call's, not the life's
         plan = self._plan(chunks, by_id, stats)
         answers = self._answer(plan, plan.asks, {ci: c.table for ci, c in enumerate(plan.chunks)},
                                progress, keep_tokens="llm" in self.cfg.tail_sources)
@@ -224,8 +225,8 @@ class Extractor:
         pending, out_of_range = self._select(plan, answers)
         kept, rep = apply_filters(pending, self.cfg, self.schema, self._scorer)
         rep.dropped["range"] += out_of_range
-        stats["forwards"] = self.predictor.forwards
-        stats["graphs"] = self.predictor.graphs
+        stats["forwards"] = self.predictor.forwards - forwards
+        stats["graphs"] = self.predictor.graphs - graphs
         return kept, {"counts": dict(sorted(stats.items())), "filters": rep.to_dict()}
 
     # ------------------------------------------------------------------ step: plan

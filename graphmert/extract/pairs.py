@@ -116,6 +116,8 @@ MODEL_RANKERS = ("model", "margin", "likelihood")
 SOFTMAX_RANKERS = ("model", "likelihood", "untrained")       # P over {none} ∪ candidates
 CONTROLS = ("candidates", "random", "nearest", "salience", "untrained", "lexical")
 PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained", "lexical")
+#: surface forms whose token ids an extractor keeps (a worker keeps it for a whole corpus)
+FORM_CACHE = 200_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -633,8 +635,11 @@ class PairExtractor:
         return out
 
     def forms(self, text: str) -> tuple[int, ...]:
-        """Token ids of a surface form (cached); () when longer than K or only [UNK]."""
+        """Token ids of a surface form (cached, up to :data:`FORM_CACHE` forms, then anew); () when
+        longer than K or only [UNK]."""
         if text not in self._forms:
+            if len(self._forms) >= FORM_CACHE:
+                self._forms.clear()
             ids = tuple(self.tok.encode(text, add_special_tokens=False).ids)
             ok = 1 <= len(ids) <= self.K and any(i != self.sp["unk"] for i in ids)
             self._forms[text] = ids if ok else ()

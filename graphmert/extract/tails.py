@@ -56,17 +56,22 @@ class TailCandidate:
 
 
 class FormTokenizer:
-    """Tokenises surface forms (cached), keeping those of 1..K tokens that are not all ``[UNK]``."""
+    """Tokenises surface forms (cached), keeping those of 1..K tokens that are not all ``[UNK]``.
+    The cache holds at most ``cache_size`` forms (or one call's, when more) and then keeps only those
+    of the current call: an extractor kept by a worker for a whole corpus meets ever more phrases."""
 
-    def __init__(self, tokenizer, num_leaves: int, unk_id: int) -> None:
+    def __init__(self, tokenizer, num_leaves: int, unk_id: int, cache_size: int = 200_000) -> None:
         self.tok, self.K, self.unk = tokenizer, num_leaves, unk_id
         self.cache: dict[str, tuple[int, ...] | None] = {}
+        self.cache_size = cache_size
         self.too_long = 0
 
     def forms(self, texts: Iterable[str]) -> list[tuple[int, ...]]:
         texts = list(dict.fromkeys(texts))
         new = [t for t in texts if t not in self.cache]
         if new:
+            if len(self.cache) + len(new) > self.cache_size:
+                self.cache = {t: self.cache[t] for t in texts if t in self.cache}
             for t, enc in zip(new, self.tok.encode_batch(new, add_special_tokens=False)):
                 ids = tuple(enc.ids)
                 if len(ids) > self.K:

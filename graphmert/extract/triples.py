@@ -243,6 +243,15 @@ def read_triples(paths: str | Path | Iterable[str | Path], batch_size: int = 512
         yield Triple.from_dict(row)
 
 
+def read_entity_ids(paths: str | Path | Iterable[str | Path]) -> Iterator[str]:
+    """The head and tail id of every triple of one or more Parquet shards, reading only those two
+    columns (an exporter declares the ids' prefixes before its first statement)."""
+    ids = pa.schema([SCHEMA.field("head_id"), SCHEMA.field("tail_id")])
+    for row in read_parquet(paths, ids, what="triple", batch_size=8192):
+        yield row["head_id"]
+        yield row["tail_id"]
+
+
 # several systems' triples in one file (a shard task that decides one model pass more than one way):
 # a row per triple, its system's name beside it; nested, so read_triples refuses such a file
 SYSTEMS_SCHEMA = pa.schema([("system", pa.string()), ("triple", pa.struct(list(SCHEMA)))])

@@ -9,8 +9,8 @@
 
 N-Triples / N-Quads / KGX are written in parts, one Dask task per triple shard
 (:mod:`graphmert.export.parts`), and joined in shard order in the driver; Turtle / JSON-LD / TriG are
-built in memory in the driver and skipped (listed under ``skipped_formats``, with a warning) when
-there are more than ``export.max_graph_triples`` triples. The run activity records the hash of
+streamed by the driver from the shards, in their triple-key order (:func:`graphmert.export.rdf.write_rdf`:
+memory holds the entities' descriptions, not the triples). The run activity records the hash of
 the extract stage's settings (its config sections, not its code: a refactor leaves the graph's bytes
 alone).
 
@@ -40,7 +40,7 @@ from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, E
                               check_formats, write_rdf, write_report)
 from graphmert.export.parts import join_parts, write_part
 from graphmert.export.store import STORE_DIR, build_store
-from graphmert.extract.triples import read_triples
+from graphmert.extract.triples import read_entity_ids, read_triples
 from graphmert.io import atomic_write_json, read_json
 from pipelines.stage import Stage, StageContext, StageError, UpstreamMissing, output_hash
 from pipelines.stages import RECOGNIZED_FILE
@@ -96,23 +96,18 @@ def _export(ctx: StageContext) -> dict:
     statements = {fmt: joined[fmt] for fmt in formats if fmt in STREAM_FORMATS}
     if "kgx" in formats:
         body["kgx_nodes"], body["kgx_edges"] = joined["kgx_nodes"], joined["kgx_edges"]
-    skipped: list[str] = []
     for fmt in (f for f in formats if f in RDF_FORMATS):
-        if n > cfg.max_graph_triples:
-            log.warning("export: %d triples > export.max_graph_triples (%d): %s not written; "
-                        "use nt / nq / kgx", n, cfg.max_graph_triples, fmt)
-            skipped.append(fmt)
-            continue
-        statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, ExportTerms(cfg), run)
+        statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, ExportTerms(cfg), run,
+                                    ids=read_entity_ids(shards))
     if "store" in formats:
         body["store"] = _stage_store(ctx, [(p.path, p.counts) for p in parts], formats)
         statements["store"] = body["store"]["triples"]
     if unmapped:
         log.warning("export: relations without a Biolink predicate in export.predicate_map, exported "
                     "as %s: %s", cfg.default_predicate, dict(unmapped))
-    files = [f for fmt in formats if fmt not in skipped for f in FORMAT_FILES[fmt]]
+    files = [f for fmt in formats for f in FORMAT_FILES[fmt]]
     return {**body, "statements": {fmt: statements[fmt] for fmt in formats if fmt in statements},
-            "skipped_formats": skipped, "unmapped_relations": dict(sorted(unmapped.items())),
+            "unmapped_relations": dict(sorted(unmapped.items())),
             "unknown_categories": dict(sorted(unknown.items())), "files": files}
 
 

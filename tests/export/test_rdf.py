@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -137,17 +138,62 @@ def test_named_graph_per_run(tmp_path):
     assert a[1][0] != b[1][0] and a[0] == b[0]
 
 
-def test_output_is_deterministic(tmp_path):
+def test_output_is_deterministic_and_order_only_changes_the_layout(tmp_path):
     triples = make_triples()
     shuffled = triples[:]
     random.Random(3).shuffle(shuffled)
     for fmt in ("ttl", "jsonld"):
         _write(fmt, triples, tmp_path / f"a.{fmt}")
+        _write(fmt, triples, tmp_path / f"again.{fmt}")
         _write(fmt, shuffled, tmp_path / f"b.{fmt}")
-        assert (tmp_path / f"a.{fmt}").read_bytes() == (tmp_path / f"b.{fmt}").read_bytes(), fmt
+        assert (tmp_path / f"a.{fmt}").read_bytes() == (tmp_path / f"again.{fmt}").read_bytes(), fmt
+        assert set(_parse(tmp_path / f"a.{fmt}", fmt)) == set(_parse(tmp_path / f"b.{fmt}", fmt)), fmt
     ctx = json.loads((tmp_path / "a.jsonld").read_text(encoding="utf-8"))["@context"]
     assert ctx["biolink"] == "https://w3id.org/biolink/vocab/"
     assert ctx["MESH"] == "http://id.nlm.nih.gov/mesh/"
+
+
+@pytest.mark.parametrize("fmt", ["ttl", "jsonld", "trig"])
+def test_streamed_formats_equal_the_in_memory_graph(tmp_path, fmt):
+    """Each statement of build_graph once: descriptions are not repeated, nothing is lost, also
+    when an entity has two names, a run two checkpoints, and when ids are read ahead instead of the
+    triples twice."""
+    triples = make_triples()
+    triples[1].tail_name = "T2D"
+    triples[2].checkpoint_id = "ckpt-b"
+    ref = build_graph(triples, ExportTerms(ExportConfig()), RUN)
+    ids = [i for t in triples for i in (t.head_id, t.tail_id)]
+    n = write_rdf(iter(triples), tmp_path / f"kg.{fmt}", fmt, ExportTerms(ExportConfig()), RUN, ids=ids)
+    if fmt == "trig":
+        ds = rdflib.Dataset()
+        ds.parse(tmp_path / "kg.trig", format="trig")
+        got = {q[:3] for q in ds.quads((None, None, None, None))}
+    else:
+        got = set(_parse(tmp_path / f"kg.{fmt}", fmt))
+    assert got == set(ref) and n == len(ref)
+    text = (tmp_path / f"kg.{fmt}").read_text(encoding="utf-8")
+    assert "NCBIGene" in text and "MESH" in text           # the entities' prefixes are declared
+    with pytest.raises(TypeError, match="ids"):
+        write_rdf(iter(triples), tmp_path / "x.ttl", "ttl", ExportTerms(ExportConfig()), RUN)
+    assert not (tmp_path / "x.ttl").exists()
+
+
+def test_write_rdf_streams(tmp_path):
+    """The file is written while the triples are still being drawn: it never waits for them all."""
+    base = make_triples()
+    sizes = []
+
+    def triples():
+        for k in range(60):
+            for t in base:
+                t = copy.deepcopy(t)
+                t.head_id, t.head_name = "", f"{t.head_name} {k}"
+                yield t
+        sizes.append(max(p.stat().st_size for p in tmp_path.iterdir()))
+
+    n = write_rdf(triples(), tmp_path / "kg.ttl", "ttl", ExportTerms(ExportConfig()), RUN, ids=[])
+    final = (tmp_path / "kg.ttl").stat().st_size
+    assert n > 1000 and sizes and sizes[0] > final // 2
 
 
 def test_golden_turtle(tmp_path):

@@ -9,7 +9,6 @@ import pytest
 import rdflib
 
 from graphmert.config import ConfigError, load_config
-from graphmert.export.kgx import KGX_FILES
 from graphmert.extract.triples import write_triples
 from graphmert.io import atomic_write_json
 from pipelines.stage import StageError, run_stage
@@ -44,7 +43,7 @@ def test_export_writes_every_format_and_reruns_nothing(tmp_path):
     m = run_stage(EXPORT, cfg, run_dir, quiet=True)
     files = [f for fmt in ALL for f in FORMAT_FILES[fmt]]
     settings = STAGES["extract"].settings_hash(cfg)      # the extract settings, not the manifest's hash
-    assert m["files"] == files and m["triples"] == len(triples) and m["skipped_formats"] == []
+    assert m["files"] == files and m["triples"] == len(triples)
     assert sorted(p.name for p in (run_dir / "export").iterdir()) == sorted(files + ["manifest.json"])
     assert m["kgx_edges"] == len(triples) and m["kgx_nodes"] == 8
     assert m["unmapped_relations"] == {"Comparison_x": 1} and m["unknown_categories"] == {}
@@ -80,16 +79,6 @@ def test_the_graph_cites_the_extract_settings_not_the_code(tmp_path, monkeypatch
     run_stage(EXPORT, load_config(None, ["export.formats=[nt]", SYNC]), tmp_path / "b", quiet=True)
     a, b = ((tmp_path / d / "export" / "kg.nt").read_bytes() for d in "ab")
     assert a == b and base.encode() in a
-
-
-def test_large_graphs_skip_in_memory_formats(tmp_path):
-    run_dir = tmp_path / "run"
-    _fake_extract(run_dir, make_triples())
-    cfg = load_config(None, ["export.max_graph_triples=3", SYNC])
-    m = run_stage(EXPORT, cfg, run_dir, quiet=True)
-    assert m["skipped_formats"] == ["ttl", "jsonld"]
-    assert sorted(p.name for p in (run_dir / "export").iterdir()) == sorted(
-        ["kg.nt", *KGX_FILES.values(), "store", "manifest.json"])
 
 
 def test_hostile_triples_stay_inside_the_run_directory(tmp_path):

@@ -46,6 +46,14 @@ def test_two_runs_give_identical_triples(world):
     assert a and [t.to_dict() for t in a] == [t.to_dict() for t in b] and rep_a == rep_b
 
 
+def test_an_extractor_kept_for_many_parts_reports_each_calls_own_work(world):
+    """A worker keeps one extractor for every part it runs: each call's counts are that call's."""
+    docs, _, chunks, *_ = world
+    ex = extractor(world)
+    first = [ex.extract(docs, chunks)[1] for _ in range(3)]
+    assert first[0]["counts"]["forwards"] > 0 and first[0] == first[1] == first[2]
+
+
 def test_provenance_spans_point_at_the_right_text(world):
     docs, _, chunks, *_ = world
     by_id = {d.id: d for d in docs}

@@ -84,6 +84,18 @@ def test_forms_longer_than_k_are_dropped(setup):
     assert len(forms.forms(["obesity"])) == 1
 
 
+def test_the_form_cache_is_bounded_and_changes_no_answer(setup):
+    _, tok, _, _ = setup
+    unk = special_ids(tok)["unk"]
+    small, ref = FormTokenizer(tok, 4, unk, cache_size=3), FormTokenizer(tok, 4, unk)
+    batches = [["obesity", "insulin"], ["type 2 diabetes", "obesity", "pain"], ["insulin", "x y z w v"],
+               ["obesity"], ["pain", "insulin", "obesity"]]
+    for texts in batches:
+        assert small.forms(texts) == ref.forms(texts)
+        assert len(small.cache) <= 3
+    assert len(ref.cache) == 5
+
+
 def test_phrase_candidates_respect_stop_words_punctuation_and_entities(setup):
     docs, tok, chunks, _ = setup
     doc, chunk = docs[0], chunks[0]
