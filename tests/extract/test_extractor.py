@@ -366,3 +366,19 @@ def test_helper_llm_heads_and_tails_are_grounded_and_scored(world, monkeypatch):
     assert llm_tails and all(t.tail_name in ("insulin resistance", "weight") for t in llm_tails)
     aspirin = [t for t in triples if t.head_name == "aspirin"]
     assert aspirin and all(t.head_id == "MESH:D001241" for t in aspirin)
+
+
+def test_the_documents_gold_relations_change_no_output(world):
+    """The documents handed to extraction carry their gold relations: the output is the same
+    without them (no code reads them)."""
+    from dataclasses import replace
+
+    from graphmert.corpus.document import Relation
+
+    docs, _, chunks, *_ = world
+    gold = [replace(d, relations=[Relation("Association", "MESH:D008687", "MESH:D003924"),
+                                        Relation("Bind", "NCBIGene:3630", "MESH:C563425")]) for d in docs]
+    bare = [replace(d, relations=[]) for d in docs]
+    a, rep_a = extractor(world).extract(gold, chunks)
+    b, rep_b = extractor(world).extract(bare, chunks)
+    assert a and [t.to_dict() for t in a] == [t.to_dict() for t in b] and rep_a == rep_b
