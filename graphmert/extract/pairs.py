@@ -99,6 +99,7 @@ from graphmert.extract.heads import head_sentence
 from graphmert.extract.relation_typer import RelationTyper
 from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.text_entities import is_text_entity, with_text_entities
+from graphmert.extract.tails import FORM_CACHE
 from graphmert.extract.triples import Evidence, Triple
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
@@ -116,8 +117,6 @@ MODEL_RANKERS = ("model", "margin", "likelihood")
 SOFTMAX_RANKERS = ("model", "likelihood", "untrained")       # P over {none} ∪ candidates
 CONTROLS = ("candidates", "random", "nearest", "salience", "untrained", "lexical")
 PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained", "lexical")
-#: surface forms whose token ids an extractor keeps (a worker keeps it for a whole corpus)
-FORM_CACHE = 200_000
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,7 +36,7 @@ from graphmert.kg.graph import SeedKG
 from graphmert.kg.lexicon import normalize_name
 from graphmert.kg.schema import mention_category
 
-__all__ = ["TailCandidate", "FormTokenizer", "mention_candidates", "phrase_candidates",
+__all__ = ["TailCandidate", "FORM_CACHE", "FormTokenizer", "mention_candidates", "phrase_candidates",
            "LexiconIndex", "score_forms", "best_form_scores", "paper_tails", "name_key"]
 
 
@@ -55,12 +55,16 @@ class TailCandidate:
     spans: list[tuple[int, int]] = field(default_factory=list)    # document char spans
 
 
+#: surface forms whose token ids an extractor keeps (a worker keeps its extractor for a whole corpus)
+FORM_CACHE = 200_000
+
+
 class FormTokenizer:
     """Tokenises surface forms (cached), keeping those of 1..K tokens that are not all ``[UNK]``.
     The cache holds at most ``cache_size`` forms (or one call's, when more) and then keeps only those
     of the current call: an extractor kept by a worker for a whole corpus meets ever more phrases."""
 
-    def __init__(self, tokenizer, num_leaves: int, unk_id: int, cache_size: int = 200_000) -> None:
+    def __init__(self, tokenizer, num_leaves: int, unk_id: int, cache_size: int = FORM_CACHE) -> None:
         self.tok, self.K, self.unk = tokenizer, num_leaves, unk_id
         self.cache: dict[str, tuple[int, ...] | None] = {}
         self.cache_size = cache_size
