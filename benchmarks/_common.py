@@ -33,6 +33,8 @@ def print_table(rows: list[dict[str, Any]], title: str) -> None:
 
 
 def _fmt(v: Any) -> str:
+    if v is None:
+        return "–"
     if isinstance(v, float):
         return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.0f}"
     return str(v)

@@ -287,6 +287,12 @@ def _outputs(stage: str, m: dict) -> str:
     return ", ".join(f"{k}={m[k]}" for k in keys if k in m)
 
 
+def _ratio(value: float, base: float) -> float | None:
+    """``value / base``, or None where the smallest size has nothing to compare with (a stage that
+    ran in the driver alone has no worker peak; one that took no time has no time per document)."""
+    return round(value / base, 2) if base > 0 else None
+
+
 def scaling(rows: list[dict]) -> list[dict]:
     """Per mode and stage: each size's seconds per document and peak RSS over the smallest size's."""
     out = []
@@ -296,12 +302,12 @@ def scaling(rows: list[dict]) -> list[dict]:
         group = list(group)
         first = group[0]
         for r in group[1:]:
-            per_doc = (r["stage_s"] / r["documents"]) / max(first["stage_s"] / first["documents"], 1e-9)
             out.append({"mode": mode, "stage": stage,
                         "sizes": f"{first['documents']} → {r['documents']}",
-                        "time_per_doc_ratio": round(per_doc, 2),
-                        "driver_MB_ratio": round(r["driver_MB"] / max(first["driver_MB"], 1), 2),
-                        "worker_MB_ratio": round(r["worker_MB"] / max(first["worker_MB"], 1), 2)})
+                        "time_per_doc_ratio": _ratio(r["stage_s"] / r["documents"],
+                                                     first["stage_s"] / first["documents"]),
+                        "driver_MB_ratio": _ratio(r["driver_MB"], first["driver_MB"]),
+                        "worker_MB_ratio": _ratio(r["worker_MB"], first["worker_MB"])})
     return out
 
 

@@ -148,6 +148,15 @@ def test_scaling_divides_by_the_smallest_size():
     assert got["extract"]["time_per_doc_ratio"] == 1.3 and got["extract"]["driver_MB_ratio"] == 3.0
 
 
+def test_scaling_has_no_ratio_where_the_smallest_size_has_no_base():
+    """A stage that ran in the driver alone at the smallest size has no worker peak to divide by."""
+    rows = [_row("ingest", 1_000, 5.0, 9.0, 400, 0), _row("ingest", 3_000, 15.0, 27.0, 400, 500),
+            _row("tokenizer", 1_000, 0.0, 0.0, 100, 0), _row("tokenizer", 3_000, 0.0, 0.0, 100, 0)]
+    got = {r["stage"]: r for r in scale.scaling(rows)}
+    assert got["ingest"]["worker_MB_ratio"] is None and got["ingest"]["time_per_doc_ratio"] == 1.0
+    assert got["tokenizer"]["time_per_doc_ratio"] is None and got["tokenizer"]["driver_MB_ratio"] == 1.0
+
+
 def test_the_projection_spreads_only_the_task_time_over_workers():
     """extract at 10,000 documents: 100 s, of which 160 task-seconds on 2 workers → 20 s in the driver.
     36,000 documents on 4 workers: 3.6 × (20 + 160 / 4) = 216 s; ingest all tasks: 3.6 × 40 / 4."""
