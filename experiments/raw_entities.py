@@ -70,6 +70,28 @@ def score(name: str, predicted: list[Document], gold: list[Document]) -> dict:
     return row
 
 
+def errors(predicted: list[Document], gold: list[Document], top: int) -> list[dict]:
+    """The ``top`` most frequent texts of each category's missed and spurious mentions (strict spans,
+    as :func:`~graphmert.eval.entities.recognition_scores` counts them), with how often each is."""
+    from collections import Counter
+
+    from graphmert.kg.schema import mention_category
+
+    def spans(doc: Document) -> dict[tuple, str]:
+        return {(mention_category(m.type), m.start, m.end): m.text for m in doc.mentions
+                if mention_category(m.type) in LABELS}
+
+    counts: dict[tuple[str, str], Counter] = {}
+    by_id = {d.id: d for d in predicted}
+    for g in gold:
+        want, got = spans(g), spans(by_id.get(g.id, replace(g, mentions=[])))
+        for kind, a, b in (("missed", want, got), ("spurious", got, want)):
+            for key in a.keys() - b.keys():
+                counts.setdefault((key[0], kind), Counter())[a[key]] += 1
+    return [{"category": LABELS[cat], "error": kind, "count": n, "text": text}
+            for (cat, kind), c in sorted(counts.items()) for text, n in c.most_common(top)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--recognizer", type=Path, required=True,
@@ -79,6 +101,9 @@ def main() -> None:
                     help="a name, then its dotted extract.* overrides (repeatable; default: the shipped "
                          "settings and each entity rule off)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
+    ap.add_argument("--errors", type=int, default=0, metavar="N",
+                    help="also print the N most frequent missed and spurious mention texts of each "
+                         "category under the first variant")
     a = ap.parse_args()
     t0 = time.perf_counter()
     cfg = load_config(CONFIG)
@@ -102,6 +127,9 @@ def main() -> None:
     rows = [score(name, run(overrides), gold) for name, overrides in variants]
     print_table(rows, f"entities of {len(gold)} held-out BioRED-train documents from raw text "
                       f"({time.perf_counter() - t0:.0f} s)")
+    if a.errors:
+        print_table(errors(run(variants[0][1]), gold, a.errors),
+                    f"the {a.errors} most frequent recognition errors of each category ({variants[0][0]})")
     if a.out:
         write_json("raw_entities", rows, a.out, recognizer=str(a.recognizer), variants=dict(variants))
 

@@ -49,6 +49,8 @@ def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_pa
             "ner.part_sources={}"]
     _, rows = _study("recognizer.py", tmp_path, "--variant", "tiny", *tiny, "--save", str(tmp_path / "rec"))
     assert [r["variant"] for r in rows] == ["tiny", "tiny + propagate"]
-    _, rows = _study("raw_entities.py", tmp_path, "--recognizer", str(tmp_path / "rec" / "tiny"),
-                     "--variant", "shipped", "--variant", "no-veto", "extract.abbreviation_veto=[]")
+    stdout, rows = _study("raw_entities.py", tmp_path, "--recognizer", str(tmp_path / "rec" / "tiny"),
+                          "--variant", "shipped", "--variant", "no-veto", "extract.abbreviation_veto=[]",
+                          "--errors", "2")
     assert [r["variant"] for r in rows] == ["shipped", "no-veto"]
+    assert "the 2 most frequent recognition errors of each category (shipped)" in stdout
