@@ -186,6 +186,43 @@ def test_malformed_source_names_file_and_line_and_leaves_nothing(tmp_path):
         build_store([tmp_path / "kg.csv"], tmp_path / "store")
 
 
+def _statements(path: Path) -> set[str]:
+    store = open_store(path)
+    return {str(q) for q in store}
+
+
+def test_line_based_sources_load_in_pieces_to_the_same_store(tmp_path):
+    """N-Triples and N-Quads go to Oxigraph in pieces that end at line ends (the loader's memory
+    follows what one call gives it): a piece of 200 bytes, a few lines, gives the whole file's store."""
+    nt = _nt(tmp_path / "kg.nt")
+    whole = build_store([nt], tmp_path / "whole", piece_bytes=1 << 30)
+    pieces = build_store([nt], tmp_path / "pieces", piece_bytes=200)
+    assert len(list(kgstore._line_pieces(nt, 200))) > 10
+    assert b"".join(p for _, p in kgstore._line_pieces(nt, 200)) == nt.read_bytes()
+    assert pieces["triples"] == whole["triples"] > 0
+    assert _statements(tmp_path / "pieces") == _statements(tmp_path / "whole")
+
+
+def test_a_syntax_error_in_a_later_piece_names_the_files_line(tmp_path):
+    good = "".join(f'<http://a/x{i}> <http://a/p> "{i}" .\n' for i in range(40))
+    bad = tmp_path / "bad.nt"
+    bad.write_text(good + "<http://a/x> <http://a/p> oops .\n")
+    with pytest.raises(StoreError, match=r"bad\.nt, line 41: not valid nt \(Parser error at line 41 "):
+        build_store([bad], tmp_path / "store", piece_bytes=100)
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_file_with_blank_nodes_is_loaded_whole(tmp_path):
+    """A blank-node label names one node within one parser call: a file with blank nodes is not cut."""
+    filler = "".join(f'<http://a/x{i}> <http://a/p> "{i}" .\n' for i in range(40))
+    src = tmp_path / "blank.nt"
+    src.write_text('_:b <http://a/p> "first" .\n' + filler + '_:b <http://a/q> "last" .\n')
+    build_store([src], tmp_path / "store", piece_bytes=100)
+    rows = run_query(open_store(tmp_path / "store"),
+                     'SELECT ?s WHERE { ?s <http://a/p> "first" . ?s <http://a/q> "last" }').rows
+    assert len(rows) == 1
+
+
 def test_a_failed_rebuild_keeps_the_old_store(tmp_path):
     build_store([_nt(tmp_path / "kg.nt")], tmp_path / "store")
     bad = tmp_path / "bad.ttl"
