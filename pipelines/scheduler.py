@@ -283,10 +283,13 @@ def open_local(cfg: PipelineConfig, quiet: bool, store: RunStore) -> DaskExecuto
     # tensor over 128 KiB is then mapped and unmapped per use, and extraction on a worker ran 1.9x
     # slower than in the driver, all of it system time (docs/PERFORMANCE.md). None unsets it; a
     # nanny started earlier in this process (another cluster) has also put it in os.environ, which
-    # workers inherit, so it goes from there too.
+    # workers inherit, so it goes from there too. pipeline.malloc_trim_threshold sets it again, for
+    # a smaller worker at that cost (the dynamic threshold lets a worker's heap fragment). glibc
+    # reads it when the process starts, so it must be a pre-spawn variable, not one of `env`.
     os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     with dask.config.set({"distributed.scheduler.allowed-failures": cfg.retries,
-                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_":
+                              cfg.malloc_trim_threshold}):
         cluster = LocalCluster(n_workers=cfg.workers or None, threads_per_worker=1, processes=True,
                                dashboard_address=dashboard, env=env,
                                silence_logs=logging.ERROR if quiet else logging.WARNING)

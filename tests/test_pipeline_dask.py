@@ -740,3 +740,28 @@ def test_local_cluster_workers_keep_glibc_dynamic_mmap_threshold(tmp_path):
     finally:
         executor.close()
     assert env == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"}]
+
+
+def _heap_trim_threshold() -> str | None:
+    """The worker's own environment as glibc read it at start (/proc/self/environ is the process's
+    initial environment: a variable set later in os.environ is not there)."""
+    env = dict(kv.split(b"=", 1) for kv in open("/proc/self/environ", "rb").read().split(b"\0") if b"=" in kv)
+    value = env.get(b"MALLOC_TRIM_THRESHOLD_")
+    return value.decode() if value is not None else None
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+def test_pipeline_malloc_trim_threshold_reaches_the_workers_at_start(tmp_path):
+    """pipeline.malloc_trim_threshold bounds a worker's heap at a cost in time (docs/PERFORMANCE.md):
+    glibc reads it once, at process start, so the worker must be spawned with it."""
+    from graphmert.config import PipelineConfig
+    from pipelines.scheduler import open_local
+    from pipelines.store import RunStore
+
+    executor = open_local(PipelineConfig(workers=1, malloc_trim_threshold=65536), quiet=True,
+                          store=RunStore(tmp_path))
+    try:
+        started = list(executor.client.run(_heap_trim_threshold).values())
+    finally:
+        executor.close()
+    assert started == ["65536"]
