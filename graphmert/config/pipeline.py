@@ -21,8 +21,9 @@ class PipelineConfig:
     malloc_trim_threshold: Optional[int] = opt(
         None, min=0, help="LocalCluster workers: glibc's MALLOC_TRIM_THRESHOLD_ in bytes, which also "
         "fixes its mmap threshold (Dask's own default is 65536). Set it where worker memory matters "
-        "more than time: an extraction part peaked at 1.4 GB against 2.2-2.9 GB, and ran 1.6x "
-        "slower (docs/PERFORMANCE.md, 'Corpus scale'); null: glibc's dynamic thresholds")
+        "more than time: on 1,000 documents the largest extract worker peaked at 1.5 GB against "
+        "3.2 GB, at 1.7x the task time (docs/PERFORMANCE.md, 'Corpus scale'); null: glibc's "
+        "dynamic thresholds")
     retries: int = opt(2, min=0, help="times a shard task is retried after it raised or its worker "
                        "died")
     connect_timeout: float = opt(10.0, min=0.0, min_exclusive=True,
