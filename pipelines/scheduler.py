@@ -293,6 +293,7 @@ def open_local(cfg: PipelineConfig, quiet: bool, store: RunStore) -> DaskExecuto
         cluster = LocalCluster(n_workers=cfg.workers or None, threads_per_worker=1, processes=True,
                                dashboard_address=dashboard, env=env,
                                silence_logs=logging.ERROR if quiet else logging.WARNING)
+    os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)      # the nanny set it here too, for children
     client = Client(cluster, set_as_default=False)
     client.forward_logging("graphmert", level=logging.WARNING)   # task warnings reach RUN/logs
     n = len(cluster.workers)

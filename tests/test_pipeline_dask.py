@@ -745,7 +745,8 @@ def test_local_cluster_workers_keep_glibc_dynamic_mmap_threshold(tmp_path):
 def _heap_trim_threshold() -> str | None:
     """The worker's own environment as glibc read it at start (/proc/self/environ is the process's
     initial environment: a variable set later in os.environ is not there)."""
-    env = dict(kv.split(b"=", 1) for kv in open("/proc/self/environ", "rb").read().split(b"\0") if b"=" in kv)
+    raw = Path("/proc/self/environ").read_bytes().split(b"\0")
+    env = dict(kv.split(b"=", 1) for kv in raw if b"=" in kv)
     value = env.get(b"MALLOC_TRIM_THRESHOLD_")
     return value.decode() if value is not None else None
 
@@ -765,3 +766,5 @@ def test_pipeline_malloc_trim_threshold_reaches_the_workers_at_start(tmp_path):
     finally:
         executor.close()
     assert started == ["65536"]
+    # the nanny puts it in the driver's environment to spawn with; it does not stay for later children
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
