@@ -1,7 +1,7 @@
 """SPARQL over an export: load time and query latency, Oxigraph store vs rdflib, at 100k and 1M triples.
 
     .venv/bin/python benchmarks/query.py [--sizes 100000 1000000] [--repeats 5] [--rdflib-max N]
-                                         [--timeout S] [--out FILE]
+                                         [--piece-mb MB] [--timeout S] [--out FILE]
 
 Data: the synthetic merged triples of ``benchmarks/export.py`` (genes, diseases, chemicals and
 phenotypes with CURIEs, eight relations, 1–3 evidence sentences and documents each) written by the
@@ -13,8 +13,9 @@ of their entities; repeats are dropped, so both engines hold exactly N triples).
 Per size, each engine runs in its own subprocess (peak RSS is that engine's alone; a run past
 ``--timeout`` seconds is reported as such):
 
-* ``oxigraph`` — :func:`graphmert.export.store.build_store` (bulk load into an on-disk store,
-  flushed), then the store is reopened read-only (:func:`~graphmert.export.store.open_store`, timed
+* ``oxigraph`` — :func:`graphmert.export.store.build_store` (bulk load into an on-disk store in
+  pieces of ``--piece-mb`` MB, 32 by default: the loader's memory follows the piece; a piece larger
+  than the file loads it whole), flushed, then the store is reopened read-only (:func:`~graphmert.export.store.open_store`, timed
   as ``open s``) and queried through :func:`~graphmert.export.store.run_query`;
 * ``rdflib`` — ``rdflib.Graph().parse(kg.nt)`` (its in-memory store; there is nothing to reopen: a
   new process parses again), then ``Graph.query``.
@@ -47,6 +48,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, print_table, write_json  # noqa: E402
+
+from graphmert.export.store import LOAD_PIECE_BYTES  # noqa: E402
 
 ENGINES = ("oxigraph", "rdflib")
 PREFIXES = """PREFIX biolink: <https://w3id.org/biolink/vocab/>
@@ -137,16 +140,17 @@ def _timed(fn, repeats: int) -> tuple[float, int]:
     return statistics.median(times), rows
 
 
-def worker(engine: str, nt: Path, disease: str, repeats: int, folder: Path) -> dict:
-    """Load ``nt`` into ``engine`` and time the queries; returns one table row."""
+def worker(engine: str, nt: Path, disease: str, repeats: int, folder: Path, piece_mb: float) -> dict:
+    """Load ``nt`` into ``engine`` (Oxigraph in pieces of ``piece_mb`` MB) and time the queries;
+    returns one table row."""
     queries = {k: q.replace("DISEASE", disease) for k, q in QUERIES.items()}
     row: dict = {"engine": engine}
     if engine == "oxigraph":
         from graphmert.export.store import build_store, open_store, run_query
 
         baseline = _peak_mb()
-        info = build_store([nt], folder / "store")
-        row["load s"], row["triples"] = info["seconds"], info["triples"]
+        info = build_store([nt], folder / "store", piece_bytes=max(1, round(piece_mb * 2**20)))
+        row["load s"], row["triples"], row["piece MB"] = info["seconds"], info["triples"], piece_mb
         t = time.perf_counter()
         store = open_store(folder / "store")
         row["open s"] = time.perf_counter() - t
@@ -188,7 +192,7 @@ def _run_engine(engine: str, n: int, nt: Path, disease: str, args, tmp: Path) ->
     d = tmp / f"{engine}-{n}"
     d.mkdir()
     cmd = [sys.executable, __file__, "--worker", engine, "--nt", str(nt), "--disease", disease,
-           "--repeats", str(args.repeats), "--dir", str(d)]
+           "--repeats", str(args.repeats), "--dir", str(d), "--piece-mb", str(args.piece_mb)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -218,13 +222,17 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5, help="query runs; the median is reported")
     ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     ap.add_argument("--rdflib-max", type=int, default=10_000_000, help="skip rdflib above this size")
+    ap.add_argument("--piece-mb", type=float, default=LOAD_PIECE_BYTES / 2**20,
+                    help="Oxigraph's bulk-load piece in MB (graphmert.export.store.LOAD_PIECE_BYTES by "
+                         "default; larger than the file: one call, the whole file at once)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per engine and size")
     ap.add_argument("--out", type=Path, default=None)
     for hidden in ("--worker", "--nt", "--disease", "--dir"):
         ap.add_argument(hidden, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, Path(args.nt), args.disease, args.repeats, Path(args.dir))))
+        print(json.dumps(worker(args.worker, Path(args.nt), args.disease, args.repeats, Path(args.dir),
+                                args.piece_mb)))
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="graphmert-query-bench-") as tmp:
@@ -250,6 +258,7 @@ def main() -> None:
                       f"{args.repeats} runs")
     print(f"\nsame row counts for both engines: {check}")
     write_json("query", rows, args.out, machine=machine, repeats=args.repeats, same_rows=check,
+               piece_mb=args.piece_mb,
                command="benchmarks/query.py " + " ".join(sys.argv[1:]))
 
 

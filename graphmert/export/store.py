@@ -35,7 +35,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 import pyoxigraph as ox
 
@@ -113,35 +113,33 @@ def _load_error(src: Path, e: Exception, lines_before: int = 0) -> StoreError:
     return StoreError(f"{where}: not valid {src.suffix[1:]} ({msg}); nothing was loaded")
 
 
-def _line_pieces(src: Path, piece_bytes: int) -> Iterator[tuple[int, bytes]]:
-    """``(lines before it, piece)`` of a line-based file, in pieces of about ``piece_bytes`` that
-    end at a line end (a line longer than that is a piece of its own)."""
+def _line_pieces(f: BinaryIO, piece_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """``(lines before it, piece)`` of an open line-based file from where it stands, in pieces of
+    about ``piece_bytes`` that end at a line end (a line longer than that is a piece of its own)."""
     lines_before = 0
-    with open(src, "rb") as f:
-        while piece := f.read(piece_bytes):
-            if not piece.endswith(b"\n"):
-                piece += f.readline()
-            yield lines_before, piece
-            lines_before += piece.count(b"\n")
-
-
-def _has_blank_nodes(src: Path, piece_bytes: int) -> bool:
-    """Whether ``src`` may hold a blank node (``_:`` anywhere, literals included): a blank-node
-    label names one node within one parser call only, so such a file is loaded whole."""
-    return any(b"_:" in piece for _, piece in _line_pieces(src, piece_bytes))
+    while piece := f.read(piece_bytes):
+        if not piece.endswith(b"\n"):
+            piece += f.readline()
+        yield lines_before, piece
+        lines_before += piece.count(b"\n")
 
 
 def _bulk_load(store: ox.Store, src: Path, fmt: ox.RdfFormat, piece_bytes: int) -> None:
-    """Bulk-load one source file: N-Triples and N-Quads in pieces (:data:`LOAD_PIECE_BYTES`, which
-    bounds the loader's memory), Turtle and TriG, whose statements span lines, and a file with blank
-    nodes in one call. The exports write no blank node."""
+    """Bulk-load one source file. N-Triples and N-Quads go in pieces (:data:`LOAD_PIECE_BYTES`,
+    which bounds the loader's memory) until a piece holds ``_:`` (a blank node, or those bytes in a
+    literal): a blank-node label names one node within one parser call only, so that piece and the
+    rest of the file go in one call (no earlier piece has a blank node). Turtle and TriG, whose
+    statements span lines, load in one call. The exports write no blank node."""
     lines_before = 0
     try:
-        if fmt in _LINE_FORMATS and not _has_blank_nodes(src, piece_bytes):
-            for lines_before, piece in _line_pieces(src, piece_bytes):
-                store.bulk_load(input=piece, format=fmt)
-        else:
+        if fmt not in _LINE_FORMATS:
             store.bulk_load(path=str(src), format=fmt)
+            return
+        with open(src, "rb") as f:
+            for lines_before, piece in _line_pieces(f, piece_bytes):
+                if b"_:" in piece:
+                    piece += f.read()
+                store.bulk_load(input=piece, format=fmt)
     except SyntaxError as e:
         raise _load_error(src, e, lines_before) from None
     except (ValueError, OSError) as e:
@@ -159,6 +157,8 @@ def build_store(sources: Path | str | Sequence[Path | str], path: Path | str,
     :class:`StoreError` naming the file (and the line, for a syntax error).
     """
     srcs = [Path(sources)] if isinstance(sources, (str, Path)) else [Path(s) for s in sources]
+    if piece_bytes < 1:
+        raise ValueError(f"piece_bytes must be at least 1 byte, not {piece_bytes}")
     if not srcs:
         raise StoreError(f"{path}: no source files to load into the store")
     formats = [_syntax_of(s) for s in srcs]

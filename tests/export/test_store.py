@@ -197,8 +197,10 @@ def test_line_based_sources_load_in_pieces_to_the_same_store(tmp_path):
     nt = _nt(tmp_path / "kg.nt")
     whole = build_store([nt], tmp_path / "whole", piece_bytes=1 << 30)
     pieces = build_store([nt], tmp_path / "pieces", piece_bytes=200)
-    assert len(list(kgstore._line_pieces(nt, 200))) > 10
-    assert b"".join(p for _, p in kgstore._line_pieces(nt, 200)) == nt.read_bytes()
+    with open(nt, "rb") as f:
+        pieces_read = [p for _, p in kgstore._line_pieces(f, 200)]
+    assert len(pieces_read) > 10 and all(p.endswith(b"\n") for p in pieces_read)
+    assert b"".join(pieces_read) == nt.read_bytes()
     assert pieces["triples"] == whole["triples"] > 0
     assert _statements(tmp_path / "pieces") == _statements(tmp_path / "whole")
 
@@ -212,15 +214,24 @@ def test_a_syntax_error_in_a_later_piece_names_the_files_line(tmp_path):
     assert not (tmp_path / "store").exists()
 
 
-def test_a_file_with_blank_nodes_is_loaded_whole(tmp_path):
-    """A blank-node label names one node within one parser call: a file with blank nodes is not cut."""
+@pytest.mark.parametrize("lead", [0, 40])
+def test_blank_nodes_are_not_cut_apart(tmp_path, lead):
+    """A blank-node label names one node within one parser call: from the first piece that holds a
+    blank node (the first line, or after several pieces), the rest of the file goes in one call."""
     filler = "".join(f'<http://a/x{i}> <http://a/p> "{i}" .\n' for i in range(40))
     src = tmp_path / "blank.nt"
-    src.write_text('_:b <http://a/p> "first" .\n' + filler + '_:b <http://a/q> "last" .\n')
-    build_store([src], tmp_path / "store", piece_bytes=100)
+    before = "".join(f'<http://a/y{i}> <http://a/p> "{i}" .\n' for i in range(lead))
+    src.write_text(before + '_:b <http://a/p> "first" .\n' + filler + '_:b <http://a/q> "last" .\n')
+    info = build_store([src], tmp_path / "store", piece_bytes=100)
     rows = run_query(open_store(tmp_path / "store"),
                      'SELECT ?s WHERE { ?s <http://a/p> "first" . ?s <http://a/q> "last" }').rows
     assert len(rows) == 1
+    assert info["triples"] == lead + 42
+
+
+def test_a_piece_size_below_one_byte_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="piece_bytes must be at least 1 byte, not 0"):
+        build_store([_nt(tmp_path / "kg.nt")], tmp_path / "store", piece_bytes=0)
 
 
 def test_a_failed_rebuild_keeps_the_old_store(tmp_path):
