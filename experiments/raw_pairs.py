@@ -30,6 +30,12 @@ seed KG; a sequence variant's tmVar key, or a dbSNP id written in the text, whic
 give), by category, and the gold pairs whose both ends are. A perfect recognizer and a perfect
 choice among the linker's ids would still find no other pair.
 
+A fifth table reads the triples with an unlinked end (a text node, ``extract.text_entities``), which
+every score counts as false pairs: per distinct (document, pair), whether the unlinked end's text
+covers a gold entity (a recognised mention with that text and no id overlapping its gold mention)
+that, with the other end, makes a gold pair. It says how many right relations linking threw away,
+and so what keeping or dropping text nodes costs.
+
 On a gold-mention run (``configs/biored.yaml``, no recognised documents) every entity is found, and
 the table is the model's share alone. Run it on dev to explain a number already reported, not to
 choose.
@@ -49,6 +55,7 @@ from _study import print_table, write_json  # noqa: E402
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
+from graphmert.eval.metrics import triple_documents  # noqa: E402
 from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
@@ -113,6 +120,36 @@ def wrong_gene_ids(gold: GoldSet, found: dict[str, Document], linker: EntityLink
     return rows
 
 
+def _unlinked_gold_ids(gold_doc: Document, found_doc: Document | None, name: str) -> set[str]:
+    """Gold ids under the recognised mentions of ``found_doc`` without an id whose text is ``name``."""
+    spans = [(f.start, f.end) for f in (found_doc.mentions if found_doc else [])
+             if not f.ids and f.text.lower() == name.lower()]
+    return {e for m in gold_doc.mentions if any(a < m.end and m.start < b for a, b in spans)
+            for e in mention_entity_ids(m)}
+
+
+def text_node_pairs(gold: GoldSet, found: dict[str, Document], triples) -> Counter:
+    """The fifth table (module docstring): distinct (document, pair) with an unlinked end, by what
+    the unlinked end's text covers."""
+    seen: dict[tuple, str] = {}
+    for t in triples:
+        if t.head_id and t.tail_id:
+            continue
+        for doc in triple_documents(t):
+            key = (doc, frozenset((t.head_id or "?" + t.head_name, t.tail_id or "?" + t.tail_name)))
+            if key in seen or doc not in gold.documents:
+                continue
+            ends = [{i} if i else _unlinked_gold_ids(gold.documents[doc], found.get(doc), n)
+                    for i, n in ((t.head_id, t.head_name), (t.tail_id, t.tail_name))]
+            if not all(ends):
+                seen[key] = "no gold entity under the unlinked text"
+            elif any((doc, frozenset((a, b))) in gold.untyped for a in ends[0] for b in ends[1] if a != b):
+                seen[key] = "a gold pair, were the text linked"
+            else:
+                seen[key] = "gold entities, not a gold pair"
+    return Counter(seen.values())
+
+
 def reachable(gold: GoldSet, known: frozenset[str]) -> list[dict]:
     """The fourth table (module docstring): gold entities and pairs whose ids some link can give."""
     def can(doc: str, e: str) -> bool:
@@ -150,7 +187,8 @@ def main() -> None:
         print(f"{ex / RECOGNIZED_FILE} absent: the run read gold mentions")
         found = dict(gold.documents)
     # linked ends only: the buckets below classify pairs of ids (a text-node triple has none)
-    predicted, _ = pair_sets(read_triples(sorted(ex.glob("triples-*.parquet"))), linked_only=True)
+    triples = list(read_triples(sorted(ex.glob("triples-*.parquet"))))
+    predicted, _ = pair_sets(triples, linked_only=True)
     predicted = {x for x in predicted if x[0] in docs}
     missed, wrong = decompose(gold, found, predicted)
     rows = [{"gold pairs": k, "count": n, "share": n / max(1, len(gold.untyped))}
@@ -160,6 +198,9 @@ def main() -> None:
     rows2 = [{"extracted, not gold": k, "count": n, "share": n / max(1, len(predicted))}
              for k, n in sorted(wrong.items(), key=lambda kv: -kv[1])]
     print_table(rows2, f"the {false} false of the {len(predicted)} extracted pairs")
+    nodes = text_node_pairs(gold, found, triples)
+    rows5 = [{"extracted pairs with an unlinked end": k, "count": n} for k, n in sorted(nodes.items())]
+    print_table(rows5, f"the {sum(nodes.values())} extracted pairs with an unlinked end (all false as scored)")
     rows3 = []
     # the link stage's linker; a run made before that stage existed has it in RUN/ner
     saved = next((p for p in (a.run_dir / s / LINKER_FILE for s in ("link", "ner")) if p.is_file()), None)
@@ -174,7 +215,7 @@ def main() -> None:
         print_table(rows4, "gold entities and pairs whose ids some link can give (the linker's tables; "
                            "variants by rule)")
         rows3 = rows3 + rows4
-    write_json("raw_pairs", rows + rows2 + rows3, a.out, run_dir=str(a.run_dir))
+    write_json("raw_pairs", rows + rows2 + rows5 + rows3, a.out, run_dir=str(a.run_dir))
 
 
 if __name__ == "__main__":

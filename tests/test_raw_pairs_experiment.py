@@ -101,3 +101,29 @@ def test_reachable_counts_entities_and_pairs_whose_ids_a_link_can_give():
     # the gene's id is unknown; both variants come from the rules (a key, an rs number in the text)
     assert rows == {"Gene entities": (0, 1), "Disease entities": (1, 1),
                     "SequenceVariant entities": (2, 2), "pairs, both ends": (2, 3)}
+
+
+def test_text_node_pairs_say_what_the_unlinked_text_covers():
+    """A text-node triple counts as false; the fifth table says whether its text covered a gold
+    entity that makes a gold pair with the other end."""
+    from raw_pairs import text_node_pairs
+
+    from graphmert.extract.triples import Triple
+
+    found = Document(id="d", text=TEXT, mentions=[
+        _m(0, 5, "Gene", "672"), _m(10, 14, "Gene"), _m(21, 27, "Disease", "MESH:D009369"),
+        _m(33, 40, "Chemical")])                                   # TP53 and aspirin unlinked
+
+    def triple(head: tuple[str, str], tail: tuple[str, str]) -> Triple:
+        return Triple(head_id=head[0], head_name=head[1], head_category="", relation="Association",
+                      tail_id=tail[0], tail_name=tail[1], tail_category="", tail_source="entity",
+                      confidence=0.9, documents=["d"])
+
+    triples = [triple(("", "TP53"), ("MESH:D009369", "cancer")),    # 7157–cancer: a gold pair
+               triple(("MESH:D009369", "cancer"), ("", "TP53")),    # the same pair again
+               triple(("", "aspirin"), ("672", "BRCA1")),           # gold entities, not a gold pair
+               triple(("", "cancers"), ("672", "BRCA1")),           # no mention with that text
+               triple(("672", "BRCA1"), ("MESH:D009369", "cancer"))]   # linked: not counted
+    rows = text_node_pairs(GoldSet.from_documents([GOLD_DOC]), {"d": found}, triples)
+    assert rows == {"a gold pair, were the text linked": 1, "gold entities, not a gold pair": 1,
+                    "no gold entity under the unlinked text": 1}
