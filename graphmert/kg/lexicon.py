@@ -18,8 +18,10 @@ pipeline with scispaCy's rule tokenizer (no model download):
 
 from __future__ import annotations
 
+import pickle
 import re
 import unicodedata
+import warnings
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -108,6 +110,23 @@ class LexiconMatcher:
                 self._ids[name] = tuple(sorted(table[key]))
                 matcher.add(name, [doc])
         self.num_patterns = len(self._ids)
+
+    def __getstate__(self) -> dict:
+        """Pickled for Dask workers with the spaCy objects in a nested pickle (:meth:`__setstate__`)."""
+        state = self.__dict__.copy()
+        state["_spacy"] = pickle.dumps((state.pop("nlp"), state.pop("_lower"), state.pop("_exact")))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling recompiles scispaCy's tokenizer regexes, and Python's ``re`` warns about them
+        (FutureWarning "Possible set union", once per worker and stage): the spaCy objects are
+        unpickled with that warning ignored, and only there."""
+        state = dict(state)
+        if "_spacy" in state:                  # a matcher pickled without the nested pickle has none
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                self.nlp, self._lower, self._exact = pickle.loads(state.pop("_spacy"))
+        self.__dict__.update(state)
 
     def _spans(self, doc) -> list[LexiconMatch]:
         from spacy.util import filter_spans

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
 import re
+import warnings
 
 import pytest
 
@@ -62,6 +64,18 @@ def test_longest_match_wins_and_no_overlap(matcher):
 def test_uppercase_symbols_match_case_sensitively_and_stop_words_never(matcher):
     assert spans(matcher, "The cat was fed insulin.") == [("insulin", ("NCBIGene:3630",))]
     assert spans(matcher, "CAT and WAS levels; IL was low") == [("CAT", ("NCBIGene:847",))]
+
+
+def test_a_pickled_matcher_matches_the_same_and_unpickles_without_warnings(matcher):
+    """Dask ships the matcher to its workers; scispaCy's tokenizer regexes, recompiled there, made
+    Python's ``re`` warn (FutureWarning) in every worker's log."""
+    text = "Patients with type 2 diabetes mellitus took Metformin; CAT was low."
+    blob = pickle.dumps(matcher)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copy = pickle.loads(blob)
+    assert spans(copy, text) == spans(matcher, text) != []
+    assert copy.num_patterns == matcher.num_patterns
 
 
 def test_min_chars(kg):
