@@ -230,9 +230,18 @@ def check_reference(ref: Path, modes: list[str]) -> Path:
 
 
 def trained_relations(ref: Path) -> list[str]:
-    """The relations the reference model was trained on (those its graphs injected). Extraction
-    otherwise asks the relations each size's own graphs inject, which grow with the corpus (4 at
-    1,000 documents, 9 at 10,000 in the first measurement) and with them the work per document."""
+    """The relations the reference model was trained on: those its checkpoint records, else (a
+    reference trained before checkpoints recorded them) those its graphs injected. The extract stage
+    reads the checkpoint's list itself; for an older reference it would ask the relations each size's
+    own graphs inject, which grow with the corpus (4 at 1,000 documents, 9 at 10,000 in the first
+    measurement) and with them the work per document, so every size is given the list."""
+    from graphmert.model.checkpoint import read_trained_relations
+
+    model = ref / "train" / "model"
+    if (model / "config.json").is_file():
+        recorded = read_trained_relations(model, json.loads((model / "relation_map.json").read_text()))
+        if recorded is not None:
+            return recorded
     injected = json.loads((ref / "graphs" / "manifest.json").read_text()).get("injections_per_relation", {})
     return sorted(r for r, n in injected.items() if n)
 

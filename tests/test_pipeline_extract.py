@@ -137,6 +137,24 @@ def test_checkpoint_that_does_not_match_the_run_is_refused(trained, gold, tmp_pa
     assert r.exit_code != 0 and "different tokenizer" in r.output
 
 
+def test_extraction_asks_the_relations_the_checkpoint_learned(trained, gold, tmp_path, monkeypatch):
+    """The checkpoint records the relations its training graphs injected, and extraction asks those
+    wherever the checkpoint runs (extract.checkpoint), not the ones this run's graphs inject."""
+    monkeypatch.chdir(ROOT)
+    graphs = json.loads((trained / "graphs" / "manifest.json").read_text())
+    injected = sorted(r for r, n in graphs["injections_per_relation"].items() if n)
+    config = json.loads((trained / "train" / "model" / "config.json").read_text())
+    assert config["trained_relations"] == injected and len(injected) > 1
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(trained / "train" / "model", ckpt)
+    (ckpt / "config.json").write_text(json.dumps({**config, "trained_relations": injected[:1]}))
+    r = invoke(*extract_args(trained, gold, f"extract.checkpoint={ckpt}"), "--force")
+    assert r.exit_code == 0, r.output
+    m = json.loads((trained / "extract" / "manifest.json").read_text())
+    assert m["relations"] == injected[:1]
+    assert set(m["triples_per_relation"]) <= set(injected[:1])
+
+
 def test_empty_and_long_documents(trained, tmp_path, monkeypatch):
     """An empty document is counted, a document longer than one chunk is cut into windows."""
     monkeypatch.chdir(ROOT)

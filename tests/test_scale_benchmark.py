@@ -86,6 +86,11 @@ def test_a_reference_run_must_hold_what_every_size_reuses(tmp_path):
     with pytest.raises(SystemExit, match=r"ner/manifest.json, .*link/manifest.json"):
         scale.check_reference(tmp_path, ["gold", "raw"])
     assert scale.trained_relations(tmp_path) == ["binds", "treats"]      # every size asks these
+    model = tmp_path / "train" / "model"                # a checkpoint that records its relations
+    model.mkdir()
+    (model / "relation_map.json").write_text(json.dumps({"treats": 0, "isa": 1, "binds": 2}))
+    (model / "config.json").write_text(json.dumps({"trained_relations": ["treats", "isa"]}))
+    assert scale.trained_relations(tmp_path) == ["isa", "treats"]
 
 
 def test_the_sampler_tells_the_driver_from_the_processes_it_started():

@@ -29,7 +29,8 @@ class ExtractConfig:
                                         "relations never become seed triples")
     checkpoint: Optional[str] = opt(None, help="model checkpoint folder; None: RUN/train/model")
     relations: list[str] = opt(factory=list, help="restrict to these relations (empty: every "
-                               "relation the model saw injected in training)")
+                               "relation the model saw injected in training, as its checkpoint "
+                               "records them)")
     top_k: int = opt(20, min=1, help="top-k tokens kept per leaf slot (reported; 'paper' mode tails)")
     batch_size: int = opt(64, min=1, help="query graphs per forward pass")
     pack_queries: bool = opt(True, help="put the queries of several heads of one chunk into one "

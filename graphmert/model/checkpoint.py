@@ -1,10 +1,14 @@
 """Model checkpoints: one self-describing directory, written atomically, loaded without pickle.
 
     CKPT/config.json          {"format", "format_version", "model": resolved ModelConfig,
-                               "vocab_size", "num_relations"}
+                               "vocab_size", "num_relations", "trained_relations"}
     CKPT/model.safetensors    the state dict (the tied token embedding stored once)
     CKPT/tokenizer.json       copied from the tokenizer the model was trained with
     CKPT/relation_map.json    relation name → id (the ids H-GAT's W_r are indexed by)
+
+``trained_relations`` names the relations the model learned (those its training graphs injected: a
+subset of the relation map, whose other relations H-GAT never saw), so that extraction with the
+checkpoint asks those wherever it runs; a checkpoint written before the key existed has none.
 
 The directory is assembled under a temporary name next to its destination and renamed into place,
 so a reader never sees a half-written checkpoint. Loading reads tensors with safetensors only and
@@ -17,7 +21,7 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -26,7 +30,8 @@ from graphmert.config import ConfigError, ModelConfig
 from graphmert.io import atomic_dir, atomic_write_json, read_json, read_versioned_json
 from graphmert.model.graphmert import GraphMERT, build_model
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "read_checkpoint_config"]
+__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "read_checkpoint_config",
+           "read_trained_relations"]
 
 FORMAT = "graphmert-checkpoint"
 FORMAT_VERSION = 1
@@ -50,6 +55,26 @@ def _check_relation_map(relation_map: Mapping[str, int], num_relations: int, whe
     return rmap
 
 
+def _check_trained(names: Any, rmap: Mapping[str, int], where: str) -> list[str]:
+    """``names`` as a sorted list of relation names, each in ``rmap`` (else a CheckpointError)."""
+    if isinstance(names, str) or not isinstance(names, (list, tuple)) \
+            or not all(isinstance(n, str) for n in names):
+        raise CheckpointError(f"{where}: must be a list of relation names, got {names!r}")
+    unknown = sorted(set(names) - set(rmap))
+    if unknown:
+        raise CheckpointError(f"{where}: {unknown[0]!r} is not in the relation map "
+                              f"({sorted(rmap)[:10]})")
+    return sorted(set(names))
+
+
+def read_trained_relations(directory: Union[str, Path], relation_map: Mapping[str, int]) -> Optional[list[str]]:
+    """The relations a checkpoint's model learned (module docstring), checked against its
+    ``relation_map``; None when its config.json records none."""
+    path = Path(directory) / "config.json"
+    names = read_json(path).get("trained_relations")
+    return None if names is None else _check_trained(names, relation_map, f"{path}: trained_relations")
+
+
 def _tokenizer_vocab_size(path: Path) -> Optional[int]:
     """Vocabulary size of a ``tokenizers`` JSON file (None when it is not one)."""
     from tokenizers import Tokenizer
@@ -61,7 +86,8 @@ def _tokenizer_vocab_size(path: Path) -> Optional[int]:
 
 
 def save_checkpoint(directory: Union[str, Path], model: GraphMERT, model_cfg: ModelConfig,
-                    tokenizer_path: Union[str, Path], relation_map: Mapping[str, int]) -> Path:
+                    tokenizer_path: Union[str, Path], relation_map: Mapping[str, int],
+                    trained_relations: Optional[Sequence[str]] = None) -> Path:
     """Write ``model`` as a checkpoint directory (replacing an existing one atomically).
 
     Args:
@@ -70,6 +96,8 @@ def save_checkpoint(directory: Union[str, Path], model: GraphMERT, model_cfg: Mo
         model_cfg: the resolved model config the model was built from.
         tokenizer_path: the tokenizer.json to copy in; its vocabulary must fit the model's.
         relation_map: relation name → id, ids exactly 0..R−1 for the model's R relations.
+        trained_relations: the relations the model learned (module docstring), each in
+            ``relation_map``; None records none.
     Returns: the checkpoint directory.
     """
     directory = Path(directory)
@@ -77,6 +105,8 @@ def save_checkpoint(directory: Union[str, Path], model: GraphMERT, model_cfg: Mo
     if dataclasses.asdict(model_cfg) != dataclasses.asdict(model.config):
         raise CheckpointError(f"{directory}: model_cfg differs from the config the model was built with")
     rmap = _check_relation_map(relation_map, model.num_relations, f"{directory}: relation_map")
+    trained = None if trained_relations is None else \
+        _check_trained(trained_relations, rmap, f"{directory}: trained_relations")
     if not tokenizer_path.is_file():
         raise CheckpointError(f"{tokenizer_path}: tokenizer file not found")
     tok_vocab = _tokenizer_vocab_size(tokenizer_path)
@@ -88,7 +118,8 @@ def save_checkpoint(directory: Union[str, Path], model: GraphMERT, model_cfg: Mo
         atomic_write_json(tmp / "config.json", {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "model": dataclasses.asdict(model_cfg),
-            "vocab_size": model.vocab_size, "num_relations": model.num_relations})
+            "vocab_size": model.vocab_size, "num_relations": model.num_relations,
+            **({} if trained is None else {"trained_relations": trained})})
         state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
         save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
         shutil.copyfile(tokenizer_path, tmp / "tokenizer.json")
@@ -142,7 +173,8 @@ def load_checkpoint(directory: Union[str, Path], expected_vocab: Optional[int] =
         device: where to put the weights.
     Returns:
         (model in eval mode, info) with info keys ``config`` (ModelConfig), ``vocab_size``,
-        ``num_relations``, ``relation_map``, ``tokenizer_path``, ``path``.
+        ``num_relations``, ``relation_map``, ``trained_relations`` (a sorted list, or None for a
+        checkpoint that records none), ``tokenizer_path``, ``path``.
     """
     directory = Path(directory)
     cfg, vocab_size, num_relations = read_checkpoint_config(directory)
@@ -185,5 +217,6 @@ def load_checkpoint(directory: Union[str, Path], expected_vocab: Optional[int] =
     model.load_state_dict(state, strict=True)
     model.to(device).eval()
     info = {"config": cfg, "vocab_size": vocab_size, "num_relations": num_relations,
-            "relation_map": rmap, "tokenizer_path": directory / "tokenizer.json", "path": directory}
+            "relation_map": rmap, "trained_relations": read_trained_relations(directory, rmap),
+            "tokenizer_path": directory / "tokenizer.json", "path": directory}
     return model, info

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -80,17 +80,19 @@ def optimizer_state_from_tensors(tensors: Mapping[str, torch.Tensor], meta: Mapp
 def save_training_checkpoint(folder: Union[str, Path], step: int, *, model: torch.nn.Module,
                              model_cfg: ModelConfig, tokenizer_path: Union[str, Path],
                              relation_map: Mapping[str, int], optimizer: torch.optim.Optimizer,
-                             state: Mapping[str, Any]) -> Path:
+                             state: Mapping[str, Any],
+                             trained_relations: Optional[Sequence[str]] = None) -> Path:
     """Write ``folder/step-<step>/`` atomically (module docstring) and return it.
 
     ``state`` is the JSON-able trainer state (data position, schedule, config, metrics); the step,
-    format and optimizer metadata are added here.
+    format and optimizer metadata are added here. ``trained_relations`` goes into the model's
+    config.json (:func:`graphmert.model.checkpoint.save_checkpoint`).
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / checkpoint_name(step)
     with atomic_dir(final) as tmp:
-        save_checkpoint(tmp / "model", model, model_cfg, tokenizer_path, relation_map)
+        save_checkpoint(tmp / "model", model, model_cfg, tokenizer_path, relation_map, trained_relations)
         tensors, meta = optimizer_state_tensors(optimizer)
         save_file(tensors, str(tmp / "optimizer.safetensors"), metadata={"format": STATE_FORMAT})
         atomic_write_json(tmp / "trainer_state.json", {

@@ -134,6 +134,8 @@ class Trainer:
         self.device = self.dist.device
         self.tokenizer_path = Path(tokenizer_path)
         self.relation_map = {str(k): int(v) for k, v in relation_map.items()}
+        # the relations the model learns: those its graphs inject (recorded in every checkpoint)
+        self.trained_relations = sorted({i.predicate for g in graphs for i in g.injections})
         self.work_dir = Path(work_dir)
         self.checkpoint_dir = self.work_dir / "checkpoints"
         self.metrics = MetricsLog(self.work_dir / "metrics.jsonl")
@@ -320,7 +322,7 @@ class Trainer:
             self.latest = save_training_checkpoint(
                 self.checkpoint_dir, self.step, model=self.model, model_cfg=self.cfg.model,
                 tokenizer_path=self.tokenizer_path, relation_map=self.relation_map,
-                optimizer=self.optimizer, state=self._state())
+                trained_relations=self.trained_relations, optimizer=self.optimizer, state=self._state())
             prune_checkpoints(self.checkpoint_dir, self.cfg.train.keep_checkpoints)
             plot_curves(self.metrics.read(), self.work_dir / "curves.png")
         self.dist.barrier()
@@ -379,7 +381,7 @@ class Trainer:
             model_dir = self.work_dir / "model"
             if self.dist.is_main:
                 save_checkpoint(model_dir, self.model, self.cfg.model, self.tokenizer_path,
-                                self.relation_map)
+                                self.relation_map, self.trained_relations)
                 if self.last_eval:
                     log.info("held-out leaf (MNM) tail-token accuracy %.4f vs majority-token baseline "
                              "%.4f over %d masked leaves; root (MLM) accuracy %.4f",

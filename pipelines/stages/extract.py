@@ -75,11 +75,13 @@ def member_dirs(ctx: StageContext) -> list[Path]:
 
 
 def _load_model(ctx: StageContext, tok_path: Path):
-    """(member 0's model, tokenizer, relation map, checkpoint id): every member checked against this
-    run's tokenizer and relations, the id a hash over all of them."""
+    """(member 0's model, tokenizer, relation map, checkpoint id, trained relations): every member
+    checked against this run's tokenizer and relations, the id a hash over all of them. The trained
+    relations are those member 0's checkpoint records, else (a checkpoint written before it recorded
+    them) those this run's graphs inject."""
     tok = load_tokenizer(tok_path)
     rmap = load_relation_map(ctx.stage_dir("graphs") / "relation_map.json")
-    ids, model = [], None
+    ids, model, trained = [], None, None
     for ckpt in [checkpoint_dir(ctx), *member_dirs(ctx)]:
         if not (ckpt / "model.safetensors").exists():
             raise CheckpointError(f"{ckpt}: no model checkpoint; run `graphmert train` first or set "
@@ -89,11 +91,14 @@ def _load_model(ctx: StageContext, tok_path: Path):
             raise CheckpointError(f"{ckpt}: the checkpoint was trained with a different tokenizer than "
                                   f"{tok_path}; extract with the run the checkpoint came from")
         # loaded here only to check it fits this run (clear errors in the driver); workers load their own
-        loaded, _ = load_checkpoint(ckpt, expected_vocab=tok.get_vocab_size(), expected_relations=rmap)
-        model = loaded if model is None else model
+        loaded, info = load_checkpoint(ckpt, expected_vocab=tok.get_vocab_size(), expected_relations=rmap)
+        if model is None:
+            model, trained = loaded, info["trained_relations"]
         ids.append(file_sha256(ckpt / "model.safetensors")[:16])
     ckpt_id = ids[0] if len(ids) == 1 else hashlib.sha256("+".join(ids).encode()).hexdigest()[:16]
-    return model, tok, rmap, ckpt_id
+    if trained is None:
+        trained = [r for r, n in ctx.upstream["graphs"].get("injections_per_relation", {}).items() if n]
+    return model, tok, rmap, ckpt_id, trained
 
 
 @dataclass
@@ -220,7 +225,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     (:mod:`pipelines.update` passes the documents already in the run's KG). Returns the manifest body."""
     cfg = ctx.cfg
     tok_path = ctx.stage_dir("tokenizer") / "tokenizer.json"
-    model, tok, rmap, ckpt_id = _load_model(ctx, tok_path)
+    model, tok, rmap, ckpt_id, trained = _load_model(ctx, tok_path)
     parts, doc_ids, skipped = plan_parts(ctx, skip)
     parts, recognized, recognition = recognize(ctx, parts)
     held_out = held_out_documents(cfg, doc_ids)
@@ -228,7 +233,6 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     schema_path = ctx.stage_dir("graphs") / "relation_schema.json"
     schema = RelationSchema.load(schema_path) if schema_path.exists() else \
         RelationSchema.from_kg(kg, cfg.kg.relation_schema)
-    trained = [r for r, n in ctx.upstream["graphs"].get("injections_per_relation", {}).items() if n]
     inputs = ExtractInputs(str(checkpoint_dir(ctx).resolve()), ckpt_id, str(tok_path.resolve()), rmap,
                            _absolute(cfg.kg), schema.to_dict(), cfg.extract, cfg.graph.num_roots,
                            cfg.graph.num_leaves, trained, ctx.run_id, cfg.train.device,

@@ -57,6 +57,24 @@ def test_round_trip_gives_identical_outputs(tmp_path, tokenizer_file):
         assert n1 == n2 and torch.equal(p1, p2)
 
 
+def test_the_trained_relations_round_trip_and_are_checked(tmp_path, tokenizer_file):
+    """A checkpoint names the relations its model learned (a subset of the relation map); one
+    written without them reads as None."""
+    model = trained_model()
+    save_checkpoint(tmp_path / "a", model, CFG, tokenizer_file, RMAP, ["treats", "binds"])
+    assert load_checkpoint(tmp_path / "a")[1]["trained_relations"] == ["binds", "treats"]
+    save_checkpoint(tmp_path / "b", model, CFG, tokenizer_file, RMAP)
+    assert load_checkpoint(tmp_path / "b")[1]["trained_relations"] is None
+    with pytest.raises(CheckpointError, match=r"c: trained_relations: 'causes' is not in the relation map"):
+        save_checkpoint(tmp_path / "c", model, CFG, tokenizer_file, RMAP, ["treats", "causes"])
+    assert not (tmp_path / "c").exists()
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    (tmp_path / "a" / "config.json").write_text(json.dumps({**config, "trained_relations": "treats"}))
+    with pytest.raises(CheckpointError, match=r"a/config.json: trained_relations: must be a list of "
+                                              r"relation names, got 'treats'"):
+        load_checkpoint(tmp_path / "a")
+
+
 def test_overwrite_is_atomic_and_leaves_no_temporaries(tmp_path, tokenizer_file):
     model = trained_model()
     save_checkpoint(tmp_path / "ckpt", model, CFG, tokenizer_file, RMAP)
