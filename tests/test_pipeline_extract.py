@@ -92,6 +92,11 @@ def test_extract_then_evaluate(trained, gold, monkeypatch):
     assert len(triples) == m["triples"]
     assert all(t.evidence and t.evidence_count == len(t.evidence) for t in triples)
     assert {t.checkpoint_id for t in triples} == {m["checkpoint_id"]}
+    from graphmert.config import load_config
+    from pipelines.stages import stage
+
+    # export cites this without importing the extract stage
+    assert m["settings_hash"] == stage("extract").settings_hash(load_config(run_dir / "config.yaml"))
     first = (run_dir / "extract" / "triples.jsonl").read_bytes()
 
     # deterministic: a forced rerun writes byte-identical triples

@@ -75,13 +75,23 @@ def export_part(shard: str, shared: tuple[list[str], ExportConfig, RunInfo], pat
     return write_part(read_triples(shard), path, formats, cfg, run)
 
 
+def _extract_settings(ctx: StageContext) -> str:
+    """The extract stage's settings hash (``gm:configHash``): its manifest's, else (a manifest
+    written before it recorded one) computed from the config, which imports the extract module and
+    torch with it."""
+    recorded = ctx.upstream["extract"].get("settings_hash")
+    if recorded:
+        return recorded
+    from pipelines.stages import stage      # the stage table includes this module: import on use
+
+    return stage("extract").settings_hash(ctx.cfg)
+
+
 def _export(ctx: StageContext) -> dict:
     cfg = ctx.cfg.export
     formats = check_formats(cfg.formats)
     shards = triple_shards(ctx)
-    from pipelines.stages import stage      # the stage table includes this module: import on use
-
-    run = RunInfo(config_hash=stage("extract").settings_hash(ctx.cfg), xrefs=_entity_xrefs(ctx))
+    run = RunInfo(config_hash=_extract_settings(ctx), xrefs=_entity_xrefs(ctx))
     part_formats = formats + (["nt"] if "store" in formats and not {"nt", "nq"} & set(formats) else [])
     parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
                            shared=(part_formats, cfg, run), suffix=".part")

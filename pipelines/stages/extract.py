@@ -406,7 +406,8 @@ def _extract_stage(ctx: StageContext) -> dict:
         log.warning("extract: the knowledge graph this run replaces had %d update(s) (graphmert update: "
                     "%s); they are not part of extract.paths and are dropped, so repeat them",
                     len(updates), ", ".join(u.get("activity", "?") for u in updates))
-    return run_extraction(ctx)
+    # the settings the triples were made with, which export cites without importing this module
+    return {**run_extraction(ctx), "settings_hash": EXTRACT.settings_hash(ctx.cfg)}
 
 
 def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:

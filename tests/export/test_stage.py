@@ -4,6 +4,8 @@ manifest), so no model is needed."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 import rdflib
@@ -61,6 +63,25 @@ def test_export_writes_every_format_and_reruns_nothing(tmp_path):
     assert m["statements"]["nq"] == m["statements"]["nt"] > m["statements"]["trig"] == m["statements"]["ttl"]
     again = run_stage(EXPORT, cfg, run_dir, quiet=True)
     assert again["status"] == "skipped"
+
+
+def test_export_cites_the_recorded_extract_settings_without_importing_torch(tmp_path):
+    """The extract manifest records its settings hash, so export (a fresh process here) cites it and
+    never imports the extract module, and torch with it."""
+    run_dir = tmp_path / "run"
+    _fake_extract(run_dir, make_triples())
+    manifest = run_dir / "extract" / "manifest.json"
+    atomic_write_json(manifest, {**json.loads(manifest.read_text()), "settings_hash": "feedbeef"})
+    code = ("import sys; from graphmert.config import load_config; from pipelines.stage import run_stage; "
+            "from pipelines.stages.export import EXPORT; "
+            f"run_stage(EXPORT, load_config(None, ['export.formats=[nt]', '{SYNC}']), {str(run_dir)!r}, "
+            "quiet=True); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False"]
+    g = rdflib.Graph().parse(run_dir / "export" / "kg.nt", format="nt")
+    cited = g.objects(None, rdflib.URIRef("https://w3id.org/graphmert/vocab/configHash"))
+    assert {str(o) for o in cited} == {"feedbeef"}
 
 
 def test_the_graph_cites_the_extract_settings_not_the_code(tmp_path, monkeypatch):
