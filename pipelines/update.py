@@ -7,14 +7,15 @@
 (:func:`pipelines.stages.extract.run_extraction`) with RUN's config, trained model, tokenizer and seed
 KG over the documents of the given files that are not in the KG yet. A document whose id is already
 there is skipped, so adding it again changes nothing. The new per-document triples are merged into
-RUN/extract with :func:`~graphmert.extract.triples.merge_triples`: the evidence of an edge that exists
+RUN/extract as :func:`~graphmert.extract.triples.merge_triples` over both would, as a stream in key
+order (the k-way merge of :mod:`graphmert.extract.sorted_merge`): the evidence of an edge that exists
 already joins it, its ``confidence`` (max) and ``confidence_mean`` are recomputed over all its
 evidence, and edges the KG did not have are added. Every new evidence carries the update's
 activity, ``update-N``, so the export names both the run and the update that found an edge.
 
 **Removing** (:func:`remove_documents`) drops the evidence of the given documents from every edge
 (:func:`~graphmert.extract.triples.drop_documents`); confidences are recomputed from the evidence
-left, and edges left without evidence disappear.
+left, and edges left without evidence disappear. Either way the KG is never held in memory.
 
 Either way RUN/extract is rewritten atomically: triples, controls, ``documents.txt`` and the
 recognised documents, and the manifest with its ``updates`` list (one record per update), the
@@ -41,21 +42,21 @@ import json
 import logging
 import shutil
 import time
-from collections import Counter
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from graphmert.config import Config, ConfigError, load_config
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
-from graphmert.extract.triples import Triple, drop_documents, merge_triples, read_triples, with_run, write_triples
+from graphmert.extract.sorted_merge import merge_sorted
+from graphmert.extract.triples import Triple, drop_documents, read_triples, triple_key, write_triples
 from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, input_hashes, read_json, recover_dir
 from pipelines.scheduler import Session
 from pipelines.stage import (StageContext, UpstreamMissing, manifest_path, output_hash, run_stage,
                              stale_reason)
 from pipelines.stages import CATALOG
 from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
-from pipelines.stages.extract import run_extraction, write_kg
+from pipelines.stages.extract import KGTally, run_extraction, write_kg
 
 __all__ = ["UpdateError", "add_documents", "remove_documents"]
 
@@ -179,10 +180,10 @@ def _extract_delta(session: Session, cfg: Config, run_dir: Path, out: Path, skip
     return run_extraction(ctx, skip=skip)
 
 
-def _tag(triples: Iterable[Triple], activity: str) -> list[Triple]:
-    """The triples with every evidence marked as found by ``activity``."""
-    return [dataclasses.replace(t, evidence=[dataclasses.replace(e, activity=activity) for e in t.evidence])
-            for t in triples]
+def _tag(triples: Iterable[Triple], activity: str) -> Iterator[Triple]:
+    """The triples with every evidence marked as found by ``activity`` (a stream)."""
+    for t in triples:
+        yield dataclasses.replace(t, evidence=[dataclasses.replace(e, activity=activity) for e in t.evidence])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -217,20 +218,27 @@ def _rewrite(run_dir: Path, shard_size: int, manifest: dict, record: dict, run_i
              removed: frozenset[str] = frozenset()) -> None:
     """Write RUN/extract anew (atomically): every triple file merged with the delta's or without the
     removed documents' evidence, each triple naming ``run_id`` (the run being written, also when the
-    directory was copied from another run), the document lists, and the manifest."""
+    directory was copied from another run), the document lists, and the manifest.
+
+    Every triple file is in key order (the extract stage's merge writes it so, and so does an
+    update), so each is rewritten as a stream: the delta joins it through the k-way merge
+    (:func:`~graphmert.extract.sorted_merge.merge_sorted`, the KG's triple of a key before the
+    delta's, as :func:`~graphmert.extract.triples.merge_triples` over the two lists would), and one
+    triple and a decoded batch per file are in memory, never the KG."""
     folder = run_dir / EXTRACT
     delta_files = _triple_files(*delta) if delta else {}
     with atomic_dir(folder) as new:
         counts = {}
         for name, files in _triple_files(folder, manifest).items():
-            triples = list(read_triples(files))
+            triples = _in_key_order(read_triples(files), files)
             if delta:
-                triples = merge_triples(triples + _tag(read_triples(delta_files.get(name, [])),
-                                                       record["activity"]))
-            triples = with_run(drop_documents(triples, removed) if removed else triples, run_id)
-            counts[name] = _write_triple_files(triples, new, name, shard_size)
+                added = _in_key_order(read_triples(delta_files.get(name, [])), delta_files.get(name, []))
+                triples = merge_sorted([triples, _tag(added, record["activity"])])
+            if removed:
+                triples = (kept for t in triples for kept in drop_documents([t], removed))
+            counts[name] = _write_triple_files(_named(triples, run_id), new, name, shard_size)
         _write_documents(folder, new, delta[0] if delta else None, removed)
-        record["triples_after"] = len(counts["triples"]["triples"])
+        record["triples_after"] = counts["triples"][0].triples
         body = _updated_manifest(manifest, record, counts, len(kg_documents(new)))
         body["run_id"], body["output_hash"] = run_id, output_hash(new)
         atomic_write_json(new / "manifest.json", body)
@@ -238,12 +246,34 @@ def _rewrite(run_dir: Path, shard_size: int, manifest: dict, record: dict, run_i
              record["triples_after"], body["documents"])
 
 
-def _write_triple_files(triples: list[Triple], folder: Path, name: str, shard_size: int) -> dict:
-    """The KG's shards + triples.jsonl (``name`` "triples") or one control file."""
+def _in_key_order(triples: Iterable[Triple], files: list[Path]) -> Iterator[Triple]:
+    """``triples`` as they stream, checked to come in :func:`triple_key` order with one triple a key
+    (what :func:`_rewrite` merges); an :class:`UpdateError` naming the files otherwise."""
+    last = None
+    for t in triples:
+        key = triple_key(t)
+        if last is not None and key <= last:
+            raise UpdateError(f"{', '.join(map(str, files))}: triples not in key order ({key} after "
+                              f"{last}); run `graphmert extract --force` on the run, then update it")
+        last = key
+        yield t
+
+
+def _named(triples: Iterable[Triple], run_id: str) -> Iterator[Triple]:
+    """The triples, each naming ``run_id`` (:func:`~graphmert.extract.triples.with_run`, as a stream)."""
+    for t in triples:
+        yield t if t.run_id == run_id else dataclasses.replace(t, run_id=run_id)
+
+
+def _write_triple_files(triples: Iterable[Triple], folder: Path, name: str,
+                        shard_size: int) -> tuple[KGTally, list[str]]:
+    """The KG's shards + triples.jsonl (``name`` "triples") or one control file, from a stream;
+    returns their counts and the files written."""
+    tally = KGTally()
     if name != "triples":
-        write_triples(triples, folder / f"{name}.parquet")
-        return {"triples": triples, "files": [f"{name}.parquet"]}
-    return {"triples": triples, "files": write_kg(triples, folder, shard_size)}
+        write_triples(tally.count(triples), folder / f"{name}.parquet")
+        return tally, [f"{name}.parquet"]
+    return tally, write_kg(tally.count(triples), folder, shard_size)
 
 
 def _write_documents(old: Path, new: Path, delta: Path | None, removed: frozenset[str]) -> None:
@@ -261,15 +291,14 @@ def _updated_manifest(manifest: dict, record: dict, counts: dict, documents: int
     """The extract manifest after an update: KG counts recomputed, the update appended, the stage's
     config and input hashes kept. Counts of the first extraction's work (``work``, ``filters``,
     ``chunks``) stay as they were; each update record has its own."""
-    triples = counts["triples"]["triples"]
+    kg, shards = counts["triples"]
     body = {k: v for k, v in manifest.items() if k not in ("shard_info", "tasks", "output_hash")}
-    body.update(status="updated", triples=len(triples), documents=documents,
-                shards=counts["triples"]["files"],
-                triples_per_relation=dict(sorted(Counter(t.relation for t in triples).items())),
-                triples_per_tail_source=dict(sorted(Counter(t.tail_source for t in triples).items())),
+    body.update(status="updated", triples=kg.triples, documents=documents, shards=shards,
+                triples_per_relation=dict(sorted(kg.relations.items())),
+                triples_per_tail_source=dict(sorted(kg.tail_sources.items())),
                 updates=[*manifest.get("updates", []), record])
     for name, rec in (body.get("controls") or {}).items():
-        rec["triples"] = len(counts[f"control-{name}"]["triples"])
+        rec["triples"] = counts[f"control-{name}"][0].triples
     return body
 
 
