@@ -8,6 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from graphmert.corpus.chunk import read_chunks
 from graphmert.graph.io import read_graphs
 from graphmert.kg.graph import load_relation_map
 from pipelines.cli import app
@@ -32,7 +33,12 @@ def test_demo_builds_graphs_and_reruns_nothing(tmp_path, monkeypatch):
     m = json.loads((run_dir / "graphs" / "manifest.json").read_text())
     for k in COUNT_KEYS:
         assert k in m
-    assert m["graphs"] == json.loads((run_dir / "chunks" / "manifest.json").read_text())["chunks"]
+    chunks = json.loads((run_dir / "chunks" / "manifest.json").read_text())
+    assert m["graphs"] == chunks["chunks"]
+    written = list(read_chunks(run_dir / "chunks" / s for s in chunks["shards"]))   # counted as written
+    assert (chunks["chunks"], chunks["documents"], chunks["root_tokens"], chunks["chunk_mentions"]) == (
+        len(written), len({c.doc_id for c in written}), sum(c.num_roots for c in written),
+        sum(len(c.mentions) for c in written))
     assert 0 < m["chunks_with_leaves"] <= m["graphs"]
     assert sum(m["injections_per_relation"].values()) == m["injections"]
     assert m["tokens_packed"] < m["tokens_dense"] / 4

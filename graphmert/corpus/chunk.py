@@ -27,7 +27,7 @@ from typing import Iterable, Iterator
 
 import pyarrow as pa
 
-from graphmert.io import read_parquet, write_parquet
+from graphmert.io import read_parquet, write_parquet_stream
 
 __all__ = ["ChunkMention", "Chunk", "write_chunks", "read_chunks"]
 
@@ -107,13 +107,15 @@ SCHEMA = pa.schema([
 
 
 def write_chunks(chunks: Iterable[Chunk], path: str | Path) -> int:
-    """Write one Parquet shard of chunks atomically. Returns the number written."""
-    rows = []
-    for c in chunks:
-        row = asdict(c)
-        row["offsets"] = [list(o) for o in c.offsets]
-        rows.append(row)
-    return write_parquet(rows, SCHEMA, path)
+    """Write one Parquet shard of chunks atomically, as a stream (a row group per 4,096 chunks: a
+    ``concatenate``-mode shard holds the whole corpus). Returns the number written."""
+    def rows() -> Iterator[dict]:
+        for c in chunks:
+            row = asdict(c)
+            row["offsets"] = [list(o) for o in c.offsets]
+            yield row
+
+    return write_parquet_stream(rows(), SCHEMA, path)
 
 
 def read_chunks(paths: str | Path | Iterable[str | Path]) -> Iterator[Chunk]:

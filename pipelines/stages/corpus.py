@@ -6,6 +6,7 @@
 * ``tokenizer``: one WordPiece tokenizer over the whole corpus, in the driver.
 * ``chunks``: one shard task per document shard (``document`` mode: no chunk crosses a document, so
   shards are independent). ``concatenate`` mode joins all documents' tokens, so it is one task.
+  Either way a task writes its chunks as it cuts them (a stream: the corpus is never in memory).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from graphmert.config import Config, ConfigError, CorpusConfig, GraphConfig
-from graphmert.corpus.chunk import write_chunks
+from graphmert.corpus.chunk import Chunk, write_chunks
 from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
@@ -127,11 +128,18 @@ def chunk_shard(doc_paths: list[str], shared: tuple[str, str, CorpusConfig, Grap
     """Shard task: the documents of ``doc_paths`` → one chunk shard at ``path``."""
     tok_path, tok_hash, corpus_cfg, graph_cfg = shared
     tok = worker_cache(("tokenizer", tok_path, tok_hash), lambda: load_tokenizer(tok_path))
-    chunks = list(chunk_documents(read_documents(doc_paths), tok, corpus_cfg, graph_cfg))
-    write_chunks(chunks, path)
-    return {"chunks": len(chunks), "documents": len({c.doc_id for c in chunks}),
-            "root_tokens": sum(c.num_roots for c in chunks),
-            "chunk_mentions": sum(len(c.mentions) for c in chunks)}
+    counts, documents = {"chunks": 0, "root_tokens": 0, "chunk_mentions": 0}, set()
+
+    def counted(chunks: Iterable[Chunk]) -> Iterator[Chunk]:   # written as they are cut
+        for c in chunks:
+            counts["chunks"] += 1
+            counts["root_tokens"] += c.num_roots
+            counts["chunk_mentions"] += len(c.mentions)
+            documents.add(c.doc_id)
+            yield c
+
+    write_chunks(counted(chunk_documents(read_documents(doc_paths), tok, corpus_cfg, graph_cfg)), path)
+    return {**counts, "documents": len(documents)}
 
 
 def _chunks(ctx: StageContext) -> dict:

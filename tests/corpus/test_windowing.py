@@ -98,6 +98,19 @@ def test_chunk_shards_round_trip(tmp_path, tok):
     assert not list(tmp_path.glob(".*tmp"))
 
 
+def test_a_chunk_shard_is_written_as_a_stream(tmp_path, tok):
+    """A concatenate-mode shard holds the whole corpus: chunks go to the file a row group at a
+    time, from a generator, never a list of them all."""
+    import pyarrow.parquet as pq
+
+    chunks = list(chunk_documents([_doc("d", 3)], tok, CorpusConfig(chunk_mode="concatenate"),
+                                  GraphConfig(num_roots=16)))
+    many = [c for _ in range(4096 // len(chunks) + 2) for c in chunks]
+    assert write_chunks(iter(many), tmp_path / "c.parquet") == len(many) > 4096
+    assert pq.ParquetFile(tmp_path / "c.parquet").metadata.num_row_groups == 2
+    assert list(read_chunks(tmp_path / "c.parquet")) == many
+
+
 # ---------------------------------------------------------------- corpus.repeat_title
 TITLE = "Metformin in type 2 diabetes."
 
