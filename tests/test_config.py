@@ -156,9 +156,12 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert raw.extract.kg_gene_species == "NCBITaxon:9606"
     assert raw.extract.abbreviation_veto == ["biolink:Disease", "biolink:ChemicalEntity"]
     assert raw.extract.name_mentions == ["biolink:ChemicalEntity", "biolink:Disease"]
+    # and the mentions nothing links are skipped rather than kept as text nodes (every triple counts)
+    assert not raw.extract.text_entities and biored.extract.text_entities
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths, kg_gene_species=biored.extract.kg_gene_species,
                                abbreviation_veto=biored.extract.abbreviation_veto,
                                name_mentions=biored.extract.name_mentions,
+                               text_entities=biored.extract.text_entities,
                                **{k: getattr(biored.extract, k) for k in raw_only}) == biored.extract
 
 
