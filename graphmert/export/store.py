@@ -113,22 +113,22 @@ def _load_error(src: Path, e: Exception, lines_before: int = 0) -> StoreError:
     return StoreError(f"{where}: not valid {src.suffix[1:]} ({msg}); nothing was loaded")
 
 
-def _line_pieces(f: BinaryIO, piece_bytes: int) -> Iterator[tuple[int, bytes]]:
-    """``(lines before it, piece)`` of an open line-based file from where it stands, in pieces of
-    about ``piece_bytes`` that end at a line end (a line longer than that is a piece of its own)."""
-    lines_before = 0
+def _line_pieces(f: BinaryIO, piece_bytes: int) -> Iterator[tuple[int, int, bytes]]:
+    """``(lines before it, its byte offset, piece)`` of an open line-based file, in pieces of about
+    ``piece_bytes`` that end at a line end (a line longer than that is a piece of its own)."""
+    lines_before, offset = 0, f.tell()
     while piece := f.read(piece_bytes):
         if not piece.endswith(b"\n"):
             piece += f.readline()
-        yield lines_before, piece
-        lines_before += piece.count(b"\n")
+        yield lines_before, offset, piece
+        lines_before, offset = lines_before + piece.count(b"\n"), offset + len(piece)
 
 
 def _bulk_load(store: ox.Store, src: Path, fmt: ox.RdfFormat, piece_bytes: int) -> None:
     """Bulk-load one source file. N-Triples and N-Quads go in pieces (:data:`LOAD_PIECE_BYTES`,
     which bounds the loader's memory) until a piece holds ``_:`` (a blank node, or those bytes in a
-    literal): a blank-node label names one node within one parser call only, so that piece and the
-    rest of the file go in one call (no earlier piece has a blank node). Turtle and TriG, whose
+    literal): a blank-node label names one node within one parser call only, so from that piece on
+    the loader reads the rest of the file itself, in one call (no earlier piece has a blank node). Turtle and TriG, whose
     statements span lines, load in one call. The exports write no blank node."""
     lines_before = 0
     try:
@@ -136,9 +136,11 @@ def _bulk_load(store: ox.Store, src: Path, fmt: ox.RdfFormat, piece_bytes: int) 
             store.bulk_load(path=str(src), format=fmt)
             return
         with open(src, "rb") as f:
-            for lines_before, piece in _line_pieces(f, piece_bytes):
-                if b"_:" in piece:
-                    piece += f.read()
+            for lines_before, offset, piece in _line_pieces(f, piece_bytes):
+                if b"_:" in piece:                    # the rest of the file, read by the loader
+                    f.seek(offset)
+                    store.bulk_load(input=f, format=fmt)
+                    return
                 store.bulk_load(input=piece, format=fmt)
     except SyntaxError as e:
         raise _load_error(src, e, lines_before) from None

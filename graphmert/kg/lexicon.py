@@ -122,10 +122,9 @@ class LexiconMatcher:
         (FutureWarning "Possible set union", once per worker and stage): the spaCy objects are
         unpickled with that warning ignored, and only there."""
         state = dict(state)
-        if "_spacy" in state:                  # a matcher pickled without the nested pickle has none
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FutureWarning)
-                self.nlp, self._lower, self._exact = pickle.loads(state.pop("_spacy"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            self.nlp, self._lower, self._exact = pickle.loads(state.pop("_spacy"))
         self.__dict__.update(state)
 
     def _spans(self, doc) -> list[LexiconMatch]:

@@ -198,9 +198,12 @@ def test_line_based_sources_load_in_pieces_to_the_same_store(tmp_path):
     whole = build_store([nt], tmp_path / "whole", piece_bytes=1 << 30)
     pieces = build_store([nt], tmp_path / "pieces", piece_bytes=200)
     with open(nt, "rb") as f:
-        pieces_read = [p for _, p in kgstore._line_pieces(f, 200)]
-    assert len(pieces_read) > 10 and all(p.endswith(b"\n") for p in pieces_read)
-    assert b"".join(pieces_read) == nt.read_bytes()
+        pieces_read = list(kgstore._line_pieces(f, 200))
+    data = nt.read_bytes()
+    assert len(pieces_read) > 10 and all(p.endswith(b"\n") for _, _, p in pieces_read)
+    assert b"".join(p for _, _, p in pieces_read) == data
+    assert all(data[offset:offset + len(p)] == p and data[:offset].count(b"\n") == lines
+               for lines, offset, p in pieces_read)
     assert pieces["triples"] == whole["triples"] > 0
     assert _statements(tmp_path / "pieces") == _statements(tmp_path / "whole")
 
