@@ -49,7 +49,8 @@ from graphmert.config import Config, ConfigError, load_config
 from graphmert.corpus.document import read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
 from graphmert.extract.sorted_merge import merge_sorted
-from graphmert.extract.triples import Triple, drop_documents, read_triples, triple_key, write_triples
+from graphmert.extract.triples import (Triple, drop_documents, read_triples, triple_key, with_run,
+                                       write_triples)
 from graphmert.io import atomic_dir, atomic_write_json, atomic_write_text, input_hashes, read_json, recover_dir
 from pipelines.scheduler import Session
 from pipelines.stage import (StageContext, UpstreamMissing, manifest_path, output_hash, run_stage,
@@ -236,7 +237,7 @@ def _rewrite(run_dir: Path, shard_size: int, manifest: dict, record: dict, run_i
                 triples = merge_sorted([triples, _tag(added, record["activity"])])
             if removed:
                 triples = (kept for t in triples for kept in drop_documents([t], removed))
-            counts[name] = _write_triple_files(_named(triples, run_id), new, name, shard_size)
+            counts[name] = _write_triple_files(with_run(triples, run_id), new, name, shard_size)
         _write_documents(folder, new, delta[0] if delta else None, removed)
         record["triples_after"] = counts["triples"][0].triples
         body = _updated_manifest(manifest, record, counts, len(kg_documents(new)))
@@ -257,12 +258,6 @@ def _in_key_order(triples: Iterable[Triple], files: list[Path]) -> Iterator[Trip
                               f"{last}); run `graphmert extract --force` on the run, then update it")
         last = key
         yield t
-
-
-def _named(triples: Iterable[Triple], run_id: str) -> Iterator[Triple]:
-    """The triples, each naming ``run_id`` (:func:`~graphmert.extract.triples.with_run`, as a stream)."""
-    for t in triples:
-        yield t if t.run_id == run_id else dataclasses.replace(t, run_id=run_id)
 
 
 def _write_triple_files(triples: Iterable[Triple], folder: Path, name: str,

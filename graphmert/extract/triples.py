@@ -191,10 +191,11 @@ def merge_triples(triples: Iterable[Triple]) -> list[Triple]:
     return out
 
 
-def with_run(triples: Iterable[Triple], run_id: str) -> list[Triple]:
+def with_run(triples: Iterable[Triple], run_id: str) -> Iterator[Triple]:
     """The triples, each naming ``run_id`` as the run that wrote it: the run being written, whatever
-    run an earlier copy of the same output named (``pipelines.stages.extract``)."""
-    return [t if t.run_id == run_id else replace(t, run_id=run_id) for t in triples]
+    run an earlier copy of the same output named (``pipelines.stages.extract``); a stream."""
+    for t in triples:
+        yield t if t.run_id == run_id else replace(t, run_id=run_id)
 
 
 def drop_documents(triples: Iterable[Triple], doc_ids: Iterable[str]) -> list[Triple]:

@@ -307,8 +307,7 @@ def _merged(ctx: StageContext, done: list[Shard], system: str) -> Iterator[Tripl
     ctx.work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="merge-", dir=ctx.work_dir) as scratch:
         runs = [lambda p=s.path: read_system(p, system, batch_size=BATCH) for s in done]
-        for t in merge_runs(runs, Path(scratch)):
-            yield t if t.run_id == ctx.run_id else replace(t, run_id=ctx.run_id)
+        yield from with_run(merge_runs(runs, Path(scratch)), ctx.run_id)
 
 
 class KGTally:
