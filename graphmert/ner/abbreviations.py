@@ -38,7 +38,7 @@ from graphmert.corpus.document import Document, Mention
 from graphmert.ner.words import whole_word_occurrences
 
 __all__ = ["abbreviation_mentions", "abbreviation_pairs", "short_form_variants", "abbreviation_veto",
-           "initials_of"]
+           "initials_of", "is_short_form", "spelled_by"]
 
 _INITIAL_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+|\d+")
 _SHORT_FORM = re.compile(r"[A-Z][A-Za-z0-9]{1,7}")
@@ -72,6 +72,32 @@ def initials_of(short: str, long: str) -> bool:
         return False
     initials = "".join(w if w.isdigit() else w[0] for w in _INITIAL_WORD.findall(long))
     return len(initials) > 1 and initials.casefold() == letters.casefold()
+
+
+def is_short_form(text: str) -> bool:
+    """Whether ``text`` looks like an abbreviation: 2–8 letters and digits, a capital first, and
+    another capital or a digit ("ITP", "NPHP", "IL6"; a final plural "s" dropped)."""
+    letters = text[:-1] if text.endswith("s") and text[:-1].isupper() else text
+    return bool(_SHORT_FORM.fullmatch(letters)) and any(c.isupper() or c.isdigit() for c in letters[1:])
+
+
+def spelled_by(short: str, long: str) -> bool:
+    """Whether ``short`` (as :func:`initials_of` admits it) can abbreviate ``long`` the way the
+    Schwartz–Hearst algorithm pairs forms: its letters and digits occur in ``long`` in order, the
+    first at the start of a word ("ITP" and "immune thrombocytopenia", whose P is inside a word;
+    "NPHP" and "nephronophthisis"). Looser than :func:`initials_of`, so read only against names
+    of the same abstract."""
+    if not is_short_form(short):
+        return False
+    letters = short[:-1] if short.endswith("s") and short[:-1].isupper() else short
+    text, at = long.casefold(), len(long)
+    for k, ch in enumerate(reversed(letters.casefold())):
+        at = text.rfind(ch, 0, at)
+        while k == len(letters) - 1 and at > 0 and text[at - 1].isalnum():
+            at = text.rfind(ch, 0, at)        # the first letter must start a word
+        if at < 0:
+            return False
+    return True
 
 
 def _head_label(mentions: list[Mention], start: int, end: int, labels: frozenset[str]) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graphmert.corpus.document import Abbreviation, Document, Mention
-from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto, initials_of
+from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto, initials_of, is_short_form, spelled_by
 
 LABELS = frozenset({"Gene", "Disease", "Chemical"})
 
@@ -128,3 +128,21 @@ def test_a_short_form_defined_as_something_unrecognised_is_not_a_mention():
 ])
 def test_initials_of(short, long, expected):
     assert initials_of(short, long) is expected
+
+
+@pytest.mark.parametrize("short, long, spelled", [
+    ("ITP", "immune thrombocytopenia", True),          # P inside a word, as Schwartz–Hearst allows
+    ("NPHP", "nephronophthisis", True),
+    ("AD", "atopic dermatitis", True),
+    ("AD", "dermatitis", False),                       # the first letter must start a word
+    ("MFA", "fibroadenomas", False),
+    ("itp", "immune thrombocytopenia", False),         # not a short form
+])
+def test_spelled_by(short, long, spelled):
+    assert spelled_by(short, long) is spelled
+
+
+@pytest.mark.parametrize("text, short", [("ITP", True), ("IL6", True), ("DRMs", True), ("Ins", False),
+                                         ("itp", False), ("A", False), ("ABCDEFGHI", False)])
+def test_is_short_form(text, short):
+    assert is_short_form(text) is short

@@ -18,6 +18,7 @@ from graphmert.ner.linking import (
     FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
     read_xref_tables, run_key, surface_key, word_runs,
 )
+from graphmert.ner.linking.surface import without_modifiers
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
 
@@ -446,6 +447,42 @@ def test_unlinked_long_form_takes_its_short_forms_link(linker):
     other = doc("v", "A precursor thing (INS) here.", [("precursor thing", "Disease", [])],
                 abbreviations=[("INS", "precursor thing")])
     assert linker.link_mentions(other)[0].ids == ()
+
+
+def test_a_long_form_takes_a_mention_that_covers_it_or_heads_it(linker):
+    # the detector's long form of "InsR" swallowed "Ins) or its": the name at its start is not InsR
+    text = "No link to insulin (Ins) or its receptor (InsR) here."
+    d = doc("r", text, [("insulin", "Gene", []), ("Ins", "Gene", []), ("InsR", "Gene", [])],
+            abbreviations=[("Ins", "insulin"), ("InsR", "Ins) or its receptor")])
+    strict = EntityLinker(linker._tables, fuzzy_threshold=1.01)          # no fuzzy fallback
+    assert [r.ids for r in strict.link_mentions(d)] == [("NCBIGene:3630",), ("NCBIGene:3630",), ()]
+    # a mention that ends the long form is its head, however short: "drug-induced diabetes (DID)"
+    text = "We saw drug-induced diabetes (DID); DID persisted."
+    d = doc("h", text, [("diabetes", "Disease", []), ("DID", "Disease", []), ("DID", "Disease", [])],
+            abbreviations=[("DID", "drug-induced diabetes")])
+    assert [r.ids for r in strict.link_mentions(d)] == [("MESH:D003920",)] * 3
+
+
+def test_qualified_disease_mentions_take_the_link_of_the_rest(linker):
+    text = "Chronic AD, severe glorbitis and chronic atopic dermatitis; mild diabetes; severe XQZ."
+    d = doc("q", text, [("Chronic AD", "Disease", []), ("severe glorbitis", "Disease", []),
+                        ("chronic atopic dermatitis", "Disease", []), ("mild diabetes", "Disease", []),
+                        ("severe XQZ", "Disease", [])])
+    strict = EntityLinker(linker._tables, fuzzy_threshold=1.01)          # no fuzzy fallback
+    results = strict.link_mentions(d)
+    # "AD" is the document's atopic dermatitis (spelled by its name, linked later in the text), not
+    # the corpus's Alzheimer disease; an unknown rest stays unlinked
+    assert [r.ids for r in results] == [("MESH:D003876",), (), ("MESH:D003876",), ("MESH:D003920",), ()]
+    assert strict.link("chronic AD", "Disease").ids == ()            # the look-up alone knows no qualifiers
+    alone = doc("a", "Chronic AD only.", [("Chronic AD", "Disease", [])])
+    assert strict.link_mentions(alone)[0].ids == ("MESH:D000544",)   # no name here: the look-up's AD
+
+
+@pytest.mark.parametrize("text, rest", [("chronic ITP", "ITP"), ("Primary isolated dystonia", "dystonia"),
+                                        ("multiple fibroadenomas", "fibroadenomas"), ("chronic", None),
+                                        ("chronic myeloid leukemia", "myeloid leukemia"), ("asthma", None)])
+def test_without_modifiers(text, rest):
+    assert without_modifiers(text) == rest
 
 
 # --------------------------------------------------------------------------------------------------

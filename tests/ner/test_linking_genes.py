@@ -135,6 +135,16 @@ def test_species_marks_and_mention_species():
     assert mention_species(spans, [], sentences, default="X") == ["X", "X", "X"]
 
 
+def test_a_xenograft_names_human_genes():
+    text = "Nude mice bearing KU7 cells as xenografts lost Sp1. In mice, Tnf rose."
+    forms = {"mice": ("NCBITaxon:10090",)}
+    marks = species_marks(text, forms)
+    assert [t for _, t in marks] == [MOUSE_TAXON, HUMAN_TAXON, MOUSE_TAXON]
+    sp1, tnf = text.index("Sp1"), text.index("Tnf")
+    assert mention_species([(sp1, sp1 + 3), (tnf, tnf + 3)], marks, sentence_spans(text, []),
+                           default=None) == [HUMAN_TAXON, MOUSE_TAXON]    # the nearest cue of its sentence
+
+
 def test_symbol_case_species():
     assert symbol_case_species(["Socs2", "Pim1", "EPO"]) == MOUSE_TAXON
     assert symbol_case_species(["SOCS2", "PIM1", "Epo"]) is None

@@ -20,6 +20,7 @@ KG_CATEGORY_ALIASES: dict[str, str] = {"biolink:PhenotypicFeature": "biolink:Dis
 # categories whose ids are species-specific: the dictionary also keeps votes per document species
 SPECIES_CATEGORIES = frozenset({"biolink:Gene"})
 _GENE = "biolink:Gene"
+_DISEASE = "biolink:Disease"
 _TAXON = "biolink:OrganismTaxon"
 Votes = dict[str, dict[str, Counter]]          # category → key → Counter(ids tuple)
 

@@ -17,9 +17,11 @@ from graphmert.corpus.document import Abbreviation, Document
 from graphmert.io import atomic_path, check_format
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import mention_category
-from graphmert.ner.abbreviations import abbreviation_pairs, initials_of, short_form_variants
+from graphmert.ner.abbreviations import (
+    abbreviation_pairs, initials_of, is_short_form, short_form_variants, spelled_by,
+)
 from graphmert.ner.linking.common import (
-    _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
+    _DISEASE, _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
 )
 from graphmert.ner.linking.genes import GeneVocabulary, build_gene_vocabulary, folded_key, gene_variants
 from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
@@ -27,7 +29,7 @@ from graphmert.ner.linking.species import (
     _KG_SOURCE, _dominant_species, _gene_orthologs, mention_species, sentence_spans, species_marks,
     symbol_case_species,
 )
-from graphmert.ner.linking.surface import _singular_keys, normalize_surface, surface_key
+from graphmert.ner.linking.surface import _singular_keys, normalize_surface, surface_key, without_modifiers
 from graphmert.ner.linking.tables import read_name_tables, read_xref_tables
 from graphmert.ner.linking.terms import term_steps, term_tables, terms_to_json
 from graphmert.ner.linking.vocabulary import (
@@ -349,12 +351,19 @@ class EntityLinker:
     def _long_form(self, doc: Document, a: Abbreviation, category: str,
                    results: list[LinkResult | None], species: str | None) -> LinkResult | None:
         """The link of an abbreviation's long form: the mention of ``category`` covering it (most
-        overlap, at least half the mention inside), else its text linked in ``category``."""
+        overlap, at least half of the mention inside), else its text linked in ``category``. A
+        mention covering less than half of the long form must end where it ends, as the head of a
+        noun phrase does ("retinopathy" in "oxygen-induced retinopathy (OIR)"): a detector's long
+        form may swallow a neighbour ("PrlR" defined as "Prl) or its receptor"), and the name at its
+        start is not the abbreviation's entity (held-out BioRED train, gold spans: gene accuracy
+        0.733 -> 0.740, disease and chemical unchanged)."""
         best, best_overlap = None, 0
+        long_length = a.long_end - a.long_start
         for i, m in enumerate(doc.mentions):
             overlap = min(m.end, a.long_end) - max(m.start, a.long_start)
             if (mention_category(m.type) == category and overlap > best_overlap
-                    and 2 * overlap >= m.end - m.start):
+                    and 2 * overlap >= m.end - m.start
+                    and (2 * overlap >= long_length or m.end >= a.long_end)):
                 best, best_overlap = i, overlap
         if best is not None:
             m = doc.mentions[best]
@@ -417,7 +426,35 @@ class EntityLinker:
                     results[i] = hit
         if self.initials:
             self._initials_links(doc, results)
+        self._modifier_links(doc, results, each)
         return results
+
+    def _modifier_links(self, doc: Document, results: list[LinkResult | None],
+                        species: list[str | None]) -> None:
+        """An unlinked disease mention that starts with qualifying words ("chronic ITP", "multiple
+        fibroadenomas": :func:`~graphmert.ner.linking.surface.without_modifiers`) takes, in place,
+        the link of the rest: from a linked disease mention of the document that the rest names or
+        can abbreviate (:func:`~graphmert.ner.abbreviations.spelled_by`: "ITP" and "chronic immune
+        thrombocytopenia", whose own qualifiers are dropped too), else from :meth:`link`. The
+        document's names come first, and a rest that looks like a short form is looked up last,
+        after the full names it may abbreviate have been linked ("ITP" is also inosine
+        triphosphate). Held-out BioRED train, gold spans: disease accuracy 0.806 -> 0.819."""
+        linked = [(m.text, r) for m, r in zip(doc.mentions, results)
+                  if mention_category(m.type) == _DISEASE and r is not None and r.ids]
+        rests = {i: without_modifiers(m.text) for i, m in enumerate(doc.mentions)
+                 if mention_category(m.type) == _DISEASE and results[i] is not None and not results[i].ids}
+        rests = {i: rest for i, rest in rests.items() if rest}
+        for look_up in ("nothing", "names", "all"):
+            for i, rest in rests.items():
+                if results[i].ids:
+                    continue
+                hit = next((r for text, r in linked if surface_key(text) == surface_key(rest)
+                            or spelled_by(rest, without_modifiers(text) or text)), None)
+                if hit is None and (look_up == "all" or look_up == "names" and not is_short_form(rest)):
+                    hit = self.link(rest, _DISEASE, species[i])
+                if hit is not None and hit.ids:
+                    results[i] = hit
+                    linked.append((doc.mentions[i].text, hit))
 
     def _initials_links(self, doc: Document, results: list[LinkResult | None]) -> None:
         """An unlinked mention whose text spells the initials of a linked mention of its category in

@@ -116,3 +116,21 @@ def run_key(run: str) -> str:
     the Unicode normalisation of :func:`surface_key` is skipped for the millions of runs the linker
     keys in its training documents (:func:`_name_counts`)."""
     return run.lower().replace(" ", "").replace("-", "")
+
+
+# words that qualify a disease without changing which MeSH concept names it: MeSH files "chronic
+# ITP" and "multiple fibroadenomas" under the plain names
+_DISEASE_MODIFIERS = frozenset({"acute", "chronic", "multiple", "primary", "secondary", "severe", "mild",
+                                "moderate", "recurrent", "isolated", "sporadic", "familial", "progressive",
+                                "advanced", "persistent", "transient", "bilateral", "unilateral"})
+
+
+def without_modifiers(text: str) -> str | None:
+    """``text`` without the leading words of :data:`_DISEASE_MODIFIERS` ("chronic ITP" → "ITP",
+    "primary isolated dystonia" → "dystonia"), or None when it starts with none of them or is
+    nothing else."""
+    words = text.split()
+    n = 0
+    while n < len(words) - 1 and words[n].lower() in _DISEASE_MODIFIERS:
+        n += 1
+    return " ".join(words[n:]) if n else None
