@@ -23,6 +23,10 @@ class KGConfig:
                                     "(PubTator / BioC, e.g. BioRED train) added as seed triples in "
                                     "both directions; names and categories come from their mentions")
     relation_files_format: str = opt("auto", help="reader name for kg.relation_files, or 'auto'")
+    relation_map: dict[str, str] = opt(factory=dict, help="seed relation → the relation it is "
+                                       "trained as (CID: Positive_Correlation), for the seed KG's "
+                                       "edges and the relation corpora's annotated types alike; "
+                                       "relations not listed keep their names")
     prefix_map: dict[str, str] = opt(factory=dict, help="extra CURIE prefix → IRI base used to "
                                      "compact RDF IRIs (added to the built-in map)")
     relation_schema: dict[str, list[list[str]]] = opt(

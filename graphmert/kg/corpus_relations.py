@@ -32,6 +32,7 @@ corpus. Their relations are skipped and the documents counted (``relation_docume
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import replace
 from typing import Collection, Sequence
 
 from graphmert.corpus.readers import CorpusError, read_corpus
@@ -129,3 +130,16 @@ def merge_kgs(base: SeedKG, extra: SeedKG) -> SeedKG:
             nodes[nid] = Node(nid, n.name, old.category or n.category, syn)
     return SeedKG(nodes.values(), base.edges + extra.edges, sources=base.sources + extra.sources,
                   skipped=skipped, annotated={**base.annotated, **extra.annotated})
+
+
+def rename_relations(kg: SeedKG, mapping: dict[str, str]) -> SeedKG:
+    """``kg`` with each relation of ``mapping`` renamed to its value (``kg.relation_map``), in its
+    triples and in its annotated documents' triples and exhaustively annotated types, so that a
+    corpus's known negatives follow its relations; triples that become equal are kept once."""
+    if not mapping:
+        return kg
+    edges = [replace(e, predicate=mapping.get(e.predicate, e.predicate)) for e in kg.edges]
+    annotated = {doc: AnnotatedDocument(types=frozenset(mapping.get(t, t) for t in a.types),
+                                        triples=frozenset((s, mapping.get(p, p), o) for s, p, o in a.triples))
+                 for doc, a in kg.annotated.items()}
+    return SeedKG(kg.nodes.values(), edges, sources=kg.sources, skipped=kg.skipped, annotated=annotated)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Collection
 
 from graphmert.config import ConfigError, KGConfig
-from graphmert.kg.corpus_relations import merge_kgs, read_relation_files
+from graphmert.kg.corpus_relations import merge_kgs, read_relation_files, rename_relations
 from graphmert.kg.graph import KGError, SeedKG
 from graphmert.kg.hetionet import is_hetionet_folder, read_hetionet_disgenet_mesh
 from graphmert.kg.rdf import rdf_format, read_rdf
@@ -82,15 +82,16 @@ def load_kg(cfg: KGConfig, held_out: Collection[str] = ()) -> SeedKG:
     """Read the seed KG described by ``cfg`` (reader from ``kg.format``), plus the document-level
     relations of ``kg.relation_files`` (:mod:`graphmert.kg.corpus_relations`) except those of the
     ``held_out`` documents (ids of the documents extraction and evaluation use). With only
-    ``kg.relation_files`` set, the KG is those relations alone."""
+    ``kg.relation_files`` set, the KG is those relations alone. ``kg.relation_map`` renames
+    relations last (:func:`~graphmert.kg.corpus_relations.rename_relations`)."""
     extra = None
     if cfg.relation_files:
         extra = read_relation_files(cfg.relation_files, cfg.relation_files_format, cfg.skip_bad_records,
                                     held_out)
         if not (cfg.path or cfg.nodes or cfg.edges):
-            return extra.check_not_empty()
+            return rename_relations(extra.check_not_empty(), cfg.relation_map)
     reader = KG_READERS.get(resolve_format(cfg))
     kg = reader(cfg)
     if not isinstance(kg, SeedKG):  # pragma: no cover - a mis-registered reader
         raise KGError(f"kg.format {cfg.format!r}: reader returned {type(kg).__name__}, not SeedKG")
-    return merge_kgs(kg, extra) if extra is not None else kg
+    return rename_relations(merge_kgs(kg, extra) if extra is not None else kg, cfg.relation_map)

@@ -126,3 +126,18 @@ def test_load_kg_passes_the_holdout(files):
     # a KG of relation files alone that the holdout empties is an error (nothing to inject)
     with pytest.raises(KGError):
         load_kg(build({"kg": {"relation_files": [str(only)]}}).kg, held_out={"199"})
+
+
+def test_relation_map_renames_triples_and_the_types_a_corpus_annotates(files):
+    biored, bc5cdr, _ = files
+    cfg = build({"kg": {"relation_files": [str(biored), str(bc5cdr)],
+                        "relation_map": {"CID": "Positive_Correlation"}}}).kg
+    kg = load_kg(cfg, held_out={"199"})
+    assert kg.relations == ["Association", "Positive_Correlation"]
+    assert {e.key for e in kg.edges} == (both(OB, "Association", T2D) | both(TCF, "Positive_Correlation", T2D)
+                                         | both(MET, "Positive_Correlation", LA))
+    # BC5CDR's documents now say "no Positive_Correlation" where they annotate no CID
+    assert kg.annotated["104"].types == {"Positive_Correlation"}
+    assert kg.annotated["101"].types == {"Association", "Positive_Correlation"}
+    assert kg.annotated["101"].triples == both(OB, "Association", T2D) | both(MET, "Positive_Correlation", LA)
+    assert load_kg(build({"kg": {"relation_files": [str(bc5cdr)]}}).kg, held_out={"199"}).relations == ["CID"]
