@@ -82,7 +82,7 @@ def is_short_form(text: str) -> bool:
 
 
 def spelled_by(short: str, long: str) -> bool:
-    """Whether ``short`` (as :func:`initials_of` admits it) can abbreviate ``long`` the way the
+    """Whether ``short`` (a :func:`is_short_form`) can abbreviate ``long`` the way the
     Schwartz–Hearst algorithm pairs forms: its letters and digits occur in ``long`` in order, the
     first at the start of a word ("ITP" and "immune thrombocytopenia", whose P is inside a word;
     "NPHP" and "nephronophthisis"). Looser than :func:`initials_of`, so read only against names

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from graphmert.corpus.document import Abbreviation, Document, Mention
-from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto, initials_of, is_short_form, spelled_by
+from graphmert.ner.abbreviations import (
+    abbreviation_mentions, abbreviation_veto, initials_of, is_short_form, spelled_by,
+)
 
 LABELS = frozenset({"Gene", "Disease", "Chemical"})
 

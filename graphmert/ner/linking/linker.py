@@ -444,7 +444,7 @@ class EntityLinker:
         rests = {i: without_modifiers(m.text) for i, m in enumerate(doc.mentions)
                  if mention_category(m.type) == _DISEASE and results[i] is not None and not results[i].ids}
         rests = {i: rest for i, rest in rests.items() if rest}
-        for look_up in ("nothing", "names", "all"):
+        for look_up in ("nothing", "names", "all"):     # the document's names alone, then look-ups
             for i, rest in rests.items():
                 if results[i].ids:
                     continue

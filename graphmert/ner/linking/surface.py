@@ -118,8 +118,9 @@ def run_key(run: str) -> str:
     return run.lower().replace(" ", "").replace("-", "")
 
 
-# words that qualify a disease without changing which MeSH concept names it: MeSH files "chronic
-# ITP" and "multiple fibroadenomas" under the plain names
+# words that qualify a disease: MeSH often files the qualified name under the plain one ("chronic
+# ITP", "multiple fibroadenomas"), and a qualified name it knows as its own ("acute myeloid
+# leukemia") is linked exactly before EntityLinker._modifier_links drops anything
 _DISEASE_MODIFIERS = frozenset({"acute", "chronic", "multiple", "primary", "secondary", "severe", "mild",
                                 "moderate", "recurrent", "isolated", "sporadic", "familial", "progressive",
                                 "advanced", "persistent", "transient", "bilateral", "unilateral"})
