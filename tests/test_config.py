@@ -155,7 +155,7 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert all(getattr(raw.extract, k) for k in raw_only)
     assert raw.extract.kg_gene_species == "NCBITaxon:9606"
     assert raw.extract.abbreviation_veto == ["biolink:Disease", "biolink:ChemicalEntity"]
-    assert raw.extract.name_mentions == ["biolink:ChemicalEntity", "biolink:Disease"]
+    assert raw.extract.name_mentions == ["biolink:ChemicalEntity", "biolink:Disease", "biolink:Gene"]
     # and the mentions nothing links are skipped rather than kept as text nodes (every triple counts)
     assert not raw.extract.text_entities and biored.extract.text_entities
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths, kg_gene_species=biored.extract.kg_gene_species,
@@ -172,10 +172,10 @@ def test_abbreviation_veto_names_categories_the_recognizer_finds():
 
 
 @pytest.mark.parametrize("categories, odd", [
-    ("[biolink:Gene]", "['biolink:Gene']"),                     # the linker counts no gene names
+    ("[biolink:OrganismTaxon]", "['biolink:OrganismTaxon']"),   # the linker counts no species names
     ("[biolink:Disease,biolink:Protein]", "['biolink:Protein']"),
 ])
-def test_name_mentions_are_disease_or_chemical_categories_the_recognizer_finds(categories, odd):
+def test_name_mentions_are_counted_categories_the_recognizer_finds(categories, odd):
     with pytest.raises(ConfigError, match=rf"extract.name_mentions: {re.escape(odd)} are not among "):
         load_config(None, [f"extract.name_mentions={categories}"])
     with pytest.raises(ConfigError, match=r"extract.name_mentions: \['biolink:Disease'\] are not among "):

@@ -12,7 +12,7 @@ from graphmert.config.options import opt
 TYPER_CHOICES = ("typer", "typer_score")
 # the categories whose seed-KG names extract.name_mentions may make mentions: those the entity linker
 # counts in its training documents (graphmert.ner.linking.EntityLinker.kg_name)
-NAME_CATEGORIES = ("biolink:ChemicalEntity", "biolink:Disease")
+NAME_CATEGORIES = ("biolink:ChemicalEntity", "biolink:Disease", "biolink:Gene")
 
 
 @dataclass
@@ -76,7 +76,8 @@ class ExtractConfig:
                                 "letter ('CYP2C19') outside the recognised mentions is a gene mention "
                                 "too (graphmert.ner.gazetteer)")
     name_mentions: list[str] = opt(factory=list, help="documents the ner stage's recognizer annotates: "
-                                   "Biolink categories (biolink:Disease, biolink:ChemicalEntity) whose "
+                                   "Biolink categories (biolink:Disease, biolink:ChemicalEntity, "
+                                   "biolink:Gene) whose "
                                    "seed-KG names become mentions where they occur outside the "
                                    "recognised mentions, if the linker's training documents annotate "
                                    "them at least name_ratio of the times they contain them, or never "

@@ -72,7 +72,7 @@ def test_extract_stage_adds_abbreviation_and_symbol_mentions_only_when_asked():
 
 
 # --------------------------------------------------------------------------------------------------
-# seed-KG disease and chemical names (name_mentions)
+# seed-KG disease, chemical and gene names (name_mentions)
 # --------------------------------------------------------------------------------------------------
 
 CHEMICAL = {"biolink:ChemicalEntity": "Chemical"}
@@ -115,10 +115,21 @@ def test_the_linker_counts_kg_names_where_their_category_is_annotated(tmp_path):
     assert linker.kg_name("imatinib", chem, 1.0)                          # never met: the held-out doc is excluded
     assert not linker.kg_name("insulin", chem, 0.0)                       # annotated as a gene
     assert not linker.kg_name("unknownium", chem, 0.0)                    # not a KG name
-    with pytest.raises(LinkerError, match="biolink:Gene: the linker counts seed-KG names of"):
-        linker.kg_name("ins", "biolink:Gene", 0.5)
-    # lithium, cisplatin, water, aspirin and insulin occur where chemicals are annotated
-    assert linker.stats()["kg_names_in_training"] == {chem: 5, "biolink:Disease": 0}
+    with pytest.raises(LinkerError, match="biolink:OrganismTaxon: the linker counts seed-KG names of"):
+        linker.kg_name("mice", "biolink:OrganismTaxon", 0.5)
+    # lithium, cisplatin, water, aspirin and insulin occur where chemicals are annotated; no KG gene
+    assert linker.stats()["kg_names_in_training"] == {chem: 5, "biolink:Disease": 0, "biolink:Gene": 0}
+
+
+def test_kg_gene_names_are_counted_where_genes_are_annotated():
+    nodes = [Node("NCBIGene:2057", "EPOR", "biolink:Gene"), Node("NCBIGene:6", "SET", "biolink:Gene")]
+    train = [_doc("g1", "EPOR binds EPO; the set of EPOR targets.", [("EPOR", "GeneOrGeneProduct"),
+                                                                    ("EPOR", "GeneOrGeneProduct")])]
+    linker = EntityLinker.build(train, SeedKG(nodes, []))
+    gene = "biolink:Gene"
+    assert linker.kg_name("epor", gene, 1.0) and not linker.kg_name("set", gene, 0.5)   # 2 of 2, 0 of 1
+    raw = _doc("d", "EPOR and the SET rose.", [])
+    assert [m.text for m in name_mentions(raw, linker, {gene: "Gene"}, 0.5).mentions] == ["EPOR"]
 
 
 def test_kg_names_become_mentions_by_the_rule():

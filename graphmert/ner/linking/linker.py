@@ -37,7 +37,7 @@ from graphmert.ner.linking.vocabulary import (
 )
 
 FORMAT = "graphmert.entity_linker"
-FORMAT_VERSION = 5                 # 2: kg_others; 3: name_counts; 4: terms; 5: reference_genes
+FORMAT_VERSION = 6                 # 2: kg_others; 3: name_counts; 4: terms; 5: reference_genes; 6: gene name counts
 
 # ner.fuzzy_threshold's default, chosen by experiments/linking.py on the held-out 20% of BioRED-train
 # documents (document-level normalisation F1, gold spans); BioRED dev was not used.
