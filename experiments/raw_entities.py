@@ -56,7 +56,9 @@ RULES_OFF = (
     ("no abbreviation veto", ["extract.abbreviation_veto=[]"]),
     ("no KG gene species", ["extract.kg_gene_species=null"]),
     ("no strict gene species", ["extract.strict_gene_species=false"]),
-    ("no KG disease and chemical names", ["extract.name_mentions=[]"]),
+    ("no KG names", ["extract.name_mentions=[]"]),
+    ("no KG gene names", ["extract.name_mentions=[biolink:ChemicalEntity,biolink:Disease]"]),
+    ("no chemicals as genes", ["extract.gene_name_labels=false"]),
 )
 
 

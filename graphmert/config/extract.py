@@ -82,6 +82,10 @@ class ExtractConfig:
                                    "recognised mentions, if the linker's training documents annotate "
                                    "them at least name_ratio of the times they contain them, or never "
                                    "contain them (graphmert.ner.gazetteer)")
+    gene_name_labels: bool = opt(False, help="documents the ner stage's recognizer annotates: a "
+                                 "mention recognised as a chemical that names a protein-coding gene "
+                                 "of ner.vocabularies, and that no training document annotates as a "
+                                 "chemical, is a gene mention (graphmert.ner.gazetteer)")
     name_ratio: float = opt(0.5, min=0.0, max=1.0, help="name_mentions: the least share of a seed-KG "
                             "name's occurrences in the training documents that must be annotated")
     kg_gene_species: Optional[str] = opt(

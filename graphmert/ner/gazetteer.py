@@ -40,7 +40,7 @@ from dataclasses import replace
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
-__all__ = ["symbol_mentions", "name_mentions", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
+__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
 MIN_NAME_CHARS = 4              # shorter keys ("ca", "ad", "epo") are left to the recognizer (genes: with
@@ -90,3 +90,17 @@ def name_mentions(doc: Document, linker: EntityLinker, labels: dict[str, str], r
         if len(key) >= MIN_NAME_CHARS:
             found += [(start, end, label) for cat, label in labels.items() if linker.kg_name(key, cat, ratio)]
     return _with_mentions(doc, found)
+
+
+def gene_name_labels(doc: Document, linker: EntityLinker, chemical: str = "Chemical", gene: str = "Gene"
+                     ) -> Document:
+    """A copy of ``doc`` whose ``chemical`` mentions without ids that name a protein-coding gene of
+    the linker's reference vocabularies, and that no training document annotates as a chemical
+    (:meth:`~graphmert.ner.linking.EntityLinker.reference_gene_name`), are ``gene`` mentions: the
+    recognizer tags proteins it never saw as chemicals ("hippocalcin", "osteocalcin", "CCK"), which
+    BioRED annotates as genes; ``doc`` itself when none is."""
+    relabelled = [replace(m, type=gene) if m.type == chemical and not m.ids
+                  and linker.reference_gene_name(surface_key(m.text)) else m for m in doc.mentions]
+    if relabelled == doc.mentions:
+        return doc
+    return replace(doc, mentions=relabelled)

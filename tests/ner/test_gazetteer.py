@@ -10,7 +10,7 @@ import pytest
 from graphmert.config import Config
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
-from graphmert.ner.gazetteer import MIN_NAME_CHARS, name_mentions, symbol_mentions
+from graphmert.ner.gazetteer import MIN_NAME_CHARS, gene_name_labels, name_mentions, symbol_mentions
 from graphmert.ner.linking import EntityLinker, LinkerError
 
 NODES = [Node("NCBIGene:1", "GADD45A", "biolink:Gene"), Node("NCBIGene:2", "CYP2C19", "biolink:Gene"),
@@ -174,3 +174,25 @@ def test_extract_stage_adds_name_mentions_only_when_asked():
         docs, _ = recognize_documents([raw], Recognizer(), _name_linker(), cfg.extract)
         assert [m.text for m in docs[0].mentions] == expected
     assert docs[0].mentions[0].ids == ["MESH:D1"]          # linked after they were added (the dictionary)
+
+
+def test_recognised_chemicals_that_name_a_gene_become_genes(tmp_path):
+    from graphmert.config import VocabularySource
+
+    info = tmp_path / "Homo_sapiens.gene_info"
+    cols = ["9606", "3000", "HPCA", "-", "BDR2", "-", "-", "-", "hippocalcin", "protein-coding", "HPCA",
+            "hippocalcin", "O", "neuron-specific calcium-binding protein hippocalcin", "-", "-"]
+    insulin = ["9606", "3630", "INS", "-", "-", "-", "-", "-", "insulin", "protein-coding", "INS", "insulin",
+               "O", "-", "-", "-"]
+    info.write_text("#tax_id\tGeneID\n" + "\t".join(cols) + "\n" + "\t".join(insulin) + "\n")
+    train = [_doc("c", "Insulin was injected.", [("Insulin", "Chemical")])]        # BC5CDR-like: a chemical
+    linker = EntityLinker.build(train, SeedKG([], []), vocabularies=[VocabularySource(kind="gene_info", path=str(info))])
+    raw = Document(id="d", text="Hippocalcin, insulin and lithium; HPCA.", mentions=[
+        Mention(0, 11, "Hippocalcin", "Chemical"), Mention(13, 20, "insulin", "Chemical"),
+        Mention(25, 32, "lithium", "Chemical"), Mention(34, 38, "HPCA", "Chemical", ["MESH:D1"])])
+    out = gene_name_labels(raw, linker)
+    # a gene's full name becomes a gene; a chemical in training, a non-gene and a linked mention stay
+    assert [m.type for m in out.mentions] == ["Gene", "Chemical", "Chemical", "Chemical"]
+    assert raw.mentions[0].type == "Chemical"                                      # the input is untouched
+    plain = Document(id="p", text="lithium", mentions=[Mention(0, 7, "lithium", "Chemical")])
+    assert gene_name_labels(plain, linker) is plain

@@ -123,6 +123,12 @@ class GeneVocabulary:
             for taxon, gene, _ in self._candidates(entry):
                 self._taxa.setdefault(gene, taxon)
 
+    def names_gene(self, key: str) -> bool:
+        """Whether ``key`` (a surface key) is a symbol, synonym or full name (rank at most
+        :data:`FULL_NAME`) of a protein-coding gene of some species."""
+        entry = self.keys.get(key)
+        return entry is not None and any(rank <= FULL_NAME for _, _, rank in self._candidates(entry))
+
     def genes(self) -> frozenset[str]:
         """Every gene a look-up can answer: those the names sources name, and their orthologs."""
         return frozenset([*self._taxa, *self.groups])

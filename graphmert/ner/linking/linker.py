@@ -298,6 +298,13 @@ class EntityLinker:
         annotates it as another category (:func:`graphmert.ner.gazetteer.symbol_mentions`)."""
         return key in self._tables.kg.get(_GENE, {}) and self.dictionary_categories(key) <= {_GENE}
 
+    def reference_gene_name(self, key: str) -> bool:
+        """Whether ``key`` (a :func:`surface_key`) names a protein-coding gene of the reference
+        vocabularies (:meth:`~graphmert.ner.linking.genes.GeneVocabulary.names_gene`) and no training
+        document annotates it as a chemical ("hippocalcin" yes; "insulin" no: BC5CDR's chemical)."""
+        return (self._genes is not None and self._genes.names_gene(key)
+                and "biolink:ChemicalEntity" not in self.dictionary_categories(key))
+
     def kg_name(self, key: str, category: str, ratio: float) -> bool:
         """Whether ``key`` (a :func:`surface_key`) is a seed-KG name of ``category`` (one of
         :data:`NAME_CATEGORIES`) that no training document annotates as another category, and that
