@@ -128,8 +128,8 @@ def _bulk_load(store: ox.Store, src: Path, fmt: ox.RdfFormat, piece_bytes: int) 
     """Bulk-load one source file. N-Triples and N-Quads go in pieces (:data:`LOAD_PIECE_BYTES`,
     which bounds the loader's memory) until a piece holds ``_:`` (a blank node, or those bytes in a
     literal): a blank-node label names one node within one parser call only, so from that piece on
-    the loader reads the rest of the file itself, in one call (no earlier piece has a blank node). Turtle and TriG, whose
-    statements span lines, load in one call. The exports write no blank node."""
+    the loader reads the rest of the file itself, in one call (no earlier piece has a blank node).
+    Turtle and TriG, whose statements span lines, load in one call. The exports write no blank node."""
     lines_before = 0
     try:
         if fmt not in _LINE_FORMATS:

@@ -135,9 +135,15 @@ def merge_kgs(base: SeedKG, extra: SeedKG) -> SeedKG:
 def rename_relations(kg: SeedKG, mapping: dict[str, str]) -> SeedKG:
     """``kg`` with each relation of ``mapping`` renamed to its value (``kg.relation_map``), in its
     triples and in its annotated documents' triples and exhaustively annotated types, so that a
-    corpus's known negatives follow its relations; triples that become equal are kept once."""
+    corpus's known negatives follow its relations; triples that become equal are kept once. A
+    relation of ``mapping`` that ``kg`` does not have (a typo) is a :class:`KGError`."""
     if not mapping:
         return kg
+    known = set(kg.relations).union(*(a.types for a in kg.annotated.values()))
+    unknown = sorted(set(mapping) - known)
+    if unknown:
+        raise KGError(f"kg.relation_map: {unknown} name no relation of the seed KG "
+                      f"(its relations: {sorted(known)})")
     edges = [replace(e, predicate=mapping.get(e.predicate, e.predicate)) for e in kg.edges]
     annotated = {doc: AnnotatedDocument(types=frozenset(mapping.get(t, t) for t in a.types),
                                         triples=frozenset((s, mapping.get(p, p), o) for s, p, o in a.triples))

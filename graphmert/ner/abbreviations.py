@@ -61,13 +61,18 @@ def short_form_variants(short: str) -> list[str]:
     return [short, letters] if letters != short else [short, short + "s"]
 
 
+def _letters(short: str) -> str:
+    """``short`` without a final plural "s" after capitals ("DRMs" → "DRM")."""
+    return short[:-1] if short.endswith("s") and short[:-1].isupper() else short
+
+
 def initials_of(short: str, long: str) -> bool:
     """Whether ``short`` (2–8 letters, a capital first: "POAG", "XLMR"; a final plural "s" dropped)
     spells the initials of ``long``'s words and hyphen-joined parts, in order ("primary open-angle
     glaucoma", "X-linked mental retardation"): the abbreviations an abstract defines where the
     detector paired the short form with another span or missed the pair. Digits must match
     whole ("type 2 diabetes" is T2D)."""
-    letters = short[:-1] if short.endswith("s") and short[:-1].isupper() else short
+    letters = _letters(short)
     if not _SHORT_FORM.fullmatch(letters):
         return False
     initials = "".join(w if w.isdigit() else w[0] for w in _INITIAL_WORD.findall(long))
@@ -77,7 +82,7 @@ def initials_of(short: str, long: str) -> bool:
 def is_short_form(text: str) -> bool:
     """Whether ``text`` looks like an abbreviation: 2–8 letters and digits, a capital first, and
     another capital or a digit ("ITP", "NPHP", "IL6"; a final plural "s" dropped)."""
-    letters = text[:-1] if text.endswith("s") and text[:-1].isupper() else text
+    letters = _letters(text)
     return bool(_SHORT_FORM.fullmatch(letters)) and any(c.isupper() or c.isdigit() for c in letters[1:])
 
 
@@ -89,7 +94,7 @@ def spelled_by(short: str, long: str) -> bool:
     of the same abstract."""
     if not is_short_form(short):
         return False
-    letters = short[:-1] if short.endswith("s") and short[:-1].isupper() else short
+    letters = _letters(short)
     text, at = long.casefold(), len(long)
     for k, ch in enumerate(reversed(letters.casefold())):
         at = text.rfind(ch, 0, at)

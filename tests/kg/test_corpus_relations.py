@@ -141,3 +141,7 @@ def test_relation_map_renames_triples_and_the_types_a_corpus_annotates(files):
     assert kg.annotated["101"].types == {"Association", "Positive_Correlation"}
     assert kg.annotated["101"].triples == both(OB, "Association", T2D) | both(MET, "Positive_Correlation", LA)
     assert load_kg(build({"kg": {"relation_files": [str(bc5cdr)]}}).kg, held_out={"199"}).relations == ["CID"]
+    typo = build({"kg": {"relation_files": [str(bc5cdr)], "relation_map": {"CDI": "Positive_Correlation"}}}).kg
+    with pytest.raises(KGError, match=r"kg.relation_map: \['CDI'\] name no relation of the seed KG "
+                                      r"\(its relations: \['CID'\]\)"):
+        load_kg(typo, held_out={"199"})

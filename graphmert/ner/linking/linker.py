@@ -37,7 +37,8 @@ from graphmert.ner.linking.vocabulary import (
 )
 
 FORMAT = "graphmert.entity_linker"
-FORMAT_VERSION = 6                 # 2: kg_others; 3: name_counts; 4: terms; 5: reference_genes; 6: gene name counts
+# 2: kg_others; 3: name_counts; 4: terms; 5: reference_genes; 6: the KG gene names' counts too
+FORMAT_VERSION = 6
 
 # ner.fuzzy_threshold's default, chosen by experiments/linking.py on the held-out 20% of BioRED-train
 # documents (document-level normalisation F1, gold spans); BioRED dev was not used.
@@ -451,13 +452,14 @@ class EntityLinker:
         rests = {i: without_modifiers(m.text) for i, m in enumerate(doc.mentions)
                  if mention_category(m.type) == _DISEASE and results[i] is not None and not results[i].ids}
         rests = {i: rest for i, rest in rests.items() if rest}
-        for look_up in ("nothing", "names", "all"):     # the document's names alone, then look-ups
+        # the document's names alone, then look-ups of the names, then of the short forms (each once)
+        for look_up in (None, False, True):
             for i, rest in rests.items():
                 if results[i].ids:
                     continue
                 hit = next((r for text, r in linked if surface_key(text) == surface_key(rest)
                             or spelled_by(rest, without_modifiers(text) or text)), None)
-                if hit is None and (look_up == "all" or look_up == "names" and not is_short_form(rest)):
+                if hit is None and look_up is not None and is_short_form(rest) == look_up:
                     hit = self.link(rest, _DISEASE, species[i])
                 if hit is not None and hit.ids:
                     results[i] = hit
