@@ -467,7 +467,14 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as e:  # noqa: BLE001 - a bug: answer 500, keep the traceback in the log
             log.exception("explorer: %s %s failed", self.command, self.path)
             response = _json({"error": f"internal error: {type(e).__name__}: {e}"}, 500)
-        self._send(response, body)
+        try:
+            self._send(response, body)
+        except (BrokenPipeError, ConnectionResetError) as e:
+            # The client left before its answer was written (a closed tab, a client time-out):
+            # nothing is wrong with the server, so no traceback; the connection is done.
+            log.debug("explorer: %s %s: the client closed the connection (%s)",
+                      self.command, self.path, type(e).__name__)
+            self.close_connection = True
 
     def _send(self, r: Response, body: bool) -> None:
         self.send_response(r.status)

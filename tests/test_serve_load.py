@@ -122,3 +122,25 @@ def test_a_burst_of_connections_is_queued_not_dropped(tmp_path):
         for s in socks:
             s.close()
         srv.server_close()
+
+
+def test_a_client_that_leaves_before_its_answer_is_no_server_error(server, monkeypatch, caplog):
+    """Writing the answer to a client that has gone (a broken pipe, a reset) is logged at debug
+    level, not reported as a server error with a traceback, and the server goes on answering."""
+    errors = []
+    monkeypatch.setattr(server, "handle_error", lambda request, address: errors.append(address))
+    real_send = serve.Handler._send
+
+    def gone(self, response, body):
+        if self.path == "/api/relations":
+            raise BrokenPipeError(32, "Broken pipe")
+        return real_send(self, response, body)
+
+    monkeypatch.setattr(serve.Handler, "_send", gone)
+    port = server.server_address[1]
+    with caplog.at_level("DEBUG", logger="graphmert.serve"):
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+            _get(port, "/api/relations", timeout=3)
+        assert _get(port, "/api/summary", timeout=3) == 200
+    assert errors == []
+    assert any("closed the connection (BrokenPipeError)" in r.getMessage() for r in caplog.records)
