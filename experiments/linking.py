@@ -133,6 +133,19 @@ def miss_breakdown(linker: EntityLinker, gold: list[Document]) -> list[dict]:
             if counts[(c, k, "all")]]
 
 
+def frequent_errors(linker: EntityLinker, gold: list[Document], n: int) -> list[dict]:
+    """The ``n`` most frequent wrong links of held-out gold disease and chemical mentions: the
+    mention's text, its first gold id, the linker's answer (or none) and how it answered."""
+    counts: Counter = Counter()
+    for g in gold:
+        for m, r in zip(g.mentions, linker.link_mentions(unlinked_copy(g))):
+            cat = mention_category(m.type)
+            if cat in ("biolink:Disease", "biolink:ChemicalEntity") and m.ids and not (r.ids and r.ids[0] in m.ids):
+                counts[(CATEGORIES[cat], m.text, m.ids[0], r.ids[0] if r.ids else "-", r.how)] += 1
+    return [{"category": c, "mention": t, "gold": g, "linked": p, "how": h, "count": k}
+            for (c, t, g, p, h), k in counts.most_common(n)]
+
+
 SPECIES = {"NCBITaxon:9606": "human", "NCBITaxon:10090": "mouse", "NCBITaxon:10116": "rat"}
 
 
@@ -220,6 +233,8 @@ def main() -> None:
     ap.add_argument("--no-initials", action="store_true",
                     help="an unlinked mention spelling a linked mention's initials stays unlinked "
                          "(EntityLinker.initials off)")
+    ap.add_argument("--errors", type=int, default=0, metavar="N",
+                    help="also print the N most frequent held-out disease and chemical linking errors")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
@@ -248,6 +263,9 @@ def main() -> None:
     print(markdown(misses, "held-out gold disease and chemical mentions at the chosen threshold: misses by "
                            "first gold id (MeSH C id: a supplementary concept no shared file names; known "
                            "id: one a look-up can answer) and how linked"))
+    if a.errors:
+        print(markdown(frequent_errors(linker, held, a.errors), f"the {a.errors} most frequent held-out "
+                                                                  "disease and chemical linking errors"))
     dev_rows = sweep(linker, dev, thresholds)
     print(markdown(dev_rows, f"BioRED dev ({len(dev)} docs, gold spans): REPORT ONLY, never tuned on"))
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")

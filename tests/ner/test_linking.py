@@ -18,7 +18,7 @@ from graphmert.ner.linking import (
     FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
     read_xref_tables, run_key, surface_key, word_runs,
 )
-from graphmert.ner.linking.surface import without_modifiers
+from graphmert.ner.linking.surface import with_generic_head, without_modifiers
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
 
@@ -480,9 +480,45 @@ def test_qualified_disease_mentions_take_the_link_of_the_rest(linker):
 
 @pytest.mark.parametrize("text, rest", [("chronic ITP", "ITP"), ("Primary isolated dystonia", "dystonia"),
                                         ("multiple fibroadenomas", "fibroadenomas"), ("chronic", None),
-                                        ("chronic myeloid leukemia", "myeloid leukemia"), ("asthma", None)])
+                                        ("chronic myeloid leukemia", "myeloid leukemia"), ("asthma", None),
+                                        ("SEPN-related myopathy", "myopathy"), ("benign breast tumors", "breast tumors"),
+                                        ("HBV-associated chronic hepatitis", "hepatitis"),
+                                        ("X-linked mental retardation", None), ("drug-induced", None)])
 def test_without_modifiers(text, rest):
     assert without_modifiers(text) == rest
+
+
+@pytest.mark.parametrize("text, rest", [("kidney lesions", "kidney disease"), ("Cardiac injury", "Cardiac disease"),
+                                        ("pancreatic disorders", "pancreatic disease"),
+                                        ("prostate tumors", "prostate neoplasms"), ("lesions", None),
+                                        ("kidney stones", None)])
+def test_with_generic_head(text, rest):
+    assert with_generic_head(text) == rest
+
+
+def test_generic_heads_hyphenated_qualifiers_and_their_short_forms(xref_tables):
+    """"kidney lesions" is a kidney disease, "SEPN-related myopathy" a myopathy, and the short form
+    of a long form linked that way takes its link; an exact rest replaces a fuzzy whole ("benign
+    kidney lesions" is no "Benign Kidney Lesion Syndrome")."""
+    kg = SeedKG([*NODES, Node("MESH:D007674", "Kidney Diseases", "biolink:Disease"),
+                 Node("MESH:D009135", "Myopathy", "biolink:Disease"),
+                 Node("MESH:C000001", "Benign Kidney Lesion Syndrome", "biolink:Disease")], [])
+    strict = EntityLinker.build(TRAIN, kg, xref_tables, fuzzy_threshold=1.01, exclude={"held"})
+    text = "Kidney lesions and SEPN-related myopathy (SEPN-RM); SEPN-RM again; kidney stones."
+    d = doc("g", text, [("Kidney lesions", "Disease", []), ("SEPN-related myopathy", "Disease", []),
+                        ("SEPN-RM", "Disease", []), ("SEPN-RM", "Disease", []), ("kidney stones", "Disease", [])],
+            abbreviations=[("SEPN-RM", "SEPN-related myopathy")])
+    results = strict.link_mentions(d)
+    assert [r.ids for r in results] == [("MESH:D007674",), *[("MESH:D009135",)] * 3, ()]
+    assert [r.how for r in results] == ["kg", "kg", "abbreviation", "abbreviation", "none"]
+    fuzzy = EntityLinker.build(TRAIN, kg, xref_tables, fuzzy_threshold=0.7, exclude={"held"})
+    assert fuzzy.link("benign kidney lesions", "Disease").ids == ("MESH:C000001",)      # the whole: fuzzy
+    one = doc("b", "Benign kidney lesions.", [("Benign kidney lesions", "Disease", [])])
+    assert fuzzy.link_mentions(one)[0].ids == ("MESH:D007674",)
+    # a rest that only a fuzzy look-up links ("myopathy neoplasms": Neoplasms) leaves a fuzzy whole
+    two = doc("c", "Myopathy tumors.", [("Myopathy tumors", "Disease", [])])
+    assert fuzzy.link("Myopathy tumors", "Disease").how == "fuzzy"
+    assert fuzzy.link_mentions(two)[0].ids == ("MESH:D009135",)
 
 
 # --------------------------------------------------------------------------------------------------

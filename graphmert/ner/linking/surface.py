@@ -123,15 +123,46 @@ def run_key(run: str) -> str:
 # leukemia") is linked exactly before EntityLinker._modifier_links drops anything
 _DISEASE_MODIFIERS = frozenset({"acute", "chronic", "multiple", "primary", "secondary", "severe", "mild",
                                 "moderate", "recurrent", "isolated", "sporadic", "familial", "progressive",
-                                "advanced", "persistent", "transient", "bilateral", "unilateral"})
+                                "advanced", "persistent", "transient", "bilateral", "unilateral", "benign",
+                                "malignant"})
+
+
+# a leading hyphenated word that says what a disease comes with or from ("SEPN-related myopathy",
+# "HBV-associated hepatocellular carcinoma"): MeSH files it under the disease named after it
+_RELATION_SUFFIX = re.compile(r"\S+-(?:related|associated|induced|mediated|dependent)", re.IGNORECASE)
+
+
+def _is_modifier(word: str) -> bool:
+    return word.lower() in _DISEASE_MODIFIERS or _RELATION_SUFFIX.fullmatch(word) is not None
 
 
 def without_modifiers(text: str) -> str | None:
-    """``text`` without the leading words of :data:`_DISEASE_MODIFIERS` ("chronic ITP" → "ITP",
-    "primary isolated dystonia" → "dystonia"), or None when it starts with none of them or is
-    nothing else."""
+    """``text`` without its leading qualifying words: those of :data:`_DISEASE_MODIFIERS` and
+    hyphenated "X-related", "X-associated", "X-induced" … words ("chronic ITP" → "ITP",
+    "primary isolated dystonia" → "dystonia", "SEPN-related myopathy" → "myopathy"), or None when
+    it starts with none of them or is nothing else."""
     words = text.split()
     n = 0
-    while n < len(words) - 1 and words[n].lower() in _DISEASE_MODIFIERS:
+    while n < len(words) - 1 and _is_modifier(words[n]):
         n += 1
     return " ".join(words[n:]) if n else None
+
+
+# head nouns writers use for "disease of X" ("kidney lesions", "cardiac injury", "cerebellar
+# anomalies") and "tumour of X" ("prostate tumors"): MeSH names the groups "X Diseases" and
+# "X Neoplasms" ("Cardiac Disease" and "Cerebellar Disorders" are entry terms), so such a mention
+# nothing else links is tried as "X disease" or "X neoplasms"
+_GENERIC_HEADS = {**dict.fromkeys(("lesion", "lesions", "injury", "injuries", "damage", "anomaly", "anomalies",
+                                   "abnormality", "abnormalities", "impairment", "impairments", "disorder",
+                                   "disorders", "dysfunction", "dysfunctions"), "disease"),
+                  **dict.fromkeys(("tumor", "tumors", "tumour", "tumours"), "neoplasms")}
+
+
+def with_generic_head(text: str) -> str | None:
+    """``text`` with its last word, a generic head of :data:`_GENERIC_HEADS`, replaced by the group's
+    word ("kidney lesions" → "kidney disease", "prostate tumors" → "prostate neoplasms"), or None
+    when it ends otherwise or is that word alone."""
+    words = text.split()
+    if len(words) < 2 or words[-1].lower() not in _GENERIC_HEADS:
+        return None
+    return " ".join([*words[:-1], _GENERIC_HEADS[words[-1].lower()]])
