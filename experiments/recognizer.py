@@ -29,13 +29,24 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _study import ROOT, lent_documents, print_table, recognizer_documents, write_json  # noqa: E402
+from _study import ROOT, lent_documents, print_table, recognizer_documents, require_shared, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402
 from graphmert.ner.recognizer import LABELS, train_recognizer  # noqa: E402
 
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
+
+
+def further_texts(paths: list[str], held: set[str]) -> list[str]:
+    """The texts of the variant's ``ner.paths`` beyond the shared corpus's abstracts (which
+    :func:`_study.recognizer_documents` reads): what ``ner.vectors`` also learns from when a variant
+    adds, say, ``pubmed_unlabeled/texts.jsonl.gz``. Never a held-out document."""
+    from graphmert.corpus.readers import read_corpus
+
+    corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz").resolve()
+    further = [p for p in paths if Path(p).resolve() != corpus]
+    return [d.text for d in read_corpus(further) if d.id not in held] if further else []
 
 
 def score_row(name: str, recognizer, report: dict, held: list, propagate: bool = False) -> dict:
@@ -68,7 +79,8 @@ def main() -> None:
         cfg = load_config(CONFIG, overrides).ner
         extra = lent_documents(split, cfg.part_sources)
         t0 = time.perf_counter()
-        recognizer, report = train_recognizer(train, cfg, extra=extra, texts=split["texts"])
+        texts = split["texts"] + further_texts(cfg.paths, {d.id for d in held})
+        recognizer, report = train_recognizer(train, cfg, extra=extra, texts=texts)
         if a.save:
             recognizer.save(a.save / name, report)
         rows += [score_row(name, recognizer, report, held, propagate) for propagate in (False, True)]
