@@ -59,6 +59,7 @@ RULES_OFF = (
     ("no KG names", ["extract.name_mentions=[]"]),
     ("no KG gene names", ["extract.name_mentions=[biolink:ChemicalEntity,biolink:Disease]"]),
     ("no chemicals as genes", ["extract.gene_name_labels=false"]),
+    ("no route trim", ["extract.route_trim=false"]),
 )
 
 

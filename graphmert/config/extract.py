@@ -86,6 +86,10 @@ class ExtractConfig:
                                  "mention recognised as a chemical that names a protein-coding gene "
                                  "of ner.vocabularies, and that no training document annotates as a "
                                  "chemical, is a gene mention (graphmert.ner.gazetteer)")
+    route_trim: bool = opt(False, help="documents the ner stage's recognizer annotates: a chemical "
+                           "mention that starts with a route word ('oral galactose') starts after it, "
+                           "unless training annotates the whole text as a chemical ('oral contraceptives'; "
+                           "graphmert.ner.gazetteer.route_trim)")
     name_ratio: float = opt(0.5, min=0.0, max=1.0, help="name_mentions: the least share of a seed-KG "
                             "name's occurrences in the training documents that must be annotated")
     kg_gene_species: Optional[str] = opt(

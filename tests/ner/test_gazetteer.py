@@ -10,7 +10,7 @@ import pytest
 from graphmert.config import Config
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
-from graphmert.ner.gazetteer import MIN_NAME_CHARS, gene_name_labels, name_mentions, symbol_mentions
+from graphmert.ner.gazetteer import MIN_NAME_CHARS, gene_name_labels, name_mentions, route_trim, symbol_mentions
 from graphmert.ner.linking import EntityLinker, LinkerError
 
 NODES = [Node("NCBIGene:1", "GADD45A", "biolink:Gene"), Node("NCBIGene:2", "CYP2C19", "biolink:Gene"),
@@ -196,3 +196,21 @@ def test_recognised_chemicals_that_name_a_gene_become_genes(tmp_path):
     assert raw.mentions[0].type == "Chemical"                                      # the input is untouched
     plain = Document(id="p", text="lithium", mentions=[Mention(0, 7, "lithium", "Chemical")])
     assert gene_name_labels(plain, linker) is plain
+
+
+def test_a_route_word_is_trimmed_from_a_recognised_chemical_unless_training_annotates_the_whole():
+    train = [_doc("t", "Oral contraceptives and galactose.", [("Oral contraceptives", "Chemical"),
+                                                                  ("galactose", "Chemical")])]
+    linker = EntityLinker.build(train, SeedKG([], []))
+    text = "After oral galactose, oral contraceptives and intravenous  NaCl; oral fluid; Dietary salt."
+    raw = Document(id="r", text=text, mentions=[
+        Mention(6, 20, "oral galactose", "Chemical"), Mention(22, 41, "oral contraceptives", "Chemical"),
+        Mention(46, 63, "intravenous  NaCl", "Chemical"), Mention(65, 69, "oral", "Chemical"),
+        Mention(77, 89, "Dietary salt", "Disease"), Mention(6, 20, "oral galactose", "Chemical", ["MESH:D1"])])
+    out = route_trim(raw, linker)
+    assert [(m.text, text[m.start:m.end]) for m in out.mentions] == [
+        ("galactose", "galactose"), ("oral contraceptives", "oral contraceptives"), ("NaCl", "NaCl"),
+        ("oral", "oral"), ("Dietary salt", "Dietary salt"), ("oral galactose", "oral galactose")]
+    assert raw.mentions[0].text == "oral galactose"                     # the input is untouched
+    plain = Document(id="p", text="lithium", mentions=[Mention(0, 7, "lithium", "Chemical")])
+    assert route_trim(plain, linker) is plain
