@@ -60,6 +60,7 @@ RULES_OFF = (
     ("no KG gene names", ["extract.name_mentions=[biolink:ChemicalEntity,biolink:Disease]"]),
     ("no chemicals as genes", ["extract.gene_name_labels=false"]),
     ("no route trim", ["extract.route_trim=false"]),
+    ("no Greek suffixes", ["extract.greek_suffix=false"]),
 )
 
 

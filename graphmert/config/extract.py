@@ -90,6 +90,9 @@ class ExtractConfig:
                            "mention that starts with a route word ('oral galactose') starts after it, "
                            "unless training annotates the whole text as a chemical ('oral contraceptives'; "
                            "graphmert.ner.gazetteer.route_trim)")
+    greek_suffix: bool = opt(False, help="documents the ner stage's recognizer annotates: a gene "
+                             "mention directly followed by a Greek letter as a word ('NRG-1 beta') ends "
+                             "after it (graphmert.ner.gazetteer.greek_suffix)")
     name_ratio: float = opt(0.5, min=0.0, max=1.0, help="name_mentions: the least share of a seed-KG "
                             "name's occurrences in the training documents that must be annotated")
     kg_gene_species: Optional[str] = opt(

@@ -40,7 +40,7 @@ from dataclasses import replace
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
-__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "route_trim", "ROUTE_WORDS", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
+__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "route_trim", "ROUTE_WORDS", "greek_suffix", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
 MIN_NAME_CHARS = 4              # shorter keys ("ca", "ad", "epo") are left to the recognizer (genes: with
@@ -126,6 +126,28 @@ def route_trim(doc: Document, linker: EntityLinker, chemical: str = "Chemical") 
         if (m.type == chemical and not m.ids and rest and first.lower() in ROUTE_WORDS
                 and "biolink:ChemicalEntity" not in linker.dictionary_categories(surface_key(m.text))):
             m = replace(m, start=m.end - len(rest), text=rest)
+        out.append(m)
+    if out == doc.mentions:
+        return doc
+    return replace(doc, mentions=out)
+
+
+# a Greek letter written as a word of its own after a gene name names an isoform or subunit, and
+# annotators take it into the gene's span ("NRG-1 beta", "GR alpha", "GSK-3 beta": 26 BioRED-train
+# gene mentions end so, and 1 stops before such a word)
+_GREEK_SUFFIX = re.compile(r" (?:alpha|beta|gamma|delta|epsilon|kappa|[αβγδεκ])\d?(?![\w-])", re.IGNORECASE)
+
+
+def greek_suffix(doc: Document, gene: str = "Gene") -> Document:
+    """A copy of ``doc`` whose ``gene`` mentions directly followed by a Greek letter as a word (" beta",
+    " alpha1") end after it ("NRG-1" → "NRG-1 beta"), unless another mention starts there; ``doc``
+    itself when none is extended. Written here beside the other span rules after recognition."""
+    starts = {m.start for m in doc.mentions}
+    out = []
+    for m in doc.mentions:
+        hit = _GREEK_SUFFIX.match(doc.text, m.end) if m.type == gene else None
+        if hit is not None and not any(m.end < s < hit.end() for s in starts):
+            m = replace(m, end=hit.end(), text=doc.text[m.start:hit.end()])
         out.append(m)
     if out == doc.mentions:
         return doc

@@ -29,7 +29,7 @@ from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.windowing import chunk_documents
 from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
-from graphmert.ner.gazetteer import gene_name_labels, name_mentions, route_trim, symbol_mentions
+from graphmert.ner.gazetteer import gene_name_labels, greek_suffix, name_mentions, route_trim, symbol_mentions
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import LABELS, Recognizer
 from graphmert.ner.variants import add_variants
@@ -197,7 +197,8 @@ def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) 
 
 def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
     """A recognised document whose chemicals start after a route word (``extract.route_trim``), whose
-    chemicals that name genes are genes (``extract.gene_name_labels``),
+    chemicals that name genes are genes (``extract.gene_name_labels``), whose genes take a Greek letter
+    that follows them (``extract.greek_suffix``),
     with the mentions the seed KG's disease, chemical and gene names (``extract.name_mentions``), its
     abbreviations (``extract.abbreviation_mentions``) and the seed KG's gene symbols
     (``extract.symbol_mentions``) add, in that order, less those of
@@ -207,6 +208,8 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
         doc = route_trim(doc, linker, LABELS["biolink:ChemicalEntity"])
     if ex.gene_name_labels:
         doc = gene_name_labels(doc, linker, LABELS["biolink:ChemicalEntity"], LABELS["biolink:Gene"])
+    if ex.greek_suffix:
+        doc = greek_suffix(doc, LABELS["biolink:Gene"])
     if ex.name_mentions:
         doc = name_mentions(doc, linker, {c: LABELS[c] for c in ex.name_mentions}, ex.name_ratio)
     if ex.abbreviation_mentions:

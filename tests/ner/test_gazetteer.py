@@ -10,7 +10,8 @@ import pytest
 from graphmert.config import Config
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
-from graphmert.ner.gazetteer import MIN_NAME_CHARS, gene_name_labels, name_mentions, route_trim, symbol_mentions
+from graphmert.ner.gazetteer import (MIN_NAME_CHARS, gene_name_labels, greek_suffix, name_mentions, route_trim,
+                                     symbol_mentions)
 from graphmert.ner.linking import EntityLinker, LinkerError
 
 NODES = [Node("NCBIGene:1", "GADD45A", "biolink:Gene"), Node("NCBIGene:2", "CYP2C19", "biolink:Gene"),
@@ -214,3 +215,24 @@ def test_a_route_word_is_trimmed_from_a_recognised_chemical_unless_training_anno
     assert raw.mentions[0].text == "oral galactose"                     # the input is untouched
     plain = Document(id="p", text="lithium", mentions=[Mention(0, 7, "lithium", "Chemical")])
     assert route_trim(plain, linker) is plain
+
+
+def test_a_greek_letter_after_a_gene_joins_its_span():
+    text = "NRG-1 beta and GR alpha2, NRG-1 betaine, Tnf beta-cells, TGF betas, IL beta X and Bcl beta."
+    spans = [("NRG-1", "Gene"), ("GR", "Gene"), ("NRG-1", "Gene"), ("Tnf", "Gene"), ("TGF", "Gene"),
+             ("IL", "Chemical"), ("Bcl", "Gene"), ("beta", "Chemical")]
+    mentions, pos = [], 0
+    for t, type_ in spans:
+        start = text.index(t, pos)
+        mentions.append(Mention(start=start, end=start + len(t), text=t, type=type_))
+        pos = start + 1
+    raw = Document(id="g", text=text, mentions=mentions)
+    out = greek_suffix(raw)
+    # a whole Greek word (and a digit) joins a gene; not a longer word, a compound, a plural, another
+    # category's mention, nor a word another mention starts at
+    assert [(m.text, text[m.start:m.end]) for m in out.mentions][:7] == [
+        ("NRG-1 beta", "NRG-1 beta"), ("GR alpha2", "GR alpha2"), ("NRG-1", "NRG-1"), ("Tnf", "Tnf"),
+        ("TGF", "TGF"), ("IL", "IL"), ("Bcl", "Bcl")]
+    assert raw.mentions[0].text == "NRG-1"                              # the input is untouched
+    plain = Document(id="p", text="TNF", mentions=[Mention(0, 3, "TNF", "Gene")])
+    assert greek_suffix(plain) is plain
