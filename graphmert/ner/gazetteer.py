@@ -40,7 +40,8 @@ from dataclasses import replace
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
-__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "route_trim", "ROUTE_WORDS", "greek_suffix", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
+__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "route_trim", "ROUTE_WORDS", "greek_suffix",
+           "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
 MIN_NAME_CHARS = 4              # shorter keys ("ca", "ad", "epo") are left to the recognizer (genes: with
@@ -106,9 +107,9 @@ def gene_name_labels(doc: Document, linker: EntityLinker, chemical: str = "Chemi
     return replace(doc, mentions=relabelled)
 
 
-# how a chemical was given or where it was measured: annotators leave these out of the chemical's
-# span ("oral galactose" is annotated "galactose"; BioRED train + BC5CDR annotate 6 chemical mentions
-# that start with one of them, "oral contraceptives" among them, against about 1,800 occurrences)
+# how a chemical was given: annotators leave these out of the chemical's span ("oral galactose" is
+# annotated "galactose"; in the shared corpus's 2,164 annotated abstracts the words occur 535 times
+# and start 30 chemical mentions, all BC5CDR's and 28 of them "oral contraceptive(s)/contraception")
 ROUTE_WORDS = frozenset({"oral", "intravenous", "intraperitoneal", "intramuscular", "intrathecal", "intranasal",
                          "subcutaneous", "topical", "systemic", "inhaled", "dietary", "exogenous", "endogenous"})
 

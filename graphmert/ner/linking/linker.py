@@ -457,8 +457,8 @@ class EntityLinker:
         and a rest that looks like a short form is looked up last, after the full names it may
         abbreviate have been linked ("ITP" is also inosine triphosphate). Returns how many mentions
         it linked. Held-out BioRED train, gold spans: disease accuracy 0.806 -> 0.819 (leading
-        qualifiers), -> 0.842 (and hyphenated ones, generic heads, the short forms of the long forms
-        linked here)."""
+        qualifiers) -> 0.845 (hyphenated qualifiers, the short forms of the long forms linked here,
+        generic heads, "benign"/"malignant", an exact rest over a fuzzy whole)."""
         linked = [(j, m.text, r) for j, (m, r) in enumerate(zip(doc.mentions, results))
                   if mention_category(m.type) == _DISEASE and r is not None and r.ids]
         rests = {i: _rests(m.text) for i, m in enumerate(doc.mentions)
@@ -567,8 +567,8 @@ class EntityLinker:
 
 def _rests(text: str) -> list[str]:
     """What a disease mention nothing links is tried as, in order: without its qualifiers
-    (:func:`~graphmert.ner.linking.surface.without_modifiers`), with a generic head as "disease"
-    (:func:`~graphmert.ner.linking.surface.with_generic_head`), then both."""
+    (:func:`~graphmert.ner.linking.surface.without_modifiers`), with a generic head as its group's
+    word (:func:`~graphmert.ner.linking.surface.with_generic_head`), then both."""
     plain = without_modifiers(text)
     tries = [plain, with_generic_head(text), with_generic_head(plain) if plain else None]
     return list(dict.fromkeys(t for t in tries if t))
