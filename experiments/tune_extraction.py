@@ -43,6 +43,7 @@ from _study import print_table, write_json  # noqa: E402
 import torch  # noqa: E402
 
 from graphmert.config import ExtractConfig, build, field_choices, load_config  # noqa: E402
+from graphmert.corpus.document import read_documents  # noqa: E402
 from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
@@ -92,12 +93,20 @@ def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = 
                          untrained=untrained, typer=typer, members=members)
 
 
-def tuning_documents(cfg):
+def tuning_documents(cfg, documents: Path | None = None):
     """The documents ``cfg`` extracts from (``extract.paths`` within ``extract.document_fraction``,
-    with sentences, as the extract stage reads them) and their gold (``evaluate.gold``)."""
-    reader = read_corpus(cfg.extract.paths, format=cfg.extract.format)
-    docs = list(TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
-                .annotate(d for d in reader if in_slice(d.id, cfg.extract.document_fraction)))
+    with sentences, as the extract stage reads them) and their gold (``evaluate.gold``). With
+    ``documents`` (an extract stage's ``documents.parquet``), the documents that stage extracted
+    from instead: on raw text, the recognised and linked ones."""
+    if documents is not None:
+        docs = [d for d in read_documents(documents) if in_slice(d.id, cfg.extract.document_fraction)]
+        if not docs:
+            raise SystemExit(f"{documents}: no document of the slice (extract.document_fraction "
+                             f"{cfg.extract.document_fraction})")
+    else:
+        reader = read_corpus(cfg.extract.paths, format=cfg.extract.format)
+        docs = list(TextAnalyzer(sentences=True, abbreviations=cfg.corpus.abbreviations)
+                    .annotate(d for d in reader if in_slice(d.id, cfg.extract.document_fraction)))
     return docs, load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
 
 
@@ -118,6 +127,9 @@ def main() -> None:
     p.add_argument("--scopes", nargs="+", default=["sentence", "chunk"],
                    metavar="SCOPE[,CatA|CatB=SCOPE]", help="tail scopes to compare: extract.tail_scope, optionally followed by "
                         "extract.tail_scope_by_category entries, e.g. 'sentence,Disease|SequenceVariant=title'")
+    p.add_argument("--documents", type=Path, default=None, metavar="PARQUET",
+                   help="extract from the documents an extract stage wrote (RUN/extract/documents.parquet) "
+                        "instead of extract.paths: on raw text, what the recogniser and linker found")
     p.add_argument("--k", nargs="+", type=int, default=[1, 2, 3])
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.1, 0.2, 0.3, 0.4, 0.5])
     p.add_argument("--rankers", nargs="+", default=["model", "likelihood", *CONTROLS])
@@ -145,7 +157,7 @@ def main() -> None:
     a = p.parse_args(args)
     a.overrides = overrides
     cfg = load_config(a.config, a.overrides)
-    docs, gold = tuning_documents(cfg)
+    docs, gold = tuning_documents(cfg, a.documents)
     rmap = dict(cfg.evaluate.relation_map)
     relation_sets = [x.split(",") for x in a.relation_sets] if a.relation_sets else [cfg.extract.relations]
     choices = list(itertools.product(a.evidence or [cfg.extract.evidence],

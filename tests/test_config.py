@@ -142,6 +142,18 @@ def test_base_errors_name_the_file(tmp_path, text, fragment):
         load_config(tmp_path / "x.yaml")
 
 
+def test_a_variant_may_change_one_side_of_a_rule_that_ties_two_keys(tmp_path):
+    """A control's own k may be set by a variant whose base lists the controls; a control the merged
+    config does not run is still an error naming the variant."""
+    (tmp_path / "a.yaml").write_text("extract: {controls: [salience, lexical], typer_files: [train.PubTator]}\n")
+    (tmp_path / "b.yaml").write_text("base: a.yaml\nextract: {control_tails_per_query: {lexical: 6}}\n")
+    assert load_config(tmp_path / "b.yaml").extract.control_tails_per_query == {"lexical": 6}
+    (tmp_path / "c.yaml").write_text("base: a.yaml\nextract: {control_tails_per_query: {random: 2}}\n")
+    with pytest.raises(ConfigError, match=r"c\.yaml: extract\.control_tails_per_query\.random: 'random' is not "
+                                          r"one of extract\.controls"):
+        load_config(tmp_path / "c.yaml")
+
+
 def test_raw_text_config_changes_only_what_raw_text_needs():
     raw, biored = load_config(ROOT / "configs" / "biored-raw.yaml"), load_config(ROOT / "configs" / "biored.yaml")
     assert raw.ner.paths and not biored.ner.paths
@@ -158,11 +170,18 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert raw.extract.name_mentions == ["biolink:ChemicalEntity", "biolink:Disease", "biolink:Gene"]
     # and the mentions nothing links are skipped rather than kept as text nodes (every triple counts)
     assert not raw.extract.text_entities and biored.extract.text_entities
+    # the lexical control at its own k and threshold tuned on the raw slice; the other controls' and
+    # graphmert's settings are the gold config's
+    assert (raw.extract.control_tails_per_query["lexical"], raw.extract.control_min_confidence["lexical"]) == (6, 0.5)
+    ties = ("control_tails_per_query", "control_min_confidence")
+    for k in ties:
+        assert {c: v for c, v in getattr(raw.extract, k).items() if c != "lexical"} == \
+            {c: v for c, v in getattr(biored.extract, k).items() if c != "lexical"}
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths, kg_gene_species=biored.extract.kg_gene_species,
                                abbreviation_veto=biored.extract.abbreviation_veto,
                                name_mentions=biored.extract.name_mentions,
                                text_entities=biored.extract.text_entities,
-                               **{k: getattr(biored.extract, k) for k in raw_only}) == biored.extract
+                               **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
 
 
 def test_abbreviation_veto_names_categories_the_recognizer_finds():

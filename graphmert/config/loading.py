@@ -80,24 +80,28 @@ def read_yaml(path: str | Path) -> dict:
 
 def read_layers(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
     """A config file's mapping over its ``base:`` chain: ``base: other.yaml`` (relative to the file)
-    is read first and this file's keys override it, so a variant config names only what it changes."""
+    is read first and this file's keys override it, so a variant config names only what it changes.
+
+    Each file is checked where it is: alone when it has no base, else merged over its base, so an
+    error names the file that brings it, and a variant may change one side of a rule that ties two
+    keys (``extract.control_tails_per_query`` names controls its base's ``extract.controls`` lists)."""
     path = Path(path)
     data = read_yaml(path)
     base = data.pop("base", None)
+    if base is not None:
+        if not isinstance(base, str) or not base:
+            raise ConfigError(f"{path}: base: expected the path of another config file, got {base!r}")
+        parent = (path.parent / base).resolve()
+        if parent in _seen or parent == path.resolve():
+            raise ConfigError(f"{path}: base: {base} leads back to a config already read (a cycle)")
+        if not parent.is_file():
+            raise ConfigError(f"{path}: base: {parent} does not exist")
+        data = _merge(read_layers(parent, (*_seen, path.resolve())), data)
     try:
-        build(data)                                  # each file's keys are checked where they are
+        build(data)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
-    if base is None:
-        return data
-    if not isinstance(base, str) or not base:
-        raise ConfigError(f"{path}: base: expected the path of another config file, got {base!r}")
-    parent = (path.parent / base).resolve()
-    if parent in _seen or parent == path.resolve():
-        raise ConfigError(f"{path}: base: {base} leads back to a config already read (a cycle)")
-    if not parent.is_file():
-        raise ConfigError(f"{path}: base: {parent} does not exist")
-    return _merge(read_layers(parent, (*_seen, path.resolve())), data)
+    return data
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
