@@ -5,6 +5,7 @@ reused, on gold mentions and on raw text.
                                          [--config configs/shared-corpus.yaml] [--texts FILE ...]
                                          [--reference RUN] [--train-steps 30] [--ner-minutes 3]
                                          [--workers 2] [--scheduler local] [--work DIR [--resume]]
+                                         [--to STAGE]
                                          [--out FILE] [section.key=value ...]
 
 1. **Corpus.** A corpus of N documents is written from ``--texts`` (default: the 3,165 shared
@@ -256,8 +257,8 @@ def _task_seconds(manifest: dict) -> float:
 
 
 def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, size: int,
-             common: list[str]) -> list[dict]:
-    """One corpus size through every stage of :data:`STAGES`: a row per stage."""
+             common: list[str], last: str = "export") -> list[dict]:
+    """One corpus size through the stages of :data:`STAGES` up to ``last``: a row per stage."""
     run_dir = work / f"{mode}-{size}"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
@@ -275,7 +276,9 @@ def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, 
     for stage in ("ner", "link"):      # gold: empty stages; raw: the reference's, skipped as up to date
         run_command([stage, *args], log)
     rows = []
-    for stage, command in STAGES.items():
+    names = list(STAGES)
+    for stage in names[:names.index(last) + 1]:
+        command = STAGES[stage]
         print(f"{mode} {size}: {stage} ...", flush=True)
         wall, rss = run_command([command, *args], log)
         m = json.loads((run_dir / stage / "manifest.json").read_text())
@@ -338,7 +341,7 @@ def projection(rows: list[dict], documents: int, workers_measured: int, workers:
 
 
 def measure(work: Path, ref: Path, configs: dict[str, Path], texts: list[Path], modes: list[str],
-            sizes: list[int], common: list[str], resume: bool) -> list[dict]:
+            sizes: list[int], common: list[str], resume: bool, last: str = "export") -> list[dict]:
     """Every mode and size through :func:`run_size`; each size's rows are appended to
     ``WORK/rows.jsonl`` as it finishes, so that hours of measurement survive a stop. With ``resume``
     the sizes found there are not run again (without it the file starts empty)."""
@@ -353,7 +356,7 @@ def measure(work: Path, ref: Path, configs: dict[str, Path], texts: list[Path], 
             if (mode, size) in finished:
                 print(f"{mode} {size}: measured before ({done_file})", flush=True)
                 continue
-            new = run_size(work, ref, configs[mode], texts, mode, size, common)
+            new = run_size(work, ref, configs[mode], texts, mode, size, common, last)
             with done_file.open("a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in new)
             rows += new
@@ -381,6 +384,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--resume", action="store_true",
                     help="keep the sizes already measured in WORK/rows.jsonl (needs --work)")
+    ap.add_argument("--to", choices=list(STAGES), default="export",
+                    help="the last stage run at each size (the sizes' rows then cover the stages up to it; "
+                         "the extract stage takes most of the time: --to graphs measures the rest at sizes "
+                         "extract would take hours on)")
     ap.add_argument("overrides", nargs="*", help="extra dotted overrides for every run")
     args = ap.parse_args()
     texts = args.texts or [require_shared(*p) for p in DEFAULT_TEXTS]
@@ -396,7 +403,7 @@ def main() -> None:
         configs = write_configs(work, ROOT / args.config, args.train_steps, args.ner_minutes)
         ref = check_reference(args.reference.resolve(), args.modes) if args.reference else \
             build_reference(work, configs, texts, args.modes, common)
-        rows = measure(work, ref, configs, texts, args.modes, sorted(args.sizes), common, args.resume)
+        rows = measure(work, ref, configs, texts, args.modes, sorted(args.sizes), common, args.resume, args.to)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

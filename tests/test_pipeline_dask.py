@@ -262,8 +262,14 @@ def test_a_lazy_input_is_read_one_window_at_a_time(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------------------------------
 
 
-def test_graphs_stage_equals_build_graphs(tmp_path):
-    """Some documents lose their annotations, so lexicon linking runs too."""
+def test_graphs_stage_equals_build_graphs(tmp_path, monkeypatch):
+    """Some documents lose their annotations, so lexicon linking runs too. Each link task hands the
+    driver its candidates' digest (one row per distinct triple), not its candidate rows."""
+    from graphmert.kg.digest import CandidateDigest
+
+    digests: list[CandidateDigest] = []
+    save = CandidateDigest.save
+    monkeypatch.setattr(CandidateDigest, "save", lambda self, path: (digests.append(self), save(self, path)))
     lines = (ROOT / "data" / "demo" / "corpus.jsonl").read_text().splitlines()[:24]
     docs = [json.loads(x) for x in lines]
     for d in docs[1::3]:
@@ -288,6 +294,9 @@ def test_graphs_stage_equals_build_graphs(tmp_path):
     # own 24 documents are the extraction documents; their relations never become seed triples
     assert saved.pop("held_out_documents") == 24 and saved.pop("corpus_documents_held_out") == 24
     assert saved == json.loads(json.dumps(report, default=str))
+    assert len(digests) == 6 and sum(d.candidates for d in digests) == report["injection"]["candidates"]
+    assert sum(len(d) for d in digests) < report["injection"]["candidates"]
+    assert all(len(d) == len(set(d.triple.tolist())) for d in digests)
     assert [e["counts"]["graphs"] for e in m["shard_info"]] == [16] * (len(graphs) // 16) + (
         [len(graphs) % 16] if len(graphs) % 16 else [])
 

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -114,7 +115,8 @@ def _row(stage: str, documents: int, stage_s: float, task_s: float, driver: int,
 def test_measured_sizes_are_kept_as_they_finish_and_resume_skips_them(tmp_path, monkeypatch):
     ran: list[tuple[str, int]] = []
 
-    def run_size(work, ref, config, texts, mode, size, common):
+    def run_size(work, ref, config, texts, mode, size, common, last):
+        assert last == "export"
         ran.append((mode, size))
         if size == 30:
             raise SystemExit("killed")
@@ -131,6 +133,28 @@ def test_measured_sizes_are_kept_as_they_finish_and_resume_skips_them(tmp_path, 
     assert [r["documents"] for r in rows] == [10, 20, 40]
     scale.measure(tmp_path, tmp_path, configs, [], ["gold"], [10], [], resume=False)
     assert ran[-1] == ("gold", 10)                         # without --resume, every size runs again
+
+
+def test_a_size_runs_the_stages_up_to_the_last_one_asked(tmp_path, monkeypatch):
+    """--to graphs: each size runs ingest … build-graphs (after the empty ner and link), not extract."""
+    commands: list[str] = []
+
+    def run_command(args, log):
+        commands.append(args[0])
+        stage = {v: k for k, v in scale.STAGES.items()}.get(args[0], args[0])
+        run_dir = Path(args[args.index("--run-dir") + 1])
+        (run_dir / stage).mkdir(parents=True, exist_ok=True)
+        (run_dir / stage / "manifest.json").write_text(json.dumps({"elapsed_s": 2.0, "documents": 5}))
+        return 1.0, SimpleNamespace(driver_mb=100.0, workers_mb=0.0, processes=0)
+
+    monkeypatch.setattr(scale, "run_command", run_command)
+    monkeypatch.setattr(scale, "trained_relations", lambda ref: ["treats"])
+    monkeypatch.setattr(scale, "write_corpus", lambda *a: 5)
+    (tmp_path / "ref" / "train").mkdir(parents=True)
+    rows = scale.run_size(tmp_path, tmp_path / "ref", tmp_path / "g.yaml", [], "gold", 5, [], "graphs")
+    assert commands == ["ner", "link", "ingest", "tokenizer", "chunks", "build-graphs"]
+    assert [r["stage"] for r in rows] == ["ingest", "tokenizer", "chunks", "graphs"]
+    assert rows[0]["outputs"] == "documents=5" and rows[0]["s_per_1k_docs"] == 400.0
 
 
 def test_the_benchmark_configs_keep_every_proposed_triple(tmp_path):

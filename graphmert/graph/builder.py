@@ -35,14 +35,15 @@ import numpy as np
 from graphmert.config import GraphConfig, KGConfig
 from graphmert.corpus.chunk import Chunk, ChunkMention
 from graphmert.kg.graph import KGError, SeedKG
-from graphmert.kg.injection import Candidates, injection_report, select_injections
+from graphmert.kg.digest import CandidateDigest
+from graphmert.kg.injection import Candidates
 from graphmert.kg.lexicon import Lexicon, LexiconMatcher
 from graphmert.kg.linking import link_heads
 from graphmert.kg.scoring import SCORERS, triple_text
 from graphmert.graph.layout import Injection, LeafyChainGraph
 
 __all__ = ["build_graphs", "InjectionError", "check_inputs", "find_candidates", "tokenize_tails",
-           "select_candidates", "SelectedInjections", "ProgressFn"]
+           "score_candidates", "select_candidates", "SelectedInjections", "ProgressFn"]
 
 ProgressFn = Callable[[str, int, int], None]   # (phase, done, total)
 _SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -132,20 +133,20 @@ def tokenize_tails(kg: SeedKG, objects: Iterable[str], tokenizer, unk_id: int) -
 
 @dataclass
 class SelectedInjections:
-    candidates: Candidates
-    kept: np.ndarray                 # indices into candidates, selection order
+    candidates: Candidates           # the digest's best row of each distinct triple
+    kept: np.ndarray                 # indices into candidates, by chunk, head and triple
     tails: dict[str, list[int]]      # tail node id → token ids ([] when only [UNK])
     unknown: list[str]               # tail node ids whose names are only [UNK]
-    report: dict                     # injection_report(...)
+    report: dict                     # injection_report(...) as over every candidate row
+    heads_with_triples: int          # distinct (chunk, head) with a candidate
 
-    def summary(self, kg: SeedKG, rows: np.ndarray, head_stats: Counter, num_roots: int) -> dict:
+    def summary(self, kg: SeedKG, head_stats: Counter) -> dict:
         """The graphs report's fields that do not depend on the assembled graphs."""
         per_rel = Counter(kg.relations[int(r)] for r in self.candidates.relation[self.kept])
         return {
             "injections": int(len(self.kept)),
             "injections_per_relation": dict(sorted(per_rel.items())),
-            "heads": dict(sorted(head_stats.items()))
-            | {"heads_with_triples": int(len(np.unique(rows[:, 0] * num_roots + rows[:, 1])))},
+            "heads": dict(sorted(head_stats.items())) | {"heads_with_triples": self.heads_with_triples},
             "tails": {"distinct": len(self.tails), "only_unknown_tokens": len(self.unknown),
                       "examples_only_unknown": [kg.name(o) for o in self.unknown[:10]]},
             "injection": self.report,
@@ -153,42 +154,46 @@ class SelectedInjections:
         }
 
 
-def select_candidates(rows: np.ndarray, kg: SeedKG, tokenizer, unk_id: int, kg_cfg: KGConfig,
-                      num_leaves: int, score: Callable[[list[str], np.ndarray], np.ndarray]
-                      ) -> SelectedInjections:
-    """Steps 4–6 of the module docstring for candidate ``rows`` [P, 4] (chunk, head start, head
-    length, triple id): tokenise tails (tokenizer/KG mismatch check), score the triple texts with
-    ``score(triple_texts, triple_index_per_row)``, and select injections (DESIGN §7).
+def score_candidates(rows: np.ndarray, kg: SeedKG, scorer, chunk_texts: Sequence[str]) -> np.ndarray:
+    """Scores [P] of candidate ``rows`` [P, 4] (step 5): each triple's text against its chunk by a
+    ``kg.scorer`` ``scorer`` with its vocabulary fitted; ``rows[:, 0]`` indexes ``chunk_texts``."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.float64)
+    uniq, inv = np.unique(rows[:, 3], return_inverse=True)
+    edges = [kg.edges[t] for t in uniq]
+    texts = [triple_text(kg.name(e.subject), e.predicate, kg.name(e.object)) for e in edges]
+    return scorer.for_chunks(chunk_texts).score(texts, inv, rows[:, 0])
+
+
+def select_candidates(digest: CandidateDigest, kg: SeedKG, tokenizer, unk_id: int, kg_cfg: KGConfig,
+                      num_leaves: int) -> SelectedInjections:
+    """Steps 4 and 6 of the module docstring over the candidates' ``digest`` (its α ``kg.alpha``):
+    tokenise the tails (tokenizer/KG mismatch check) and select injections (DESIGN §7).
 
     Raises :class:`KGError` on a tokenizer/KG mismatch and :class:`InjectionError` when nothing is
     selected. Shared by :func:`build_graphs` and the sharded graphs stage of ``pipelines``.
     """
-    triples = rows[:, 3]
-    uniq, inv = np.unique(triples, return_inverse=True)
-    edges = [kg.edges[t] for t in uniq]
+    edges = [kg.edges[t] for t in digest.triple]
     tails = tokenize_tails(kg, (e.object for e in edges), tokenizer, unk_id)
     unknown = sorted(o for o, ids in tails.items() if not ids)
     if len(unknown) > kg_cfg.max_unknown_tail_fraction * len(tails):
         raise KGError(f"tokenizer/KG mismatch: {len(unknown)} of {len(tails)} candidate tail names "
                       f"tokenise entirely to [UNK] (e.g. {[kg.name(o) for o in unknown[:5]]}); "
                       f"use a tokenizer trained on this corpus, or raise kg.max_unknown_tail_fraction")
-    tail_len = np.array([len(tails[e.object]) for e in edges], dtype=np.int64)[inv]
-    ttexts = [triple_text(kg.name(e.subject), e.predicate, kg.name(e.object)) for e in edges]
-    scores = score(ttexts, inv)
-    cands = Candidates(chunk=rows[:, 0], head=rows[:, 1], head_length=rows[:, 2], triple=triples,
-                       relation=np.array([kg.relation_map[e.predicate] for e in edges], dtype=np.int64)[inv],
-                       score=scores, tail_length=tail_len)
-    sel = select_injections(cands, len(kg.relations), alpha=kg_cfg.alpha,
-                            min_relation_count=kg_cfg.min_relation_count, score_band=kg_cfg.score_band,
-                            max_tail_length=num_leaves)
-    report = injection_report(cands, sel, kg.relations)
+    best = digest.best_candidates(
+        relation=np.array([kg.relation_map[e.predicate] for e in edges], dtype=np.int64),
+        tail_length=np.array([len(tails[e.object]) for e in edges], dtype=np.int64))
+    sel = digest.select(best, len(kg.relations), min_relation_count=kg_cfg.min_relation_count,
+                        score_band=kg_cfg.score_band, max_tail_length=num_leaves)
+    report = digest.report(best, sel, kg.relations)
     if len(sel.kept) == 0:
         d = {k: v for k, v in report["dropped"].items() if v}
         raise InjectionError(
-            f"no seed triple was injected: {len(cands)} candidates, dropped {d}; candidate scores "
+            f"no seed triple was injected: {report['candidates']} candidates, dropped {d}; candidate scores "
             f"{report['best_score_per_triple_quantiles']}. Lower kg.alpha (now {kg_cfg.alpha}) or "
             f"kg.min_relation_count (now {kg_cfg.min_relation_count})")
-    return SelectedInjections(cands, sel.kept, tails, unknown, report)
+    kept = sel.kept[np.lexsort((best.triple[sel.kept], best.head[sel.kept], best.chunk[sel.kept]))]
+    return SelectedInjections(best, kept, tails, unknown, report, digest.heads)
 
 
 def build_graphs(chunks: Iterable[Chunk], kg: SeedKG, tokenizer, kg_cfg: KGConfig,
@@ -212,9 +217,8 @@ def build_graphs(chunks: Iterable[Chunk], kg: SeedKG, tokenizer, kg_cfg: KGConfi
     if progress:
         progress("score", 0, len(rows))
     texts = [c.text or tokenizer.decode(c.input_ids[1:-1]) for c in chunks]
-    scorer = scorer_cls().fit(texts)
-    sel = select_candidates(rows, kg, tokenizer, sp["unk"], kg_cfg, K,
-                            lambda ttexts, inv: scorer.score(ttexts, inv, rows[:, 0]))
+    scores = score_candidates(rows, kg, scorer_cls().fit_vocabulary(texts), texts)
+    sel = select_candidates(CandidateDigest.of(rows, scores, kg_cfg.alpha), kg, tokenizer, sp["unk"], kg_cfg, K)
     if progress:
         progress("score", len(rows), len(rows))
     cands, tails, kept = sel.candidates, sel.tails, sel.kept
@@ -235,6 +239,6 @@ def build_graphs(chunks: Iterable[Chunk], kg: SeedKG, tokenizer, kg_cfg: KGConfi
         "chunks_with_leaves": sum(1 for g in graphs if g.num_filled_leaves),
         "tokens_dense": len(graphs) * R * (1 + K),
         "tokens_packed": sum(g.num_roots + g.num_filled_leaves for g in graphs),
-        **sel.summary(kg, rows, head_stats, R),
+        **sel.summary(kg, head_stats),
     }
     return graphs, report

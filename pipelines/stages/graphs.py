@@ -7,9 +7,12 @@ into the parts that are per chunk and the part that is global:
    stream (no text is kept); the lexicon matcher when some chunk has no annotations (all sent once
    to every worker);
 2. ``link`` — one task per chunk shard: check chunks against the tokenizer, link heads, find the
-   candidate (chunk, head, seed triple) rows and score them → ``RUN/work/graphs/link-*.npz``;
-3. driver: tails, the global selection (each triple in its best chunk, relation minimums) and the
-   injection report;
+   candidate (chunk, head, seed triple) rows and score them, and write their digest (at most one row
+   per distinct triple and the counts the selection's report needs: :mod:`graphmert.kg.digest`) →
+   ``RUN/work/graphs/link-*.npz``;
+3. driver: the digests folded one at a time, so it holds at most one candidate per seed triple,
+   however large the corpus; tails, the global selection (each triple in its best chunk, relation
+   minimums) and the injection report;
 4. ``graphs`` — one task per ``graph.shard_size`` consecutive chunks: build the graphs, inject the
    selected tails, write a graph shard.
 
@@ -31,18 +34,20 @@ from graphmert.config import Config, GraphConfig
 from graphmert.corpus.chunk import SCHEMA as CHUNK_SCHEMA
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.tokenizer import load_tokenizer
-from graphmert.graph.builder import InjectionError, check_inputs, find_candidates, select_candidates
+from graphmert.graph.builder import (InjectionError, check_inputs, find_candidates, score_candidates,
+                                     select_candidates)
 from graphmert.graph.distant import DistantSupervision, document_counts
 from graphmert.graph.scope import ScopeNames
 from graphmert.graph.io import write_graphs
 from graphmert.graph.layout import Injection, LeafyChainGraph
 from graphmert.io import atomic_write_json
+from graphmert.kg.digest import CandidateDigest
 from graphmert.kg.graph import KGError, SeedKG, save_relation_map
 from graphmert.kg.lexicon import Lexicon, LexiconMatcher
 from graphmert.kg.linking import link_heads
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
-from graphmert.kg.scoring import SCORERS, triple_text
+from graphmert.kg.scoring import SCORERS
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 
@@ -59,6 +64,7 @@ class LinkInputs:
     tokenizer: Any
     graph: GraphConfig
     no_leaves: frozenset = frozenset()  # corpus documents that extraction reads from extract.paths
+    alpha: float | None = None          # kg.alpha, which the digests count against
 
 
 def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
@@ -85,18 +91,10 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
         stats["head_mentions_out_of_range"] += len(hs) - len(ok)
         heads.append(ok)
     rows = find_candidates(heads, shared.kg)                                # [P, 4], chunk in shard
-    scores = np.zeros(len(rows), dtype=np.float64)                          # [P]
-    if len(rows):
-        uniq, inv = np.unique(rows[:, 3], return_inverse=True)
-        edges = [shared.kg.edges[t] for t in uniq]
-        texts = [triple_text(shared.kg.name(e.subject), e.predicate, shared.kg.name(e.object))
-                 for e in edges]
-        scorer = shared.scorer.for_chunks([_scorer_text(c.text, c.input_ids, shared.tokenizer)
-                                           for c in chunks])
-        scores = scorer.score(texts, inv, rows[:, 0])
+    scores = score_candidates(rows, shared.kg, shared.scorer,
+                              [_scorer_text(c.text, c.input_ids, shared.tokenizer) for c in chunks])
     rows[:, 0] += offset                                                    # global chunk index
-    with open(path, "wb") as f:
-        np.savez(f, rows=rows, scores=scores)
+    CandidateDigest.of(rows, scores, shared.alpha).save(path)
     return {"chunks": len(chunks), "candidates": int(len(rows)), **dict(sorted(stats.items()))}
 
 
@@ -243,23 +241,19 @@ def _graphs(ctx: StageContext) -> dict:
                if cfg.kg.lexicon_matching and need_lexicon else None)
 
     linked = ctx.map_shards(link_shard, [(p, starts[i]) for i, p in enumerate(chunk_paths)], name="link",
-                            shared=LinkInputs(kg, matcher, scorer, tok, cfg.graph, no_leaves),
+                            shared=LinkInputs(kg, matcher, scorer, tok, cfg.graph, no_leaves, cfg.kg.alpha),
                             suffix=".npz")
     head_stats: Counter = Counter()
-    rows_l, scores_l = [], []
     for s in linked:
-        with np.load(s.path) as z:
-            rows_l.append(z["rows"])
-            scores_l.append(z["scores"])
         head_stats.update({k: v for k, v in s.counts.items() if k not in ("chunks", "candidates")})
-    rows, scores = np.concatenate(rows_l), np.concatenate(scores_l)       # [P, 4], [P]
-    if len(rows) == 0:
+    digest = CandidateDigest.fold(CandidateDigest.load(s.path) for s in linked)   # ≤ one row a triple
+    if len(digest) == 0:
         raise InjectionError(
             f"no chunk has a head linked to a seed-KG node with triples ({n_chunks} chunks, "
             f"{head_stats['head_mentions']} head mentions); do the corpus's entity ids use the KG's id "
             f"space (e.g. MESH:D003924, NCBIGene:3630), or is kg.lexicon_matching off?")
 
-    sel = select_candidates(rows, kg, tok, sp["unk"], cfg.kg, K, lambda ttexts, inv: scores)
+    sel = select_candidates(digest, kg, tok, sp["unk"], cfg.kg, K)
     cands, tails, kept = sel.candidates, sel.tails, sel.kept
 
     size = cfg.graph.shard_size
@@ -283,7 +277,7 @@ def _graphs(ctx: StageContext) -> dict:
         "chunks_with_leaves": sum(s.counts["chunks_with_leaves"] for s in shards),
         "tokens_dense": n_chunks * R * (1 + K),
         "tokens_packed": sum(s.counts["tokens_packed"] for s in shards),
-        **sel.summary(kg, rows, head_stats, R),
+        **sel.summary(kg, head_stats),
     }
     RelationSchema.from_kg(kg, cfg.kg.relation_schema).save(ctx.out / "relation_schema.json")
     return _finish(ctx, kg, report, shards, held_out, doc_ids)
