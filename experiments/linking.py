@@ -233,6 +233,9 @@ def main() -> None:
     ap.add_argument("--no-initials", action="store_true",
                     help="an unlinked mention spelling a linked mention's initials stays unlinked "
                          "(EntityLinker.initials off)")
+    ap.add_argument("--no-abbreviation-species", action="store_true",
+                    help="a short form whose long form names a species does not name it where it recurs "
+                         "(EntityLinker.abbreviation_species off)")
     ap.add_argument("--errors", type=int, default=0, metavar="N",
                     help="also print the N most frequent held-out disease and chemical linking errors")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
@@ -250,6 +253,7 @@ def main() -> None:
         linker.reference_at = a.reference_at
     linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
     linker.sentence_species, linker.initials = not a.no_sentence_species, not a.no_initials
+    linker.abbreviation_species = not a.no_abbreviation_species
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
           f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
     rows = sweep(linker, held, thresholds)
@@ -275,7 +279,8 @@ def main() -> None:
                    kg_gene_species=a.kg_gene_species, strict_gene_species=a.strict_gene_species,
                    name_tables=a.name_tables, abbreviations=not a.no_abbreviations,
                    vocabularies=[v.path for v in vocab], reference_at=linker.reference_at,
-                   sentence_species=linker.sentence_species, initials=linker.initials)
+                   sentence_species=linker.sentence_species, initials=linker.initials,
+                   abbreviation_species=linker.abbreviation_species)
 
 
 if __name__ == "__main__":

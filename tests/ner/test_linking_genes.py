@@ -15,7 +15,10 @@ from graphmert.ner.linking import EntityLinker, LinkerError, normalize_surface, 
 from graphmert.ner.linking.genes import (
     build_gene_vocabulary, folded_key, gene_variants, read_gene_info, read_rgd_orthologs,
 )
-from graphmert.ner.linking.species import mention_species, sentence_spans, species_marks, symbol_case_species
+from graphmert.corpus.document import Abbreviation
+from graphmert.ner.linking.species import (
+    abbreviation_marks, mention_species, sentence_spans, species_marks, symbol_case_species,
+)
 
 HEADER = ("#tax_id\tGeneID\tSymbol\tLocusTag\tSynonyms\tdbXrefs\tchromosome\tmap_location\tdescription\t"
           "type_of_gene\tSymbol_from_nomenclature_authority\tFull_name_from_nomenclature_authority\t"
@@ -143,6 +146,38 @@ def test_a_xenograft_names_human_genes():
     sp1, tnf = text.index("Sp1"), text.index("Tnf")
     assert mention_species([(sp1, sp1 + 3), (tnf, tnf + 3)], marks, sentence_spans(text, []),
                            default=None) == [HUMAN_TAXON, MOUSE_TAXON]    # the nearest cue of its sentence
+
+
+def abbreviation(text: str, short: str, long: str) -> tuple[int, int, int, int]:
+    return (text.index(f"({short})") + 1, text.index(f"({short})") + 1 + len(short), text.index(long),
+            text.index(long) + len(long))
+
+
+def test_a_short_form_defined_with_a_species_names_it_where_it_recurs():
+    text = ("Rats and human retinal ECs (hRMVECs) and mouse or rat fibroblasts (MRFs) and tissue "
+            "fluid (TF). In hRMVECs, NOX4 fell; hRMVEC growth stopped; xhRMVECs and TF and MRFs rose.")
+    forms = {"rats": (RAT_TAXON,), "human": (HUMAN_TAXON,), "mouse": (MOUSE_TAXON,), "rat": (RAT_TAXON,)}
+    marks = species_marks(text, forms)
+    spans = [abbreviation(text, "hRMVECs", "human retinal ECs"), abbreviation(text, "MRFs", "mouse or rat fibroblasts"),
+             abbreviation(text, "TF", "tissue fluid")]
+    got = abbreviation_marks(text, spans, marks)
+    # the two later hRMVEC(s), not the definition itself nor "xhRMVECs"; no cue from MRFs (two species) or TF (none)
+    assert got == [(text.index("In hRMVECs") + 3, HUMAN_TAXON), (text.index("hRMVEC growth"), HUMAN_TAXON)]
+    nox4 = text.index("NOX4")
+    sentences = sentence_spans(text, [])
+    assert mention_species([(nox4, nox4 + 4)], marks, sentences, default=RAT_TAXON) == [RAT_TAXON]
+    assert mention_species([(nox4, nox4 + 4)], sorted(marks + got), sentences, default=RAT_TAXON) == [HUMAN_TAXON]
+
+
+def test_the_linker_reads_a_species_from_a_short_form_in_the_genes_sentence(sources):
+    linker = EntityLinker.build(TRAIN, None, vocabularies=sources)
+    text = "Mice, mice and their patients' fibroblasts (PFs) were studied. In PFs, survivin rose."
+    doc = gene_doc("a", text, ["survivin"], species=["Mice", "mice", "patients"])
+    doc.abbreviations = [Abbreviation(*abbreviation(text, "PFs", "patients' fibroblasts"))]
+    assert linker.document_species(doc) == MOUSE_TAXON
+    assert linker.link_mentions(doc)[0].ids == ("NCBIGene:332",)        # human, from "PFs"
+    linker.abbreviation_species = False
+    assert linker.link_mentions(doc)[0].ids == ("NCBIGene:11799",)      # the document's mouse
 
 
 def test_symbol_case_species():

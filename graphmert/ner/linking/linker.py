@@ -26,8 +26,8 @@ from graphmert.ner.linking.common import (
 from graphmert.ner.linking.genes import GeneVocabulary, build_gene_vocabulary, folded_key, gene_variants
 from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
 from graphmert.ner.linking.species import (
-    _KG_SOURCE, _dominant_species, _gene_orthologs, mention_species, sentence_spans, species_marks,
-    symbol_case_species,
+    _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species, sentence_spans,
+    species_marks, symbol_case_species,
 )
 from graphmert.ner.linking.surface import (_singular_keys, normalize_surface, surface_key, with_generic_head,
                                            without_modifiers)
@@ -99,6 +99,9 @@ class EntityLinker:
         self.sentence_species: bool = True
         #: an unlinked mention spelling the initials of a linked one of its category takes its link
         self.initials: bool = True
+        #: a short form whose long form names a species ("human … ECs (hRMVECs)") names it wherever it
+        #: occurs (:func:`~graphmert.ner.linking.species.abbreviation_marks`)
+        self.abbreviation_species: bool = True
 
     @classmethod
     def build(cls, documents: Iterable[Document], kg: SeedKG | None,
@@ -354,6 +357,9 @@ class EntityLinker:
         default = self._document_species(doc, marks)
         if not self.sentence_species:
             return [default] * len(doc.mentions), default
+        if self.abbreviation_species and doc.abbreviations:
+            spans = [(a.short_start, a.short_end, a.long_start, a.long_end) for a in doc.abbreviations]
+            marks = sorted(marks + abbreviation_marks(doc.text, spans, marks))
         return mention_species([(m.start, m.end) for m in doc.mentions], marks,
                                sentence_spans(doc.text, doc.sentences), default), default
 

@@ -76,6 +76,27 @@ def species_marks(text: str, forms: dict[str, tuple[str, ...]]) -> list[tuple[in
     return sorted(marks)
 
 
+def abbreviation_marks(text: str, abbreviations: Iterable[tuple[int, int, int, int]],
+                       marks: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(offset, taxon) at every occurrence of each short form whose long form holds a species cue of
+    ``marks``: "human retinal microvascular ECs (hRMVECs)", "mouse embryonic fibroblasts (MEFs)". The
+    cells the abbreviation names keep their species wherever the abstract writes it ("In hRMVECs
+    transfected with NOX4 siRNA": the human gene, in a rat abstract). ``abbreviations`` are (short
+    start, short end, long start, long end); a short form ending in "s" is also found without it
+    ("hRMVEC proliferation"). A long form with cues of two species gives none."""
+    out = []
+    for short_start, short_end, long_start, long_end in abbreviations:
+        taxa = {t for at, t in marks if long_start <= at < long_end and t}
+        short = text[short_start:short_end]
+        if len(taxa) != 1 or len(short) < 2:
+            continue
+        stem = short[:-1] if short.endswith("s") and len(short) > 2 else short
+        pattern = re.compile(rf"(?<![\w-]){re.escape(stem)}s?(?![\w-])")
+        out += [(m.start(), next(iter(taxa))) for m in pattern.finditer(text)
+                if m.start() != short_start and not long_start <= m.start() < long_end]
+    return out
+
+
 def symbol_case_species(gene_texts: Sequence[str]) -> str | None:
     """Mouse when more of ``gene_texts`` are written as rodent symbols ("Socs2") than as human ones
     ("SOCS2"), else None: the case convention is the last cue of an abstract that names no species
