@@ -36,14 +36,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from graphmert.kg.injection import REASONS, Candidates, Selection, injection_report, select_injections
+from graphmert.kg.injection import QUANTILES, REASONS, Candidates, Selection, injection_report, select_injections
 
 __all__ = ["CandidateDigest", "BINS"]
 
 #: histogram bins of the candidate scores over [0, 1]: quantiles to within 1e-4, the report's rounding
 BINS = 10_000
 _ARRAYS = ("triple", "chunk", "head", "head_length", "score", "rows", "above")
-_QUANTILES = {"min": 0.0, "p10": 0.1, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p90": 0.9, "p99": 0.99, "max": 1.0}
 
 
 @dataclass
@@ -190,7 +189,7 @@ class CandidateDigest:
             return float(np.clip(mid, self.score_min, self.score_max))
 
         out = {}
-        for k, q in _QUANTILES.items():
+        for k, q in QUANTILES.items():
             pos = q * (n - 1)
             lo = int(np.floor(pos))
             hi = min(lo + 1, n - 1)

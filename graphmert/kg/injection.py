@@ -147,13 +147,15 @@ def select_injections(c: Candidates, num_relations: int, *, alpha: float | None,
     return Selection(reason)
 
 
+#: the score quantiles the report gives (name → q)
+QUANTILES = {"min": 0.0, "p10": 0.1, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p90": 0.9, "p99": 0.99, "max": 1.0}
+
+
 def _quantiles(x: np.ndarray) -> dict[str, float]:
     if len(x) == 0:
         return {}
-    qs = {"min": 0.0, "p10": 0.1, "p25": 0.25, "p50": 0.5, "p75": 0.75, "p90": 0.9, "p99": 0.99,
-          "max": 1.0}
-    vals = np.quantile(x, list(qs.values()))
-    out = {k: round(float(v), 4) for k, v in zip(qs, vals)}
+    vals = np.quantile(x, list(QUANTILES.values()))
+    out = {k: round(float(v), 4) for k, v in zip(QUANTILES, vals)}
     out["mean"] = round(float(x.mean()), 4)
     return out
 
