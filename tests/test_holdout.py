@@ -19,6 +19,7 @@ from graphmert.corpus.tokenizer import special_ids, train_tokenizer
 from graphmert.graph.distant import DistantSupervision
 from graphmert.graph.io import read_graphs
 from graphmert.kg.corpus_relations import read_relation_files
+from graphmert.kg.digest import CandidateDigest
 from graphmert.kg.graph import Edge, Node, SeedKG
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
@@ -189,16 +190,22 @@ def test_a_concatenated_chunk_is_held_out_when_any_of_its_documents_is(concatena
         assert (len(g.groups) == 0 and g.num_filled_leaves == 0) == (i in held), i
 
 
-def test_paper_injection_links_no_head_in_a_chunk_holding_a_held_out_document(concatenated, tmp_path):
-    """The same for kg.injection = paper: the link task finds no candidate in a held-out chunk."""
+def test_paper_injection_links_no_head_in_a_chunk_holding_a_held_out_document(concatenated, tmp_path,
+                                                                               monkeypatch):
+    """The same for kg.injection = paper: the link task finds no candidate in a held-out chunk (the
+    rows it digests, every one of them, not only the digest's best row of each triple)."""
     chunks, path, kg, tok, graph, second = concatenated
     scorer = SCORERS.get("tfidf")().fit([c.text for c in chunks])
+    digested: list[np.ndarray] = []
+    of = CandidateDigest.of
+    monkeypatch.setattr(CandidateDigest, "of", lambda rows, scores, alpha: (digested.append(rows.copy()),
+                                                                            of(rows, scores, alpha))[1])
 
     def rows(no_leaves: frozenset) -> tuple[dict, set[int]]:
         out = tmp_path / f"link-{len(no_leaves)}.npz"
         stats = link_shard((str(path), 0), LinkInputs(kg, None, scorer, tok, graph, no_leaves), out)
-        with np.load(out) as z:
-            return stats, set(z["rows"][:, 0].tolist())
+        assert CandidateDigest.load(out).candidates == stats["candidates"] == len(digested[-1])
+        return stats, set(digested[-1][:, 0].tolist())
 
     stats, linked = rows(frozenset())
     assert stats.get("chunks_held_out", 0) == 0 and 0 in linked
