@@ -58,6 +58,10 @@ class Scorer(Protocol):
 
     def fit_vocabulary(self, texts: Iterable[str]) -> "Scorer": ...
 
+    def document_frequencies(self, texts: Iterable[str]) -> tuple[Counter, int]: ...
+
+    def fit_frequencies(self, df: Counter, n: int) -> "Scorer": ...
+
     def for_chunks(self, chunk_texts: Sequence[str]) -> "Scorer": ...
 
     def score(self, triple_texts: Sequence[str], triple_index: np.ndarray,
@@ -94,12 +98,23 @@ class TfidfScorer:
         but its hashed features would change every score). The vocabulary (sorted terms) and the
         float64 operations are sklearn's own (``TfidfTransformer.fit``: idf = ln((n + 1) / (df + 1))
         + 1), so the vectors equal a ``fit`` on the same texts; a test pins it."""
+        return self.fit_frequencies(*self.document_frequencies(texts))
+
+    def document_frequencies(self, texts: Iterable[str]) -> tuple[Counter, int]:
+        """(term → how many of ``texts`` hold it, how many texts): what :meth:`fit_frequencies`
+        needs. The counts of disjoint parts of a corpus add up to the corpus's, so workers can count
+        their own shards (the graphs stage)."""
         analyze = self.vectorizer.build_analyzer()
         df: Counter = Counter()
         n = 0
         for text in texts:
             df.update(set(analyze(text)))
             n += 1
+        return df, n
+
+    def fit_frequencies(self, df: Counter, n: int) -> "TfidfScorer":
+        """Vocabulary and IDF from the document frequencies ``df`` of ``n`` texts
+        (:meth:`document_frequencies`, summed over a corpus's parts)."""
         if not df:
             raise ValueError("kg.scorer tfidf: every chunk text is empty; nothing to fit on")
         terms = sorted(df)

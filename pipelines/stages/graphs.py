@@ -3,9 +3,9 @@
 The same computation as :func:`graphmert.graph.builder.build_graphs` (tests pin the equality), cut
 into the parts that are per chunk and the part that is global:
 
-1. driver: the seed KG; the ``kg.scorer`` vocabulary and IDF, fitted on every chunk's text read as a
-   stream (no text is kept); the lexicon matcher when some chunk has no annotations (all sent once
-   to every worker);
+1. driver: the seed KG; the ``kg.scorer`` vocabulary and IDF, from document frequencies that one
+   ``vocabulary`` task per chunk shard counts and the driver sums (no text reaches the driver); the
+   lexicon matcher when some chunk has no annotations (all sent once to every worker);
 2. ``link`` — one task per chunk shard: check chunks against the tokenizer, link heads, find the
    candidate (chunk, head, seed triple) rows and score them, and write their digest (at most one row
    per distinct triple and the counts the selection's report needs: :mod:`graphmert.kg.digest`) →
@@ -21,6 +21,7 @@ An interrupted stage reruns only the link and graph shards that had not finished
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,7 +41,7 @@ from graphmert.graph.distant import DistantSupervision, document_counts
 from graphmert.graph.scope import ScopeNames
 from graphmert.graph.io import write_graphs
 from graphmert.graph.layout import Injection, LeafyChainGraph
-from graphmert.io import atomic_write_json
+from graphmert.io import atomic_write_json, read_json
 from graphmert.kg.digest import CandidateDigest
 from graphmert.kg.graph import KGError, SeedKG, save_relation_map
 from graphmert.kg.lexicon import Lexicon, LexiconMatcher
@@ -51,7 +52,7 @@ from graphmert.kg.scoring import SCORERS
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 
-__all__ = ["GRAPHS", "LinkInputs", "link_shard", "assemble_shard"]
+__all__ = ["GRAPHS", "LinkInputs", "link_shard", "assemble_shard", "frequency_shard"]
 
 
 @dataclass
@@ -103,12 +104,37 @@ def _scorer_text(text: str | None, input_ids: list[int], tok) -> str:
     return text or tok.decode(input_ids[1:-1])
 
 
-def _scorer_texts(chunk_paths: list[str], tok) -> Iterator[str]:
-    """Every chunk's scorer text, one shard read at a time (two columns of it)."""
-    for p in chunk_paths:
-        cols = _columns(p, ["text", "input_ids"]).to_pydict()
-        for text, ids in zip(cols["text"], cols["input_ids"]):
-            yield _scorer_text(text, ids, tok)
+def _scorer_texts(chunk_path: str, tok) -> Iterator[str]:
+    """The scorer text of every chunk of one shard (two columns of it)."""
+    cols = _columns(chunk_path, ["text", "input_ids"]).to_pydict()
+    for text, ids in zip(cols["text"], cols["input_ids"]):
+        yield _scorer_text(text, ids, tok)
+
+
+def frequency_shard(chunk_path: str, shared: tuple[Any, Any], path: Path) -> dict:
+    """Shard task: the ``kg.scorer``'s document frequencies over one chunk shard's texts
+    (``shared``: an unfitted scorer and the tokenizer) → JSON ``{"n": texts, "df": {term: count}}``."""
+    scorer, tok = shared
+    df, n = scorer.document_frequencies(_scorer_texts(chunk_path, tok))
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"n": n, "df": dict(sorted(df.items()))}, f, ensure_ascii=False)
+    return {"texts": n, "terms": len(df)}
+
+
+def _fitted_scorer(ctx: StageContext, chunk_paths: list[str], tok) -> Any:
+    """The ``kg.scorer`` with its vocabulary and IDF over every chunk: the document frequencies
+    counted shard by shard on the workers and summed here, one shard's counts read at a time (the
+    driver holds the vocabulary, never the texts)."""
+    make = SCORERS.get(ctx.cfg.kg.scorer)
+    counted = ctx.map_shards(frequency_shard, chunk_paths, name="vocabulary", shared=(make(), tok),
+                             suffix=".json")
+    df: Counter = Counter()
+    n = 0
+    for s in counted:
+        part = read_json(s.path)
+        df.update(part["df"])
+        n += part["n"]
+    return make().fit_frequencies(df, n)
 
 
 def _columns(path: str, columns: list[str]):
@@ -235,8 +261,8 @@ def _graphs(ctx: StageContext) -> dict:
     if cfg.kg.injection == "cooccurrence":
         out = _graphs_distant(ctx, kg, tok, chunk_paths, no_leaves, n_chunks)
         return _finish(ctx, kg, out["report"], out["shards"], held_out, doc_ids)
-    # vocabulary and IDF over every chunk, streamed shard by shard; each link task vectorises its own
-    scorer = SCORERS.get(cfg.kg.scorer)().fit_vocabulary(_scorer_texts(chunk_paths, tok))
+    # vocabulary and IDF over every chunk, counted shard by shard; each link task vectorises its own
+    scorer = _fitted_scorer(ctx, chunk_paths, tok)
     matcher = (LexiconMatcher(Lexicon.from_kg(kg), cfg.kg.lexicon_min_chars)
                if cfg.kg.lexicon_matching and need_lexicon else None)
 

@@ -104,6 +104,26 @@ def test_the_streamed_vocabulary_is_sklearns_fit():
                                   shard.score(TRIPLES, t_idx % 4, c_idx % 4))
 
 
+def test_frequencies_counted_in_parts_fit_as_the_whole():
+    """The graphs stage counts document frequencies shard by shard and sums them: the same
+    vocabulary and IDF as one streamed fit over every text."""
+    rng = np.random.default_rng(2)
+    words = [f"w{i}" for i in range(60)] + ["IL-6", "β-cell"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(0, 20)))) for _ in range(50)] + [""]
+    whole = SCORERS.get("tfidf")().fit_vocabulary(texts)
+    df, n = Counter(), 0
+    for part in (texts[:7], texts[7:30], texts[30:]):
+        d, k = SCORERS.get("tfidf")().document_frequencies(part)
+        df.update(d)
+        n += k
+    assert n == len(texts) == 51
+    summed = SCORERS.get("tfidf")().fit_frequencies(df, n)
+    assert summed.vectorizer.vocabulary_ == whole.vectorizer.vocabulary_
+    np.testing.assert_array_equal(summed.vectorizer.idf_, whole.vectorizer.idf_)
+    with pytest.raises(ValueError, match="every chunk text is empty"):
+        SCORERS.get("tfidf")().fit_frequencies(Counter(), 3)
+
+
 def test_for_chunks_needs_a_vocabulary():
     with pytest.raises(RuntimeError, match="before fit_vocabulary"):
         SCORERS.get("tfidf")().for_chunks(["a b"])
