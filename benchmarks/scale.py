@@ -22,7 +22,8 @@ reused, on gold mentions and on raw text.
 3. **Stages.** Each size runs, in its own run directory, ``ingest``, ``tokenizer`` (loading the
    reference's), ``chunks``, ``build-graphs``, ``extract`` (the reference's model, copied in as the
    train stage) and ``export``, each as its own ``graphmert`` process, so that a stage's memory is its
-   own. Every size asks the relations the reference model was trained on (:func:`trained_relations`,
+   own; ``--to STAGE`` stops each size after that stage (``--to graphs`` reaches sizes the extract
+   stage would take hours on). Every size asks the relations the reference model was trained on (:func:`trained_relations`,
    as ``extract.relations``), so that the work per document does not change with the corpus. A
    sampler reads the resident set size of that process (the driver) and of every process it
    started (LocalCluster workers and nannies) every 0.2 s. Extraction keeps every triple the

@@ -4,7 +4,7 @@ The same computation as :func:`graphmert.graph.builder.build_graphs` (tests pin 
 into the parts that are per chunk and the part that is global:
 
 1. driver: the seed KG; the ``kg.scorer`` vocabulary and IDF, from document frequencies that one
-   ``vocabulary`` task per chunk shard counts and the driver sums (no text reaches the driver); the
+   ``vocabulary`` task per chunk shard counts and the driver sums (it analyses no text itself); the
    lexicon matcher when some chunk has no annotations (all sent once to every worker);
 2. ``link`` — one task per chunk shard: check chunks against the tokenizer, link heads, find the
    candidate (chunk, head, seed triple) rows and score them, and write their digest (at most one row
@@ -124,7 +124,7 @@ def frequency_shard(chunk_path: str, shared: tuple[Any, Any], path: Path) -> dic
 def _fitted_scorer(ctx: StageContext, chunk_paths: list[str], tok) -> Any:
     """The ``kg.scorer`` with its vocabulary and IDF over every chunk: the document frequencies
     counted shard by shard on the workers and summed here, one shard's counts read at a time (the
-    driver holds the vocabulary, never the texts)."""
+    driver holds the vocabulary and analyses no text)."""
     make = SCORERS.get(ctx.cfg.kg.scorer)
     counted = ctx.map_shards(frequency_shard, chunk_paths, name="vocabulary", shared=(make(), tok),
                              suffix=".json")
