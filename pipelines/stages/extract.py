@@ -8,8 +8,8 @@ mentions recognised ones, linked by the link stage's linker (kept in ``documents
 evaluate). Each part is then one Dask task (:meth:`StageContext.map_shards`) that reads its documents
 and chunks and writes its per-chunk triples, sorted by triple key, as a shard — the model,
 tokenizer and seed KG are loaded once per worker (:func:`pipelines.scheduler.worker_cache`); the
-β-similarity scorer's vocabulary and IDF (from the run's own chunk corpus) are built once in the
-driver and shipped to the workers. Finished parts survive a killed run and are reused by the rerun.
+β-similarity scorer's vocabulary and IDF (from the run's own chunk corpus, counted shard by shard:
+:mod:`pipelines.stages.vocabulary`) are summed once in the driver and shipped to the workers. Finished parts survive a killed run and are reused by the rerun.
 The driver merges the parts' sorted triples as streams (:func:`graphmert.extract.sorted_merge.merge_runs`:
 the triples of :func:`graphmert.extract.triples.merge_triples`, one key's group in memory at a time)
 into ``triples-NNNNN.parquet`` shards and ``triples.jsonl``; the manifest counts triples, filter
@@ -31,7 +31,6 @@ from typing import Any, Iterable, Iterator
 import torch
 
 from graphmert.config import TYPER_CHOICES, Config, ConfigError, ExtractConfig, KGConfig, section_hash
-from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
@@ -55,6 +54,7 @@ from pipelines.stage import Shard, Stage, StageContext, output_hash
 from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
 from pipelines.stages.extract_parts import Chunking, Part, plan_parts, read_part, recognize, run_chunking
 from pipelines.stages.train import member_models
+from pipelines.stages.vocabulary import fitted_scorer
 
 log = logging.getLogger("graphmert.pipeline")
 
@@ -328,14 +328,12 @@ class KGTally:
 
 def _similarity(ctx: StageContext) -> Any:
     """The β filter's scorer: vocabulary and IDF from the run's own chunk corpus (the chunks stage),
-    read as a stream, so that a document scores the same whether it is extracted alone, in a batch,
-    or added later by ``graphmert update`` (:mod:`graphmert.kg.scoring`). Each part vectorises its
-    own chunks (:func:`extract_part`)."""
-    from graphmert.kg.scoring import SCORERS
-
+    counted shard by shard on the workers (:mod:`pipelines.stages.vocabulary`), so that a document
+    scores the same whether it is extracted alone, in a batch, or added later by ``graphmert
+    update`` (:mod:`graphmert.kg.scoring`). Each part vectorises its own chunks (:func:`extract_part`)."""
     cdir = ctx.stage_dir("chunks")
-    reference = (c.text or " " for c in read_chunks([cdir / s for s in ctx.upstream["chunks"]["shards"]]))
-    return SCORERS.get(ctx.cfg.extract.similarity_scorer)().fit_vocabulary(reference)
+    return fitted_scorer(ctx, ctx.cfg.extract.similarity_scorer,
+                         [str(cdir / s) for s in ctx.upstream["chunks"]["shards"]])
 
 
 def write_kg(triples: Iterable[Triple], folder: Path, shard_size: int) -> list[str]:

@@ -21,18 +21,15 @@ An interrupted stage reruns only the link and graph shards that had not finished
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from graphmert.config import Config, GraphConfig
-from graphmert.corpus.chunk import SCHEMA as CHUNK_SCHEMA
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.tokenizer import load_tokenizer
 from graphmert.graph.builder import (InjectionError, check_inputs, find_candidates, score_candidates,
@@ -41,18 +38,18 @@ from graphmert.graph.distant import DistantSupervision, document_counts
 from graphmert.graph.scope import ScopeNames
 from graphmert.graph.io import write_graphs
 from graphmert.graph.layout import Injection, LeafyChainGraph
-from graphmert.io import atomic_write_json, read_json
+from graphmert.io import atomic_write_json
 from graphmert.kg.digest import CandidateDigest
 from graphmert.kg.graph import KGError, SeedKG, save_relation_map
 from graphmert.kg.lexicon import Lexicon, LexiconMatcher
 from graphmert.kg.linking import link_heads
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
-from graphmert.kg.scoring import SCORERS
 from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
+from pipelines.stages.vocabulary import chunk_columns, fitted_scorer, scorer_text
 
-__all__ = ["GRAPHS", "LinkInputs", "link_shard", "assemble_shard", "frequency_shard"]
+__all__ = ["GRAPHS", "LinkInputs", "link_shard", "assemble_shard"]
 
 
 @dataclass
@@ -93,57 +90,10 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
         heads.append(ok)
     rows = find_candidates(heads, shared.kg)                                # [P, 4], chunk in shard
     scores = score_candidates(rows, shared.kg, shared.scorer,
-                              [_scorer_text(c.text, c.input_ids, shared.tokenizer) for c in chunks])
+                              [scorer_text(c.text, c.input_ids, shared.tokenizer) for c in chunks])
     rows[:, 0] += offset                                                    # global chunk index
     CandidateDigest.of(rows, scores, shared.alpha).save(path)
     return {"chunks": len(chunks), "candidates": int(len(rows)), **dict(sorted(stats.items()))}
-
-
-def _scorer_text(text: str | None, input_ids: list[int], tok) -> str:
-    """A chunk's text for the scorer: as build_graphs, its text, else its decoded root tokens."""
-    return text or tok.decode(input_ids[1:-1])
-
-
-def _scorer_texts(chunk_path: str, tok) -> Iterator[str]:
-    """The scorer text of every chunk of one shard (two columns of it)."""
-    cols = _columns(chunk_path, ["text", "input_ids"]).to_pydict()
-    for text, ids in zip(cols["text"], cols["input_ids"]):
-        yield _scorer_text(text, ids, tok)
-
-
-def frequency_shard(chunk_path: str, shared: tuple[Any, Any], path: Path) -> dict:
-    """Shard task: the ``kg.scorer``'s document frequencies over one chunk shard's texts
-    (``shared``: an unfitted scorer and the tokenizer) → JSON ``{"n": texts, "df": {term: count}}``."""
-    scorer, tok = shared
-    df, n = scorer.document_frequencies(_scorer_texts(chunk_path, tok))
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"n": n, "df": dict(sorted(df.items()))}, f, ensure_ascii=False)
-    return {"texts": n, "terms": len(df)}
-
-
-def _fitted_scorer(ctx: StageContext, chunk_paths: list[str], tok) -> Any:
-    """The ``kg.scorer`` with its vocabulary and IDF over every chunk: the document frequencies
-    counted shard by shard on the workers and summed here, one shard's counts read at a time (the
-    driver holds the vocabulary and analyses no text)."""
-    make = SCORERS.get(ctx.cfg.kg.scorer)
-    counted = ctx.map_shards(frequency_shard, chunk_paths, name="vocabulary", shared=(make(), tok),
-                             suffix=".json")
-    df: Counter = Counter()
-    n = 0
-    for s in counted:
-        part = read_json(s.path)
-        df.update(part["df"])
-        n += part["n"]
-    return make().fit_frequencies(df, n)
-
-
-def _columns(path: str, columns: list[str]):
-    """Some columns of a chunk shard as an Arrow table: reading whole chunks (their offsets and
-    mentions) costs about 1 ms per chunk, these columns a small fraction of that."""
-    missing = [c for c in columns if c not in CHUNK_SCHEMA.names]
-    if missing:                                        # pragma: no cover - guards a schema change
-        raise KGError(f"chunk shards have no columns {missing}; update pipelines/stages/graphs.py")
-    return pq.read_table(path, columns=columns)
 
 
 def assemble_shard(item: tuple[list[tuple[str, int, int]], list[tuple]], shared: tuple[int, int, int],
@@ -157,7 +107,7 @@ def assemble_shard(item: tuple[list[tuple[str, int, int]], list[tuple]], shared:
     slices, injections = item
     R, K, pad = shared
     rows = [r for p, lo, hi in slices
-            for r in _columns(p, ["id", "doc_id", "input_ids", "word_ids"]).slice(lo, hi - lo).to_pylist()]
+            for r in chunk_columns(p, ["id", "doc_id", "input_ids", "word_ids"]).slice(lo, hi - lo).to_pylist()]
     graphs = [LeafyChainGraph.from_roots(r["id"], r["doc_id"], r["input_ids"], r["word_ids"], R, K, pad)
               for r in rows]
     for ci, root, tail, rel, m, inj in injections:
@@ -242,7 +192,7 @@ def _graphs(ctx: StageContext) -> dict:
     doc_ids: set[str] = set()
     need_lexicon = False                     # some chunk has text but no annotated mention
     for p in chunk_paths:
-        t = _columns(p, ["text", "mentions", "doc_id"])
+        t = chunk_columns(p, ["text", "mentions", "doc_id"])
         doc_ids.update(t["doc_id"].to_pylist())
         has_text = pc.fill_null(pc.greater(pc.utf8_length(t["text"]), 0), False)
         no_mentions = pc.equal(pc.list_value_length(t["mentions"]), 0)
@@ -262,7 +212,7 @@ def _graphs(ctx: StageContext) -> dict:
         out = _graphs_distant(ctx, kg, tok, chunk_paths, no_leaves, n_chunks)
         return _finish(ctx, kg, out["report"], out["shards"], held_out, doc_ids)
     # vocabulary and IDF over every chunk, counted shard by shard; each link task vectorises its own
-    scorer = _fitted_scorer(ctx, chunk_paths, tok)
+    scorer = fitted_scorer(ctx, cfg.kg.scorer, chunk_paths, tok)
     matcher = (LexiconMatcher(Lexicon.from_kg(kg), cfg.kg.lexicon_min_chars)
                if cfg.kg.lexicon_matching and need_lexicon else None)
 
