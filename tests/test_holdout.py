@@ -203,7 +203,8 @@ def test_paper_injection_links_no_head_in_a_chunk_holding_a_held_out_document(co
 
     def rows(no_leaves: frozenset) -> tuple[dict, set[int]]:
         out = tmp_path / f"link-{len(no_leaves)}.npz"
-        stats = link_shard((str(path), 0), LinkInputs(kg, None, scorer, tok, graph, no_leaves), out)
+        stats = link_shard((str(path), 0), LinkInputs(kg=kg, matcher=None, scorer=scorer, tokenizer=tok, graph=graph,
+                                                           alpha=None, no_leaves=no_leaves), out)
         assert CandidateDigest.load(out).candidates == stats["candidates"] == len(digested[-1])
         return stats, set(digested[-1][:, 0].tolist())
 

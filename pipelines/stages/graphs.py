@@ -61,8 +61,8 @@ class LinkInputs:
     scorer: Any                    # a kg.scorer with its vocabulary (each task vectorises its shard)
     tokenizer: Any
     graph: GraphConfig
+    alpha: float | None                 # kg.alpha, which the digests count against
     no_leaves: frozenset = frozenset()  # corpus documents that extraction reads from extract.paths
-    alpha: float | None = None          # kg.alpha, which the digests count against
 
 
 def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
@@ -217,7 +217,8 @@ def _graphs(ctx: StageContext) -> dict:
                if cfg.kg.lexicon_matching and need_lexicon else None)
 
     linked = ctx.map_shards(link_shard, [(p, starts[i]) for i, p in enumerate(chunk_paths)], name="link",
-                            shared=LinkInputs(kg, matcher, scorer, tok, cfg.graph, no_leaves, cfg.kg.alpha),
+                            shared=LinkInputs(kg=kg, matcher=matcher, scorer=scorer, tokenizer=tok,
+                                              graph=cfg.graph, alpha=cfg.kg.alpha, no_leaves=no_leaves),
                             suffix=".npz")
     head_stats: Counter = Counter()
     for s in linked:
