@@ -50,7 +50,7 @@ from graphmert.ner.corpus import annotated_documents  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 
 CATEGORIES = {"biolink:Gene": "gene", "biolink:Disease": "disease", "biolink:ChemicalEntity": "chemical"}
-HOWS = ("dictionary", "kg", "reference", "terms", "abbreviation", "fuzzy", "none")
+HOWS = ("dictionary", "kg", "reference", "terms", "abbreviation", "composite", "fuzzy", "none")
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "biored-raw.yaml"   # the linker's ner settings
 XREF_TABLES = ("doid_to_mesh.tsv", "drugbank_to_mesh.tsv", "umls_to_mesh_disgenet.tsv")
 NAME_TABLES = ("upstream/disgenet_v3.0_curated_gene_disease_associations.txt.gz",)   # gene full names

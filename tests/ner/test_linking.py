@@ -18,7 +18,7 @@ from graphmert.ner.linking import (
     FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
     read_xref_tables, run_key, surface_key, word_runs,
 )
-from graphmert.ner.linking.surface import with_generic_head, without_modifiers
+from graphmert.ner.linking.surface import coordinated_forms, with_generic_head, without_modifiers
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
 
@@ -519,6 +519,57 @@ def test_generic_heads_hyphenated_qualifiers_and_their_short_forms(xref_tables):
     two = doc("c", "Myopathy tumors.", [("Myopathy tumors", "Disease", [])])
     assert fuzzy.link("Myopathy tumors", "Disease").how == "fuzzy"
     assert fuzzy.link_mentions(two)[0].ids == ("MESH:D009135",)
+
+
+@pytest.mark.parametrize("text, forms", [
+    ("colorectal and lung cancers", [["colorectal cancers", "colorectal"], ["lung cancers"]]),
+    ("ventricular tachycardia and fibrillation",
+     [["ventricular tachycardia"], ["ventricular fibrillation", "fibrillation"]]),
+    ("basal and squamous cell cancers",
+     [["basal cell cancers", "basal cancers", "basal"], ["squamous cell cancers"]]),
+    ("colorectal, breast, or gastric cancer",
+     [["colorectal cancer", "colorectal"], ["breast cancer", "breast"], ["gastric cancer"]]),
+    ("bipolar and/or unipolar disorder", [["bipolar disorder", "bipolar"], ["unipolar disorder"]]),
+    ("DiGeorge and Shprintzen (velocardiofacial) syndromes",
+     [["DiGeorge (velocardiofacial) syndromes", "DiGeorge syndromes", "DiGeorge"],
+      ["Shprintzen (velocardiofacial) syndromes"]]),
+    ("asthma", []),
+    ("lupus (systemic and discoid)", []),           # a coordination inside brackets cuts nothing
+    ("anorexia, nausea", [["anorexia"], ["nausea"]]),
+    ("a, b, c, d, e, f and g", []),                 # more than six names: no composite
+])
+def test_coordinated_forms(text, forms):
+    assert coordinated_forms(text) == forms
+
+
+def test_composite_mentions_take_each_names_id(xref_tables):
+    """A composite disease mention nothing links takes the id of each name it coordinates that an
+    exact look-up knows, in text order; a name no look-up knows adds nothing, a composite the
+    training documents annotate keeps the dictionary's link, and genes are never cut."""
+    kg = SeedKG([*NODES, Node("MESH:D015179", "Colorectal Neoplasms", "biolink:Disease"),
+                 Node("MESH:D008175", "Lung Neoplasms", "biolink:Disease"),
+                 Node("MESH:D017180", "Tachycardia, Ventricular", "biolink:Disease"),
+                 Node("MESH:D014693", "Ventricular Fibrillation", "biolink:Disease")], [])
+    train = [*TRAIN, doc("7", "Breast and ovarian cancer.",
+                         [("Breast and ovarian cancer", "Disease", ["MESH:D061325"])])]
+    strict = EntityLinker.build(train, kg, xref_tables, fuzzy_threshold=1.01, exclude={"held"})
+    text = ("Colorectal and lung neoplasms; ventricular tachycardia and fibrillation; breast and ovarian "
+            "cancer; gout and lung neoplasms; gout or pox; INS and TGFB1.")
+    d = doc("c", text, [("Colorectal and lung neoplasms", "Disease", []),
+                        ("ventricular tachycardia and fibrillation", "Disease", []),
+                        ("breast and ovarian cancer", "Disease", []), ("gout and lung neoplasms", "Disease", []),
+                        ("gout or pox", "Disease", []), ("INS and TGFB1", "GeneOrGeneProduct", [])])
+    results = strict.link_mentions(d)
+    assert [r.ids for r in results] == [("MESH:D015179", "MESH:D008175"), ("MESH:D017180", "MESH:D014693"),
+                                        ("MESH:D061325",), ("MESH:D008175",), (), ()]
+    assert [r.how for r in results] == ["composite", "composite", "dictionary", "composite", "none", "none"]
+    assert strict.link("Colorectal and lung neoplasms", "Disease").ids == ()    # the look-up alone: no cut
+    fuzzy = EntityLinker.build(train, kg, xref_tables, fuzzy_threshold=0.7, exclude={"held"})
+    assert fuzzy.link("Colorectal and lung neoplasms", "Disease").how == "fuzzy"   # one name, fuzzily
+    assert fuzzy.link_mentions(d)[0].ids == ("MESH:D015179", "MESH:D008175")      # both, exactly
+    # a name that only a fuzzy look-up knows adds nothing: the whole keeps its fuzzy link
+    near = doc("n", "Gout and lung neoplasmz.", [("Gout and lung neoplasmz", "Disease", [])])
+    assert fuzzy.link_mentions(near)[0].how == "fuzzy"
 
 
 # --------------------------------------------------------------------------------------------------

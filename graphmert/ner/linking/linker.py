@@ -29,13 +29,16 @@ from graphmert.ner.linking.species import (
     _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species, sentence_spans,
     species_marks, symbol_case_species,
 )
-from graphmert.ner.linking.surface import (_singular_keys, normalize_surface, surface_key, with_generic_head,
-                                           without_modifiers)
+from graphmert.ner.linking.surface import (_singular_keys, coordinated_forms, normalize_surface, surface_key,
+                                           with_generic_head, without_modifiers)
 from graphmert.ner.linking.tables import read_name_tables, read_xref_tables
 from graphmert.ner.linking.terms import term_steps, term_tables, terms_to_json
 from graphmert.ner.linking.vocabulary import (
     _kg_tables, _learn_dictionary, _name_counts, _reverse_xrefs, _Tables, _tables_from_json, _vote_winners,
 )
+
+# the categories whose composite mentions are cut into their names (EntityLinker._composite_links)
+_COMPOSITE_CATEGORIES = frozenset({_DISEASE, "biolink:ChemicalEntity"})
 
 FORMAT = "graphmert.entity_linker"
 # 2: kg_others; 3: name_counts; 4: terms; 5: reference_genes; 6: the KG gene names' counts too
@@ -448,7 +451,29 @@ class EntityLinker:
                 hit = links.get((m.text, mention_category(m.type)))
                 if hit is not None and results[i] is not None and not results[i].ids:
                     results[i] = hit
+        self._composite_links(doc, results, each)
         return results
+
+    def _composite_links(self, doc: Document, results: list[LinkResult | None],
+                         species: list[str | None]) -> None:
+        """A disease or chemical mention that no step links exactly and that coordinates several names
+        (:func:`~graphmert.ner.linking.surface.coordinated_forms`: "ventricular tachycardia and
+        fibrillation", "colorectal and lung cancers") takes, in place, the ids of its conjuncts that
+        :meth:`link` knows exactly, in text order: BioRED annotates a composite mention with every
+        name's id, and extraction pairs each. The training documents' own composites ("breast and
+        ovarian cancer") are dictionary keys and linked before."""
+        for i, m in enumerate(doc.mentions):
+            r, category = results[i], mention_category(m.type)
+            if r is None or (r.ids and r.how != "fuzzy") or category not in _COMPOSITE_CATEGORIES:
+                continue
+            ids: list[str] = []
+            for tries in coordinated_forms(m.text):
+                hit = next((h for h in (self.link(t, category, species[i]) for t in tries)
+                            if h.ids and h.score >= 1.0), None)
+                if hit is not None and hit.ids[0] not in ids:
+                    ids.append(hit.ids[0])
+            if ids:
+                results[i] = self._result(tuple(ids), 1.0, "composite")
 
     def _modifier_links(self, doc: Document, results: list[LinkResult | None],
                         species: list[str | None]) -> int:

@@ -166,3 +166,54 @@ def with_generic_head(text: str) -> str | None:
     if len(words) < 2 or words[-1].lower() not in _GENERIC_HEADS:
         return None
     return " ".join([*words[:-1], _GENERIC_HEADS[words[-1].lower()]])
+
+
+# what joins the names of a composite mention ("breast and ovarian cancer", "colorectal, breast and
+# gastric cancers", "bipolar or unipolar disorder")
+_COORDINATION = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
+_MAX_CONJUNCTS = 6
+
+
+def _conjuncts(text: str) -> list[str]:
+    """``text`` cut at the coordinations of :data:`_COORDINATION` outside brackets; [text] when it
+    has none or more than :data:`_MAX_CONJUNCTS` parts."""
+    cuts, depth, at = [], 0, 0
+    for m in _COORDINATION.finditer(text):
+        depth += sum(text[at:m.start()].count(o) - text[at:m.start()].count(c) for o, c in _BRACKETS)
+        at = m.start()
+        if depth == 0:
+            cuts.append(m)
+    parts, start = [], 0
+    for m in cuts:
+        parts.append(text[start:m.start()].strip())
+        start = m.end()
+    parts.append(text[start:].strip())
+    if len(parts) < 2 or len(parts) > _MAX_CONJUNCTS or not all(parts):
+        return [text]
+    return parts
+
+
+def coordinated_forms(text: str) -> list[list[str]]:
+    """The full names a composite mention coordinates, per conjunct in text order, each conjunct's
+    tries most specific first; [] when ``text`` coordinates nothing.
+
+    Writers share a head or a modifier between the conjuncts: a conjunct before the last takes the
+    last one's trailing words ("colorectal and lung cancers" → "colorectal cancers"; "basal and
+    squamous cell cancers" → "basal cell cancers", then "basal cancers"), the last takes the first
+    one's leading words ("ventricular tachycardia and fibrillation" → "ventricular fibrillation";
+    "T-cell leukaemia or lymphoma" → "T-cell lymphoma"); each is also tried alone, last. Written
+    here, not taken from a library: scispaCy's and spaCy's pipelines have no composite-mention
+    splitter, and SimConcept (the tool the BioRED annotators' PubTator used) is not a Python package.
+    """
+    parts = _conjuncts(text)
+    if len(parts) < 2:
+        return []
+    first, last = parts[0].split(), parts[-1].split()
+    out = []
+    for i, part in enumerate(parts):
+        if i < len(parts) - 1:
+            tries = [f"{part} {' '.join(last[-k:])}" for k in range(len(last) - 1, 0, -1)]
+        else:
+            tries = [f"{' '.join(first[:k])} {part}" for k in range(len(first) - 1, 0, -1)]
+        out.append(list(dict.fromkeys([*tries, part])))
+    return out
