@@ -172,6 +172,9 @@ def with_generic_head(text: str) -> str | None:
 # gastric cancers", "bipolar or unipolar disorder")
 _COORDINATION = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
 _MAX_CONJUNCTS = 6
+# a composite names its last conjunct with "and" or "or"; a bare comma list ("EGF, PDGF") is more
+# often several mentions a recognizer ran together
+_JOINED = re.compile(r"\s(?:and|or|and/or)\s")
 
 
 def _conjuncts(text: str) -> list[str]:
@@ -201,19 +204,22 @@ def coordinated_forms(text: str) -> list[list[str]]:
     last one's trailing words ("colorectal and lung cancers" → "colorectal cancers"; "basal and
     squamous cell cancers" → "basal cell cancers", then "basal cancers"), the last takes the first
     one's leading words ("ventricular tachycardia and fibrillation" → "ventricular fibrillation";
-    "T-cell leukaemia or lymphoma" → "T-cell lymphoma"); each is also tried alone, last. Written
+    "T-cell leukaemia or lymphoma" → "T-cell lymphoma"); each is also tried alone, last, except a
+    single word before the last conjunct, which modifies the shared head ("brainstem and cerebellar
+    anomalies" names no "brainstem" disease). The last conjunct must follow "and" or "or". Written
     here, not taken from a library: scispaCy's and spaCy's pipelines have no composite-mention
     splitter, and SimConcept (the tool the BioRED annotators' PubTator used) is not a Python package.
     """
     parts = _conjuncts(text)
-    if len(parts) < 2:
+    if len(parts) < 2 or not _JOINED.search(text):
         return []
     first, last = parts[0].split(), parts[-1].split()
     out = []
     for i, part in enumerate(parts):
         if i < len(parts) - 1:
             tries = [f"{part} {' '.join(last[-k:])}" for k in range(len(last) - 1, 0, -1)]
+            tries += [part] if len(part.split()) > 1 else []
         else:
-            tries = [f"{' '.join(first[:k])} {part}" for k in range(len(first) - 1, 0, -1)]
-        out.append(list(dict.fromkeys([*tries, part])))
+            tries = [*(f"{' '.join(first[:k])} {part}" for k in range(len(first) - 1, 0, -1)), part]
+        out.append(list(dict.fromkeys(tries)))
     return out
