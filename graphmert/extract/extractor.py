@@ -162,7 +162,7 @@ class Extractor:
         self.K = num_leaves
         self.sp = special_ids(tokenizer)
         self.predictor = LeafPredictor(model, num_roots, num_leaves, self.sp["pad"], self.sp["mask"],
-                                       cfg.batch_size, cfg.pack_queries)
+                                       cfg.batch_size, cfg.pack_queries, cfg.leaves_per_forward)
         self.forms = FormTokenizer(tokenizer, num_leaves, self.sp["unk"])
         self.stop = _stop_words()
         self.checkpoint_id, self.run_id, self.llm = checkpoint_id, run_id, llm

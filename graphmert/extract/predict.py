@@ -18,7 +18,11 @@ Batching (``extract.pack_queries``):
 * single — one graph per query (the reference; ``benchmarks/extract.py`` compares the two).
 
 Graphs are collated in the packed layout (roots + only the filled leaves) and run ``batch_size``
-graphs per forward; logits are computed only at the masked leaves.
+graphs per forward, fewer when their masked leaves would pass ``max_leaves``; logits are computed
+only at the masked leaves. The budget bounds the forward's [N, V] log-probabilities (N masked
+leaves), which dominate its memory: on ``configs/small.yaml`` N ranged from 64 to 3,357 over the
+forwards of 64 graphs, so the tensors' sizes varied by 50× and fragmented a long-lived worker's
+heap (docs/experiments/scale-memory.md).
 """
 
 from __future__ import annotations
@@ -54,16 +58,17 @@ class LeafPredictor:
         model: the model (moved to ``device`` by the caller).
         num_roots, num_leaves: R and K of the graphs the model was trained on.
         pad_id, mask_id: special token ids of its tokenizer.
-        batch_size: graphs per forward pass.
+        batch_size: graphs per forward pass at most.
         pack: several queries per graph (see module docstring).
+        max_leaves: masked leaves per forward pass at most (a graph with more runs alone).
     """
 
     def __init__(self, model: GraphMERT, num_roots: int, num_leaves: int, pad_id: int, mask_id: int,
-                 batch_size: int = 64, pack: bool = True) -> None:
+                 batch_size: int = 64, pack: bool = True, max_leaves: int = 512) -> None:
         self.model = model.eval()
         self.R, self.K = num_roots, num_leaves
         self.pad_id, self.mask_id = pad_id, mask_id
-        self.batch_size = batch_size
+        self.batch_size, self.max_leaves = batch_size, max_leaves
         self.pack = pack
         self.device = next(model.parameters()).device
         self.forwards = 0
@@ -90,6 +95,21 @@ class LeafPredictor:
                 pending = rest
         return out
 
+    def _blocks(self, groups: list[list[int]], queries: Sequence[Query]) -> Iterator[list[list[int]]]:
+        """``groups`` in order, cut into forwards of at most ``batch_size`` graphs and ``max_leaves``
+        masked leaves (a graph with more leaves than that forms a forward alone)."""
+        block: list[list[int]] = []
+        leaves = 0
+        for g in groups:
+            n = sum(queries[qi].length for qi in g)
+            if block and (len(block) == self.batch_size or leaves + n > self.max_leaves):
+                yield block
+                block, leaves = [], 0
+            block.append(g)
+            leaves += n
+        if block:
+            yield block
+
     def _graph(self, chunk: Chunk, queries: Sequence[Query], members: list[int]) -> LeafyChainGraph:
         g = LeafyChainGraph.from_roots(chunk.id, chunk.doc_id, chunk.input_ids, chunk.word_ids,
                                        self.R, self.K, self.pad_id)
@@ -110,8 +130,7 @@ class LeafPredictor:
         groups = sorted(self._groups(queries),
                         key=lambda g: chunks[queries[g[0]].chunk].num_roots + sum(queries[i].length for i in g))
         use_bf16 = self.device.type == "cuda"
-        for start in range(0, len(groups), self.batch_size):
-            block = groups[start:start + self.batch_size]
+        for block in self._blocks(groups, queries):
             graphs = [self._graph(chunks[queries[g[0]].chunk], queries, g) for g in block]
             batch = collate_graphs(graphs, layout="packed").to(self.device)
             B, L = batch.input_ids.shape

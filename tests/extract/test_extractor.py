@@ -170,6 +170,35 @@ def test_packed_queries_sharing_a_graph_get_that_graphs_answers(world):
                                        atol=1e-5, rtol=1e-5, msg=f"query {q}")
 
 
+@pytest.mark.parametrize("max_leaves", [1, 3, 5, 100])
+def test_leaf_budget_cuts_forwards_not_answers(world, max_leaves):
+    """``max_leaves`` caps the masked leaves of a forward, greedily (a graph with more runs alone):
+    every query gets the answer it gets from forwards without a budget."""
+    _, tok, chunks, *_, model = world
+    sp = special_ids(tok)
+    queries = [Query(chunk=c, root=r, head_length=1, relation=rel, length=t)
+               for c, r, rel, t in [(0, 1, 0, 2), (0, 9, 0, 2), (0, 5, 1, 3), (1, 3, 0, 1), (1, 8, 1, 4),
+                                    (1, 2, 0, 2), (0, 4, 1, 1)]]
+    whole = dict(LeafPredictor(model, R, K, sp["pad"], sp["mask"], 64, pack=False, max_leaves=10**6)
+                 .predict(chunks, queries))
+    sizes: list[tuple[int, int]] = []            # (graphs, masked leaves) of each forward
+    hook = model.register_forward_pre_hook(
+        lambda _, args, kwargs: sizes.append((args[0].input_ids.shape[0], kwargs["logits_at"].numel())),
+        with_kwargs=True)
+    try:
+        got = dict(LeafPredictor(model, R, K, sp["pad"], sp["mask"], 64, pack=False, max_leaves=max_leaves)
+                   .predict(chunks, queries))
+    finally:
+        hook.remove()
+    assert sum(n for _, n in sizes) == sum(q.length for q in queries)
+    assert all(n <= max_leaves or graphs == 1 for graphs, n in sizes)
+    assert all(a + b > max_leaves for (_, a), (_, b) in zip(sizes, sizes[1:]))      # greedy: none could join
+    assert (len(sizes) == 1) == (max_leaves >= sum(q.length for q in queries))
+    assert set(got) == set(whole)
+    for q in whole:
+        torch.testing.assert_close(got[q], whole[q], atol=1e-5, rtol=1e-5)
+
+
 def test_packing_uses_fewer_graphs_and_answers_every_query(world):
     docs, _, chunks, *_ = world
     p, rep_p = extractor(world, pack_queries=True).extract(docs, chunks)
