@@ -1,7 +1,8 @@
 """Extraction throughput: per-phase seconds, documents/s, and how close it runs to the arithmetic limit.
 
     .venv/bin/python benchmarks/extract.py [--configs demo biored] [--docs N] [--threads T]
-        [--run-dir RUN] [--compare-with REV] [--single] [--out FILE]
+        [--batch-size B] [--leaves-per-forward L] [--run-dir RUN] [--compare-with REV] [--single]
+        [--out FILE]
 
 For each config, the first N documents that extraction would read (``extract.paths``, else the
 corpus's documents with entity annotations), a tokenizer trained on them and a model of the config's
@@ -22,6 +23,9 @@ Arithmetic limit: the forwards' FLOPs at the real tokens — 2·n·P for the bac
 and 4·layers·n²·H for attention, per graph of n tokens (heads and H-GAT are left out: under 2%) —
 divided by the device's measured matmul rate (fp32 with the same threads on a CPU, bf16 on CUDA). ``achieved/limit`` is that
 ideal time over the measured total: 1.0 would mean nothing but useful matrix arithmetic.
+
+``peak_MB`` is the process's peak resident set after the config's runs (cumulative: compare settings
+such as ``--leaves-per-forward N``, the masked leaves a forward may hold, one process each).
 
 ``--profile N`` adds torch.profiler's N most expensive operators per config. ``--compare-with REV`` measures the same documents with the code of git revision REV (in a temporary
 worktree, this script's own measurement code) and prints both in one table with the speed-up.
@@ -79,6 +83,14 @@ def load_docs(cfg, limit: int) -> list:
         if len(docs) >= limit:
             break
     return list(TextAnalyzer(sentences=True, abbreviations=False).annotate(docs))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far (MB): per setting only when a process measures one
+    config with one setting (as ``--leaves-per-forward`` comparisons should be run)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _sync(device: torch.device) -> None:
@@ -217,10 +229,11 @@ def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, sing
         row, meter, keys[pack] = run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, typer)
         limit = meter.flops / rate
         rows.append({"config": name, "mode": "packed" if pack else "single", "batch": cfg.extract.batch_size,
-                     "documents": len(docs),
+                     "leaves": cfg.extract.leaves_per_forward, "documents": len(docs),
                      "chunks": len(chunks), **row, "documents_per_s": round(len(docs) / row["seconds"], 2),
                      "GFLOP": round(meter.flops / 1e9, 1), "matmul_GFLOP_per_s": round(rate / 1e9, 1),
-                     "limit_s": round(limit, 2), "achieved/limit": round(limit / row["seconds"], 3)})
+                     "limit_s": round(limit, 2), "achieved/limit": round(limit / row["seconds"], 3),
+                     "peak_MB": round(peak_rss_mb())})
     if single:
         union = keys[True] | keys[False]
         for r in rows:
@@ -262,6 +275,8 @@ def main() -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--batch-size", type=int, default=0, help="query graphs per forward "
                     "(extract.batch_size; default: the config's)")
+    ap.add_argument("--leaves-per-forward", type=int, default=0, help="masked leaves per forward at "
+                    "most (extract.leaves_per_forward; default: the config's)")
     ap.add_argument("--run-dir", type=Path, default=None, help="use this run's tokenizer and "
                     "checkpoint (with a single --configs entry)")
     ap.add_argument("--single", action="store_true", help="also one query per graph (extract.pack_queries "
@@ -280,6 +295,7 @@ def main() -> None:
     rows = []
     for name in args.configs:
         overrides = [f"extract.batch_size={args.batch_size}"] if args.batch_size else []
+        overrides += [f"extract.leaves_per_forward={args.leaves_per_forward}"] if args.leaves_per_forward else []
         cfg = load_config(ROOT / CONFIGS[name], overrides)
         docs = load_docs(cfg, args.docs)
         rows += bench(name, cfg, docs, args.run_dir, device, args.single)
