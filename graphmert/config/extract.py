@@ -33,10 +33,10 @@ class ExtractConfig:
                                "records them)")
     top_k: int = opt(20, min=1, help="top-k tokens kept per leaf slot (reported; 'paper' mode tails)")
     batch_size: int = opt(64, min=1, help="query graphs per forward pass")
-    leaves_per_forward: int = opt(512, min=1, help="masked leaves per forward pass at most (a graph with "
+    leaves_per_forward: int = opt(256, min=1, help="masked leaves per forward pass at most (a graph with "
                                   "more runs alone): bounds the [leaves, vocabulary] log-probabilities "
                                   "a forward holds, and so an extraction worker's memory (model.leaf_query "
-                                  "'tail' models)")
+                                  "'tail' models; 256 was the fastest on a CPU, a GPU may want more)")
     pack_queries: bool = opt(True, help="put the queries of several heads of one chunk into one "
                              "graph (one per head root); false: one query per graph")
     tail_mode: str = opt("candidates", choices=("candidates", "paper"),

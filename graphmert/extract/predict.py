@@ -22,7 +22,9 @@ graphs per forward, fewer when their masked leaves would pass ``max_leaves``; lo
 only at the masked leaves. The budget bounds the forward's [N, V] log-probabilities (N masked
 leaves), which dominate its memory: on ``configs/small.yaml`` N ranged from 64 to 3,357 over the
 forwards of 64 graphs, so the tensors' sizes varied by 50× and fragmented a long-lived worker's
-heap (docs/experiments/scale-memory.md).
+heap. With at most 256 leaves a forward, 40 documents extract in 43 s at a 937 MB peak, against
+52 s and 1,923 MB without a budget (``benchmarks/extract.py --leaves-per-forward``;
+docs/experiments/scale-memory.md).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphmert.config import ExtractConfig
 from graphmert.corpus.chunk import Chunk
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.layout import LeafyChainGraph
@@ -64,7 +67,8 @@ class LeafPredictor:
     """
 
     def __init__(self, model: GraphMERT, num_roots: int, num_leaves: int, pad_id: int, mask_id: int,
-                 batch_size: int = 64, pack: bool = True, max_leaves: int = 512) -> None:
+                 batch_size: int = 64, pack: bool = True,
+                 max_leaves: int = ExtractConfig.leaves_per_forward) -> None:
         self.model = model.eval()
         self.R, self.K = num_roots, num_leaves
         self.pad_id, self.mask_id = pad_id, mask_id
