@@ -536,6 +536,7 @@ def test_generic_heads_hyphenated_qualifiers_and_their_short_forms(xref_tables):
     ("asthma", []),
     ("lupus (systemic and discoid)", []),           # a coordination inside brackets cuts nothing
     ("EGF, PDGF", []),                              # a bare comma list: no composite
+    ("lupus (systemic and discoid), psoriasis", []),  # its "and" is in brackets: a bare comma list
     ("a, b, c, d, e, f and g", []),                 # more than six names: no composite
 ])
 def test_coordinated_forms(text, forms):

@@ -33,7 +33,8 @@ class LinkerError(GraphmertError, ValueError):
 class LinkResult:
     ids: tuple[str, ...]     # the entities named (primary namespace first; usually one); () unlinked
     score: float             # 1.0 for exact/dictionary hits, cosine for fuzzy, 0.0 unlinked
-    how: str                 # "dictionary" | "kg" | "reference" | "terms" | "abbreviation" | "composite" | "fuzzy" | "none"
+    how: str                 # "dictionary" | "kg" | "reference" | "terms" | "abbreviation" | "composite"
+    #                          | "fuzzy" | "none": the step that linked it
     xrefs: tuple[str, ...] = ()  # other ids of ids[0] (cross-reference tables), not entities
 
 

@@ -172,14 +172,12 @@ def with_generic_head(text: str) -> str | None:
 # gastric cancers", "bipolar or unipolar disorder")
 _COORDINATION = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
 _MAX_CONJUNCTS = 6
-# a composite names its last conjunct with "and" or "or"; a bare comma list ("EGF, PDGF") is more
-# often several mentions a recognizer ran together
-_JOINED = re.compile(r"\s(?:and|or|and/or)\s")
 
 
 def _conjuncts(text: str) -> list[str]:
     """``text`` cut at the coordinations of :data:`_COORDINATION` outside brackets; [text] when it
-    has none or more than :data:`_MAX_CONJUNCTS` parts."""
+    has none, more than :data:`_MAX_CONJUNCTS` parts, or a last part that no "and" or "or" joins: a
+    bare comma list ("EGF, PDGF") is more often several mentions a recognizer ran together."""
     cuts, depth, at = [], 0, 0
     for m in _COORDINATION.finditer(text):
         depth += sum(text[at:m.start()].count(o) - text[at:m.start()].count(c) for o, c in _BRACKETS)
@@ -191,7 +189,8 @@ def _conjuncts(text: str) -> list[str]:
         parts.append(text[start:m.start()].strip())
         start = m.end()
     parts.append(text[start:].strip())
-    if len(parts) < 2 or len(parts) > _MAX_CONJUNCTS or not all(parts):
+    joined = bool(cuts) and re.search(r"\b(?:and|or)\b", cuts[-1].group()) is not None
+    if not joined or len(parts) > _MAX_CONJUNCTS or not all(parts):
         return [text]
     return parts
 
@@ -208,10 +207,10 @@ def coordinated_forms(text: str) -> list[list[str]]:
     single word before the last conjunct, which modifies the shared head ("brainstem and cerebellar
     anomalies" names no "brainstem" disease). The last conjunct must follow "and" or "or". Written
     here, not taken from a library: scispaCy's and spaCy's pipelines have no composite-mention
-    splitter, and SimConcept (the tool the BioRED annotators' PubTator used) is not a Python package.
+    splitter, and NCBI's SimConcept is no Python package.
     """
     parts = _conjuncts(text)
-    if len(parts) < 2 or not _JOINED.search(text):
+    if len(parts) < 2:
         return []
     first, last = parts[0].split(), parts[-1].split()
     out = []
