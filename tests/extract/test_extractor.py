@@ -199,6 +199,17 @@ def test_leaf_budget_cuts_forwards_not_answers(world, max_leaves):
         torch.testing.assert_close(got[q], whole[q], atol=1e-5, rtol=1e-5)
 
 
+def test_extractor_forwards_follow_the_configured_leaf_budget(world):
+    """``extract.leaves_per_forward`` reaches the predictor: a budget of one leaf makes more forwards
+    and the same triples."""
+    docs, _, chunks, *_ = world
+    wide, rep_wide = extractor(world).extract(docs, chunks)
+    narrow, rep_narrow = extractor(world, leaves_per_forward=1).extract(docs, chunks)
+    assert rep_narrow["counts"]["forwards"] > rep_wide["counts"]["forwards"]
+    assert [triple_key(t) for t in narrow] == [triple_key(t) for t in wide]      # float32 rounding aside
+    assert [t.confidence for t in narrow] == pytest.approx([t.confidence for t in wide], rel=1e-5)
+
+
 def test_packing_uses_fewer_graphs_and_answers_every_query(world):
     docs, _, chunks, *_ = world
     p, rep_p = extractor(world, pack_queries=True).extract(docs, chunks)
