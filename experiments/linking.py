@@ -96,6 +96,7 @@ def _row(right: Counter, total: Counter, hows: Counter, tp: int, n_pred: int, n_
     row["prec linked"] = sum(right[c] for c in CATEGORIES) / max(linked, 1)
     row.update({h: hows[h] / max(n, 1) for h in HOWS})
     row["fuzzy acc"] = right[("how", "fuzzy")] / max(hows["fuzzy"], 1)
+    row["composite acc"] = right[("how", "composite")] / max(hows["composite"], 1)
     row.update({"doc P": p, "doc R": r, "doc F1": 2 * p * r / max(p + r, 1e-12), "mentions": n})
     return row
 
