@@ -49,7 +49,7 @@ from graphmert.config import Config, save_config, section_hash
 from graphmert.errors import GraphmertError
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, input_hashes, read_json, recover_dir
 from pipelines import fingerprint
-from pipelines.scheduler import Executor, Session
+from pipelines.scheduler import Executor, Session, Task
 from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
@@ -57,10 +57,6 @@ __all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "Shard", "r
            "output_hash", "setup_logging", "log_file", "manifest_path", "stale_reason", "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
-#: items of a lazy ``map_shards`` input read, planned and run at a time: memory holds one window
-#: (ingest: 256 batches of ``corpus.shard_size`` documents), and the cluster drains at its end
-MAP_WINDOW = 256
-
 log = logging.getLogger("graphmert.pipeline")
 
 
@@ -99,6 +95,19 @@ class _Planned:
     file: str                  # file name: {name}-{index:05d}-{id}{suffix}
     id: str                    # hash of (stage, map name, config hash + code fingerprint, inputs)
     item: Any                  # what the shard function is given
+
+
+class _Plan:
+    """``items`` planned one at a time as they are read (``planned(index, item)``); ``count`` is how
+    many were read so far, so after the last one, how many there were."""
+
+    def __init__(self, items: Iterable[Any], planned: Callable[[int, Any], _Planned]) -> None:
+        self._items, self._planned, self.count = items, planned, 0
+
+    def __iter__(self) -> Iterator[_Planned]:
+        for i, item in enumerate(self._items):
+            self.count = i + 1
+            yield self._planned(i, item)
 
 
 def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str,
@@ -180,72 +189,72 @@ class StageContext:
 
         ``fn`` must be a module-level function (Dask ships it by reference): it writes one file at
         ``path`` (any writer; the runner renames it) and returns JSON-serialisable counts. ``items``
-        may be a lazy iterable (ingest's document batches): it is then read and run
-        :data:`MAP_WINDOW` items at a time, so the driver holds one window of items, not the corpus;
-        a list is one window. Each item is pickled to the worker. ``shared`` is sent once to every worker (e.g. a fitted
-        scorer). ``key(index, item)`` describes the item's inputs (JSON-serialisable); by default
-        the stage's input hash and the index, which is exact whenever the items are a deterministic
-        function of the stage's inputs and config.
+        may be a lazy iterable (ingest's document batches): it is read as the executor asks for
+        work, so the driver holds the items of the tasks in flight (a bounded number:
+        :class:`pipelines.scheduler.DaskExecutor`) and one item of look-ahead, never the corpus,
+        and the cluster never waits for a batch to drain. Each item is pickled to the worker.
+        ``shared`` is sent once to every worker (e.g. a fitted scorer). ``key(index, item)``
+        describes the item's inputs (JSON-serialisable); by default the stage's input hash and the
+        index, which is exact whenever the items are a deterministic function of the stage's
+        inputs and config.
 
-        In order, per window: plan its shards (:meth:`_plan`), find those finished before
-        (:meth:`_reuse`), submit the missing ones and collect them as they complete
-        (:meth:`_run_missing`); then record the map (:meth:`_record_map`).
+        As items are read: plan each one's shard (:meth:`_plan`), take it if an earlier run finished
+        it (:meth:`_reuse`), else hand it to the executor (:meth:`_run_missing`), which collects
+        shards as they complete; then record the map (:meth:`_record_map`).
         """
         if self.session is None:
             raise StageError(f"{self.stage}: map_shards needs a scheduler session (run_stage gives one)")
         if name in self.tasks:
             raise StageError(f"{self.stage}: two shard maps named {name!r}; shard files would collide")
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        sized = isinstance(items, Sized)
-        bar = self.progress(total=len(items) if sized else None, desc=f"{self.stage}: {name}",
-                            unit="shard")
+        bar = self.progress(total=len(items) if isinstance(items, Sized) else None,
+                            desc=f"{self.stage}: {name}", unit="shard")
         t0 = time.perf_counter()
-        out: list[Shard] = []
-        ran, ex = 0, self.session.inline
+        shards: dict[int, Shard] = {}
+        planned = 0
         try:
-            for start, window in _windows(items, max(len(items), 1) if sized else MAP_WINDOW):
-                plan = self._plan(window, start, name, key, suffix)
-                finished = self._reuse(plan, bar)
-                missing = [p for p in plan if p.index not in finished]
-                if missing:
-                    ex = self.session.executor(len(missing))
-                computed = self._run_missing(ex, fn, name, missing, shared, bar)
-                shards = {**finished, **computed}
-                if len(shards) != len(plan):
-                    raise StageError(f"{self.stage}: {name}: {len(plan) - len(shards)} shard(s) missing")
-                out += [shards[p.index] for p in plan]
-                ran += len(computed)
+            plan = self._plan(items, name, key, suffix)
+            missing = self._reuse(plan, shards, bar)
+            ahead = list(itertools.islice(missing, 2))   # a single missing shard runs in the driver
+            ex = self.session.executor(len(ahead)) if ahead else self.session.inline
+            computed = self._run_missing(ex, fn, name, itertools.chain(_drain(ahead), missing), shared, bar)
+            shards.update(computed)
+            planned = plan.count
         finally:
             bar.close()
-        self._record_map(name, out, ran, ex, time.perf_counter() - t0)
+        if len(shards) != planned:
+            raise StageError(f"{self.stage}: {name}: {planned - len(shards)} shard(s) missing")
+        out = [shards[i] for i in range(planned)]
+        self._record_map(name, out, len(computed), ex, time.perf_counter() - t0)
         return out
 
-    def _plan(self, items: Iterable[Any], start: int, name: str,
-              key: Callable[[int, Any], Any] | None, suffix: str) -> list[_Planned]:
-        """The shards of ``items`` (the first has index ``start``), in item order. A shard's id
+    def _plan(self, items: Iterable[Any], name: str, key: Callable[[int, Any], Any] | None,
+              suffix: str) -> "_Plan":
+        """The shards of ``items``, planned lazily in item order (:class:`_Plan`). A shard's id
         hashes (stage, map name, config hash with the code fingerprint, the item's inputs:
         ``key(index, item)``, by default the stage's input hash and the index); its file is
         ``{name}-{index:05d}-{id}{suffix}``."""
-        plan = []
-        for i, item in enumerate(items, start):
+        def planned(i: int, item: Any) -> _Planned:
             inputs = key(i, item) if key is not None else [self.input_hash, i]
             sid = _hash_json({"stage": self.stage, "map": name, "config": self.config_hash,
                               "inputs": inputs})
-            plan.append(_Planned(i, f"{name}-{i:05d}-{sid}{suffix}", sid, item))
-        return plan
+            return _Planned(i, f"{name}-{i:05d}-{sid}{suffix}", sid, item)
 
-    def _reuse(self, plan: list[_Planned], bar) -> dict[int, Shard]:
-        """The planned shards finished before (:meth:`_finished_before`), by index; each one found
-        advances the progress bar."""
+        return _Plan(items, planned)
+
+    def _reuse(self, plan: Iterable[_Planned], found: dict[int, Shard], bar) -> Iterator[_Planned]:
+        """The planned shards no earlier run finished, lazily; each one an earlier run finished
+        (:meth:`_finished_before`) goes into ``found`` by index instead and advances the progress
+        bar."""
         previous = {e["file"]: e for e in (self.previous or {}).get("shard_info", [])}
         at_url = self.store.names(f"{WORK_ROOT}/{self.stage}") if self.store is not None else set()
-        found: dict[int, Shard] = {}
         for p in plan:
             shard = self._finished_before(p, at_url, previous)
-            if shard is not None:
+            if shard is None:
+                yield p
+            else:
                 found[p.index] = shard
                 bar.update(1)
-        return found
 
     def _finished_before(self, p: _Planned, at_url: set[str], previous: dict) -> Shard | None:
         """Shard ``p`` as an earlier run finished it, else None. The places tried, in turn:
@@ -262,19 +271,24 @@ class StageContext:
             shard = self._previous(self.stage_dir(self.stage), previous, p.file, p.id, p.index)
         return shard
 
-    def _run_missing(self, ex: Executor, fn: Callable, name: str, missing: list[_Planned],
+    def _run_missing(self, ex: Executor, fn: Callable, name: str, missing: Iterable[_Planned],
                      shared: Any, bar) -> dict[int, Shard]:
-        """Submit one task (:func:`_run_shard`) per missing shard to ``ex`` (it retries them and
-        keeps a bounded number in flight) and collect each shard as its task completes, by index;
-        each one advances the progress bar."""
+        """Submit one task (:func:`_run_shard`) per missing shard to ``ex`` as it asks for work (it
+        retries them and keeps a bounded number in flight) and collect each shard as its task
+        completes, by index; each one advances the progress bar. Only the tasks in flight keep
+        their items here."""
         store = self.store.shard_store() if self.store is not None else None
         work = str(self.work_dir)
-        tasks = [(p.index, f"{self.stage}-{name}-{p.index:05d}",
-                  (fn, p.item, work, p.file, p.id, store)) for p in missing]
-        planned = {p.index: p for p in missing}
+        in_flight: dict[int, _Planned] = {}
+
+        def tasks() -> Iterator[Task]:
+            for p in missing:
+                in_flight[p.index] = p
+                yield p.index, f"{self.stage}-{name}-{p.index:05d}", (fn, p.item, work, p.file, p.id, store)
+
         done: dict[int, Shard] = {}
-        for i, rec in ex.run(_run_shard, tasks, shared):
-            done[i] = self._computed(planned[i], rec, uploaded=store is not None)
+        for i, rec in ex.run(_run_shard, tasks(), shared):
+            done[i] = self._computed(in_flight.pop(i), rec, uploaded=store is not None)
             bar.update(1)
         return done
 
@@ -435,13 +449,10 @@ def _config_part(cfg: Config, dotted: str) -> Any:
     return {dotted: dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj}
 
 
-def _windows(items: Iterable[Any], size: int) -> Iterator[tuple[int, list[Any]]]:
-    """``(index of the first item, the next `size` items)`` until ``items`` is exhausted."""
-    it = iter(items)
-    start = 0
-    while window := list(itertools.islice(it, size)):
-        yield start, window
-        start += len(window)
+def _drain(items: list[Any]) -> Iterator[Any]:
+    """``items`` from the first, each dropped from the list as it is given out."""
+    while items:
+        yield items.pop(0)
 
 
 def _hash_json(obj: Any) -> str:

@@ -236,12 +236,10 @@ def _note_reads(item: int, shared: int, path: Path) -> dict:
     return {}
 
 
-def test_a_lazy_input_is_read_one_window_at_a_time(tmp_path, monkeypatch):
-    """A generator's items (ingest's document batches) are read pipelines.stage.MAP_WINDOW at a time:
-    a shard runs before the generator is read past its window, and indices continue across windows."""
-    import pipelines.stage as stage_mod
-
-    monkeypatch.setattr(stage_mod, "MAP_WINDOW", 2)
+def test_a_lazy_input_is_read_as_the_executor_asks(tmp_path):
+    """A generator's items (ingest's document batches) are read as tasks are given out, with two of
+    look-ahead (to choose the driver or the cluster), never all first: in the driver, item i + 1 is
+    read after shard i - 1 ran. Indices follow the items."""
     READ.clear()
     READ_WHEN_RUN.clear()
 
@@ -252,9 +250,40 @@ def test_a_lazy_input_is_read_one_window_at_a_time(tmp_path, monkeypatch):
     session = Session(PipelineConfig(scheduler="synchronous"), tmp_path / "run")
     m = run_stage(Stage("lazy", sections=("graph.num_roots",), upstream=(), run=run),
                   load_config(None, []), tmp_path / "run", quiet=True, session=session)
-    assert READ_WHEN_RUN == {0: 2, 1: 2, 2: 4, 3: 4, 4: 5}
+    assert READ_WHEN_RUN == {0: 2, 1: 2, 2: 3, 3: 4, 4: 5}
     assert [e["file"][:7] for e in m["shard_info"]] == [f"n-{i:05d}" for i in range(5)]
     assert m["tasks"]["n"]["ran"] == 5
+
+
+def _slow_shard(item: int, shared: None, path: Path) -> dict:
+    time.sleep(0.15)
+    path.write_text(f"{item}\n")
+    return {"item": item}
+
+
+def test_a_lazy_input_on_a_cluster_holds_only_the_tasks_in_flight(tmp_path, cluster):
+    """On a cluster of 2 workers the driver reads the next item only when fewer than 2 · 2 + 2
+    tasks are in flight: at every read, the items read but not finished stay within that bound,
+    whatever the corpus size. Every shard comes back once, in item order."""
+    work = tmp_path / "run" / "work" / "lazy"
+    held: list[int] = []
+
+    def items():
+        for i in range(16):
+            finished = len(list(work.glob("n-*.txt.json"))) if work.is_dir() else 0
+            held.append(i - finished)          # read before this one, not finished yet
+            yield i
+
+    def run(ctx: StageContext) -> dict:
+        shards = ctx.map_shards(_slow_shard, items(), name="n", suffix=".txt")
+        return {"shards": [ctx.publish(s) for s in shards]}
+
+    with Session(PipelineConfig(), tmp_path / "run", cluster.scheduler_address, quiet=True) as session:
+        m = run_stage(Stage("lazy", sections=("graph.num_roots",), upstream=(), run=run),
+                      load_config(None, []), tmp_path / "run", quiet=True, session=session)
+    assert max(held) <= 2 * 2 + 2 and len(held) == 16
+    assert [e["counts"]["item"] for e in m["shard_info"]] == list(range(16))
+    assert m["tasks"]["n"]["ran"] == 16
 
 
 # --------------------------------------------------------------------------------------------------
