@@ -563,3 +563,45 @@ def test_an_update_of_a_copied_run_names_the_copy_and_keeps_the_extraction(run, 
     r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet")
     assert r.exit_code == 0, r.output
     assert manifest(copy, "extract")["status"] == "skipped" and manifest(copy, "extract")["updates"]
+
+
+def _run_experiment(script: str, run: Path, tmp_path: Path, monkeypatch, *args: str) -> list[dict]:
+    """experiments/<script> on the run (in this process), fitted on a small typer corpus; its rows."""
+    import runpy
+    import sys
+
+    out = tmp_path / "rows.json"
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setattr(sys, "argv", [script, "--config", str(run.parent / "config.yaml"), "--run-dir", str(run),
+                                      "--models", "0", "--out", str(out), *args,
+                                      f"extract.typer_files=[{typer_corpus(tmp_path)}]"])
+    runpy.run_path(str(root / "experiments" / script), run_name="__main__")
+    return json.loads(out.read_text())["rows"]
+
+
+def test_the_typing_stack_changes_types_only(run, tmp_path, monkeypatch):
+    """experiments/typing_stack.py: the shipped row, then one row per (feature set, C); stacking
+    retypes the kept pairs (every relation admitted for every pair here) and never changes them, so
+    pair F1 is one number."""
+    from graphmert.kg.schema import RelationSchema
+
+    # the fixture's schema admits one relation per category pair, which leaves nothing to choose
+    monkeypatch.setattr(RelationSchema, "allows", lambda self, relation, a, b: True)
+    rows = _run_experiment("typing_stack.py", run, tmp_path, monkeypatch, "--c", "1", "--folds", "2",
+                           "--selection", "0,2,0.0", "extract.relation_choice=typer")
+    assert json.loads((tmp_path / "rows.json").read_text())["pairs"] > 0
+    assert rows[0]["features"] == "typer (shipped)"
+    assert {"typer", "typer+model", "typer+kg"} <= {r["features"] for r in rows[1:]}
+    assert len({r["F1"] for r in rows}) == 1
+    assert all(0.0 <= r["type_acc"] <= 1.0 for r in rows)
+
+
+def test_the_pair_stack_scores_every_feature_set(run, tmp_path, monkeypatch):
+    """experiments/pair_stack.py: the shipped pooling at w 0, 0.5 and 1, then one row per (feature
+    set, C), each at its best k and threshold of the grid."""
+    rows = _run_experiment("pair_stack.py", run, tmp_path, monkeypatch, "--c", "1", "--folds", "2",
+                           "--k", "1", "2", "--thresholds", "0.0", "0.5",
+                           "--sets", "lexical", "model+lexical+document", "pooled+mentions")
+    assert [r["features"] for r in rows] == ["pooled w=0.0", "pooled w=0.5", "pooled w=1.0", "lexical",
+                                             "model+lexical+document", "pooled+mentions"]
+    assert all(r["k"] in (1, 2) and r["t"] in (0.0, 0.5) and 0.0 <= r["F1"] <= 1.0 for r in rows)

@@ -1,0 +1,189 @@
+"""Does a learned combination of the model's score with lexical and document features find pairs
+better than the same combination without the model? (docs/experiments/lexical-control-and-hybrid.md,
+"A stacked ranker")
+
+    .venv/bin/python experiments/pair_stack.py --config configs/biored.yaml --run-dir runs/tune \\
+        [--folds 5] [--c 0.1 1 10] [--k 2 3 4 6] [--thresholds 0.2 0.3 0.4 0.5] [override ...]
+
+The shipped hybrid pools the model's probability p with the lexical one q as p^(1−w) q^w: one weight,
+chosen on the slice. Here every (question, candidate) gets a logistic regression's probability that
+the document relates the head and the candidate, over
+
+* ``model``: log p, and whether the candidate is the question's best by p;
+* ``lexical``: log q (the relation typer's related-or-not probability, as the ``lexical`` control);
+* ``pooled``: log of the shipped hybrid's p^(1−w) q^w (``extract.lexical_weight``), one feature;
+* ``document``: how often the document mentions the candidate and the head (log 1 + count:
+  ``mentions``), the ``nearest`` control's 1 / (1 + roots between them: ``nearest``), the number of
+  candidates (log: ``count``), the question's relation (``relation``) and the category pair
+  (``category``), one-hot; ``--sets`` takes each group alone too.
+
+The regression is fitted in document folds of the tuning documents: each fold's questions are scored
+by the regression fitted on the other folds (labels: the gold's untyped pairs). The scores then go
+through the shipped selection (k per question, a threshold, one relation per pair typed by the
+typer), and each feature set is reported at its best k and threshold. ``lexical+document`` is the
+supervised baseline with the same features but the model's; what ``model`` adds over it is the
+model's share. Without a model feature the ranking is the lexical control's only when the document
+features are left out too (``lexical`` alone), which this reports as a check.
+
+Written as an experiment, not an ``extract.*`` option, until it beats the shipped pooling on the slice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tune_extraction import _extractor, split_overrides, tuning_documents  # noqa: E402
+from _study import print_table, write_json  # noqa: E402
+
+from graphmert.config import load_config  # noqa: E402
+from graphmert.corpus.windowing import chunk_documents  # noqa: E402
+from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
+
+#: the document features, each a group of its own
+DOCUMENT = ["mentions", "nearest", "count", "relation", "category"]
+FEATURE_SETS = ("lexical", "lexical+document", "model", "model+document", "model+lexical",
+                "model+lexical+document", "pooled", "pooled+document")
+
+
+def question_features(ex, plans, queries, p: list[np.ndarray], q: list[np.ndarray],
+                      pooled: list[np.ndarray]) -> list[dict]:
+    """Per question, the raw feature columns of its candidates (module docstring)."""
+    near = ex.answers(plans, queries, "nearest", pooled=False)
+    counts = {pl.doc.id: Counter(i for m in pl.doc.mentions for i in m.ids) for pl in plans}
+    out = []
+    for i, qu in enumerate(queries):
+        pl = plans[qu.chunk]
+        cats = pl.entities.categories
+        n = len(qu.candidates)
+        out.append({
+            "log_p": np.log(np.clip(p[i], 1e-6, 1)), "best_p": (p[i] == p[i].max()).astype(float),
+            "log_q": np.log(np.clip(q[i], 1e-6, 1)),
+            "log_pooled": np.log(np.clip(pooled[i], 1e-6, 1)),
+            "tail_mentions": np.log1p([counts[pl.doc.id][c] for c in qu.candidates]),
+            "head_mentions": np.full(n, np.log1p(counts[pl.doc.id][qu.head])),
+            "nearest": near[i], "candidates": np.full(n, np.log(n)),
+            "relation": qu.relation,
+            "category": ["|".join(sorted((cats.get(qu.head, ""), cats.get(c, "")))) for c in qu.candidates],
+        })
+    return out
+
+
+def design(feats: dict, which: str, relations: list[str], categories: list[str]) -> np.ndarray:
+    """[candidates, features] of one question under the feature set ``which``."""
+    parts = which.split("+")
+    cols: list[np.ndarray] = []
+    if "model" in parts:
+        cols += [feats["log_p"], feats["best_p"]]
+    if "lexical" in parts:
+        cols.append(feats["log_q"])
+    if "pooled" in parts:
+        cols.append(feats["log_pooled"])
+    if "document" in parts:
+        parts += DOCUMENT
+    n = len(feats["log_p"])
+    if "mentions" in parts:
+        cols += [feats["tail_mentions"], feats["head_mentions"]]
+    if "nearest" in parts:
+        cols.append(feats["nearest"])
+    if "count" in parts:
+        cols.append(feats["candidates"])
+    if "relation" in parts:
+        cols += [np.full(n, float(feats["relation"] == r)) for r in relations]
+    if "category" in parts:
+        cols += [np.array([float(c == k) for c in feats["category"]]) for k in categories]
+    return np.stack(cols, axis=1)
+
+
+def fold(doc: str, k: int) -> int:
+    return int(hashlib.sha256(doc.encode()).hexdigest(), 16) % k
+
+
+def stacked_scores(feats: list[dict], labels: list[np.ndarray], docs: list[str], which: str, c: float,
+                   k: int, relations: list[str], categories: list[str]) -> list[np.ndarray]:
+    """Each question's candidate probabilities from the regression fitted on the other folds."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    X = [design(f, which, relations, categories) for f in feats]
+    out: list[np.ndarray | None] = [None] * len(X)
+    for f in range(k):
+        inside = [i for i, d in enumerate(docs) if fold(d, k) != f]
+        y = np.concatenate([labels[i] for i in inside]) if inside else np.zeros(0)
+        if len(set(y.tolist())) < 2:             # one class only: its share, for every candidate
+            for i, d in enumerate(docs):
+                if fold(d, k) == f:
+                    out[i] = np.full(len(X[i]), y.mean() if len(y) else 0.0)
+            continue
+        scaler = StandardScaler().fit(np.concatenate([X[i] for i in inside]))
+        clf = LogisticRegression(C=c, max_iter=2000).fit(
+            scaler.transform(np.concatenate([X[i] for i in inside])), y)
+        for i, d in enumerate(docs):
+            if fold(d, k) == f:
+                out[i] = clf.predict_proba(scaler.transform(X[i]))[:, 1]
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", required=True)
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--sets", nargs="+", default=list(FEATURE_SETS),
+                   help="feature sets: '+'-joined groups of model, lexical, pooled, document or its "
+                        f"parts ({', '.join(DOCUMENT)})")
+    p.add_argument("--c", nargs="+", type=float, default=[0.1, 1.0, 10.0])
+    p.add_argument("--k", nargs="+", type=int, default=[2, 3, 4, 6])
+    p.add_argument("--thresholds", nargs="+", type=float, default=[0.2, 0.3, 0.4, 0.5])
+    p.add_argument("--models", nargs="+", type=int, default=None)
+    p.add_argument("--out", type=Path)
+    args, overrides = split_overrides(sys.argv[1:])
+    a = p.parse_args(args)
+    cfg = load_config(a.config, overrides)
+    docs, gold = tuning_documents(cfg)
+    rmap = dict(cfg.evaluate.relation_map)
+    ex = _extractor(cfg, a.run_dir, docs, models=a.models)
+    plans = ex.questions(docs, list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph)))
+    queries = [q for pl in plans for q in pl.queries]
+    model_p = ex.answers(plans, queries, "model", pooled=False)
+    lexical_q = ex.lexical_scores(plans, queries)
+    shipped = ex.pooled(plans, queries, model_p, "model")
+    feats = question_features(ex, plans, queries, model_p, lexical_q, shipped)
+    qdocs = [plans[q.chunk].doc.id for q in queries]
+    labels = [np.array([float((d, frozenset((q.head, c))) in gold.untyped) for c in q.candidates])
+              for d, q in zip(qdocs, queries)]
+    relations = sorted({q.relation for q in queries})
+    categories = sorted({c for f in feats for c in f["category"]})
+
+    def best(scores: list[np.ndarray], label: dict) -> dict:
+        rows = []
+        for k in a.k:
+            for t in a.thresholds:
+                ex.cfg = dataclasses.replace(cfg.extract, tails_per_query=k, min_confidence=t)
+                m = evaluate_system(*pair_sets(ex.decide(plans, queries, scores, "model"), rmap), gold)
+                u, ty = m["untyped"]["all"], m["typed"]["all"]
+                rows.append({**label, "k": k, "t": t, "P": u["precision"], "R": u["recall"],
+                             "F1": u["f1"], "typed_F1": ty["f1"]})
+        return max(rows, key=lambda r: r["F1"])
+
+    table = [best(ex.pooled(plans, queries, model_p, "model", weight=w), {"features": f"pooled w={w}", "C": "-"})
+             for w in (0.0, 0.5, 1.0)]
+    for which in a.sets:
+        for c in a.c:
+            s = stacked_scores(feats, labels, qdocs, which, c, a.folds, relations, categories)
+            table.append(best(s, {"features": which, "C": c}))
+    print_table(table, f"stacked pair scores on {len(docs)} documents, {len(queries)} questions, "
+                       f"{sum(int(x.sum()) for x in labels)} positive candidates; {a.folds} document folds")
+    write_json("pair_stack", table, a.out, run_dir=str(a.run_dir), documents=len(docs), overrides=overrides)
+
+
+if __name__ == "__main__":
+    main()
