@@ -30,7 +30,6 @@ Written as an experiment, not an ``extract.*`` option, until it beats the shippe
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import sys
@@ -41,11 +40,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tune_extraction import _extractor, split_overrides, tuning_documents  # noqa: E402
+from tune_extraction import split_overrides, study_parser, tuning_questions  # noqa: E402
 from _study import print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
 
 #: the document features, each a group of its own
@@ -133,9 +131,7 @@ def stacked_scores(feats: list[dict], labels: list[np.ndarray], docs: list[str],
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", required=True)
-    p.add_argument("--run-dir", required=True, type=Path)
+    p = study_parser(__doc__)
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--sets", nargs="+", default=list(FEATURE_SETS),
                    help="feature sets: '+'-joined groups of model, lexical, pooled, document or its "
@@ -143,16 +139,11 @@ def main() -> None:
     p.add_argument("--c", nargs="+", type=float, default=[0.1, 1.0, 10.0])
     p.add_argument("--k", nargs="+", type=int, default=[2, 3, 4, 6])
     p.add_argument("--thresholds", nargs="+", type=float, default=[0.2, 0.3, 0.4, 0.5])
-    p.add_argument("--models", nargs="+", type=int, default=None)
-    p.add_argument("--out", type=Path)
     args, overrides = split_overrides(sys.argv[1:])
     a = p.parse_args(args)
     cfg = load_config(a.config, overrides)
-    docs, gold = tuning_documents(cfg)
     rmap = dict(cfg.evaluate.relation_map)
-    ex = _extractor(cfg, a.run_dir, docs, models=a.models)
-    plans = ex.questions(docs, list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph)))
-    queries = [q for pl in plans for q in pl.queries]
+    docs, gold, ex, plans, queries = tuning_questions(cfg, a.run_dir, a.models)
     model_p = ex.answers(plans, queries, "model", pooled=False)
     lexical_q = ex.lexical_scores(plans, queries)
     shipped = ex.pooled(plans, queries, model_p, "model")

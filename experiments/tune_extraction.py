@@ -110,6 +110,27 @@ def tuning_documents(cfg, documents: Path | None = None):
     return docs, load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(d.id for d in docs)
 
 
+def study_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments every study of a tuning run takes: --config, --run-dir, --models, --out."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--config", required=True)
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--models", nargs="+", type=int, default=None,
+                   help="the ensemble members to average (0: the checkpoint itself; default: all)")
+    p.add_argument("--out", type=Path)
+    return p
+
+
+def tuning_questions(cfg, run: Path, models: list[int] | None = None, wrap=None):
+    """(documents, gold, extractor, plans, questions) of the tuning documents of ``cfg``, asked of
+    ``run``'s models; ``wrap`` turns the extractor into a study's subclass first."""
+    docs, gold = tuning_documents(cfg)
+    ex = _extractor(cfg, run, docs, models=models)
+    ex = wrap(ex) if wrap is not None else ex
+    plans = ex.questions(docs, list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph)))
+    return docs, gold, ex, plans, [q for pl in plans for q in pl.queries]
+
+
 def split_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
     """(the arguments for argparse, the config overrides SECTION.KEY=VALUE) of a command line."""
     return [x for x in argv if not _OVERRIDE.match(x)], [x for x in argv if _OVERRIDE.match(x)]

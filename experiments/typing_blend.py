@@ -20,7 +20,6 @@ typer at every b > 0 on the slice, so the library does not carry it.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from pathlib import Path
@@ -29,11 +28,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tune_extraction import _extractor, split_overrides, tuning_documents  # noqa: E402
+from tune_extraction import split_overrides, study_parser, tuning_questions  # noqa: E402
 from _study import print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
 from graphmert.extract.pairs import PairExtractor  # noqa: E402
 
@@ -71,21 +69,14 @@ class BlendTyping(PairExtractor):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", required=True)
-    p.add_argument("--run-dir", required=True, type=Path)
+    p = study_parser(__doc__)
     p.add_argument("--weights", nargs="+", type=float, default=[0, 0.1, 0.2, 0.3, 0.5, 0.7, 1])
     p.add_argument("--selections", nargs="+", default=["0.5,6,0.4", "0,6,0.3"], metavar="W,K,T",
                    help="(extract.lexical_weight, tails_per_query, min_confidence) settings")
-    p.add_argument("--models", nargs="+", type=int, default=None)
-    p.add_argument("--out", type=Path)
     args, overrides = split_overrides(sys.argv[1:])
     a = p.parse_args(args)
     cfg = load_config(a.config, overrides)
-    docs, gold = tuning_documents(cfg)
-    ex = BlendTyping.wrap(_extractor(cfg, a.run_dir, docs, models=a.models))
-    plans = ex.questions(docs, list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph)))
-    queries = [q for pl in plans for q in pl.queries]
+    docs, gold, ex, plans, queries = tuning_questions(cfg, a.run_dir, a.models, BlendTyping.wrap)
     alone = ex.answers(plans, queries, "model", pooled=False)
     rmap, rows = dict(cfg.evaluate.relation_map), []
     for spec in a.selections:

@@ -30,7 +30,6 @@ Written as an experiment, not an ``extract.*`` option, until it beats the typer 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import sys
@@ -41,13 +40,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tune_extraction import _extractor, split_overrides, tuning_documents  # noqa: E402
+from tune_extraction import split_overrides, study_parser, tuning_questions  # noqa: E402
+from typing_blend import BlendTyping  # noqa: E402
 from _study import print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
-from graphmert.extract.pairs import PairExtractor, _id  # noqa: E402
+from graphmert.extract.pairs import _id  # noqa: E402
 
 FEATURE_SETS = ("typer", "typer+category", "typer+kg", "typer+model", "typer+model+category",
                 "typer+kg+model", "typer+kg+model+category", "model+category")
@@ -67,24 +66,14 @@ class Row:
     chosen: str                     # the shipped choice
 
 
-class StackTyping(PairExtractor):
-    """A :class:`PairExtractor` that records each kept pair's typing features (``record``) or
-    types it from ``chosen`` ((doc, pair) → relation) instead of the typer."""
+class StackTyping(BlendTyping):
+    """A :class:`PairExtractor` (through :class:`BlendTyping` at weight 0: the typer's choice) that
+    records each kept pair's typing features (``record``) or types it from ``chosen`` ((doc, pair) →
+    relation) instead of the typer."""
 
     record: list[Row] | None = None
     chosen: dict | None = None
     kg_types: dict = {}
-    _pairs: dict = {}
-
-    @classmethod
-    def wrap(cls, ex: PairExtractor) -> "StackTyping":
-        out = cls.__new__(cls)
-        out.__dict__.update(ex.__dict__)
-        return out
-
-    def select(self, pairs, *args, **kwargs):
-        self._pairs = pairs                  # (doc, head, relation, tail) → (probability, query)
-        return super().select(pairs, *args, **kwargs)
 
     def _one_relation(self, rows, cats, typed):
         top = super()._one_relation(rows, cats, typed)
@@ -172,24 +161,17 @@ def stacked_choices(rows: list[Row], gold_type: dict, which: str, c: float, k: i
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", required=True)
-    p.add_argument("--run-dir", required=True, type=Path)
+    p = study_parser(__doc__)
     p.add_argument("--selection", default="0.5,6,0.4", metavar="W,K,T",
                    help="(extract.lexical_weight, tails_per_query, min_confidence)")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--c", nargs="+", type=float, default=[0.1, 1.0, 10.0])
-    p.add_argument("--models", nargs="+", type=int, default=None)
-    p.add_argument("--out", type=Path)
     args, overrides = split_overrides(sys.argv[1:])
     a = p.parse_args(args)
     cfg = load_config(a.config, overrides)
-    docs, gold = tuning_documents(cfg)
     rmap = dict(cfg.evaluate.relation_map)
-    ex = StackTyping.wrap(_extractor(cfg, a.run_dir, docs, models=a.models))
+    docs, gold, ex, plans, queries = tuning_questions(cfg, a.run_dir, a.models, StackTyping.wrap)
     ex.kg_types = kg_relation_types(ex.kg, rmap)
-    plans = ex.questions(docs, list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph)))
-    queries = [q for pl in plans for q in pl.queries]
     w, k, t = (float(x) for x in a.selection.split(","))
     scores = ex.pooled(plans, queries, ex.answers(plans, queries, "model", pooled=False), "model", weight=w)
     ex.cfg = dataclasses.replace(cfg.extract, tails_per_query=int(k), min_confidence=t, relation_choice="typer")
