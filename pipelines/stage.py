@@ -191,8 +191,9 @@ class StageContext:
         ``path`` (any writer; the runner renames it) and returns JSON-serialisable counts. ``items``
         may be a lazy iterable (ingest's document batches): it is read as the executor asks for
         work, so the driver holds the items of the tasks in flight (a bounded number:
-        :class:`pipelines.scheduler.DaskExecutor`) and one item of look-ahead, never the corpus,
-        and the cluster never waits for a batch to drain. Each item is pickled to the worker.
+        :class:`pipelines.scheduler.DaskExecutor`), never the corpus, and the cluster never waits
+        for a batch to drain (the first two items are read ahead to choose the driver or the
+        cluster). Each item is pickled to the worker.
         ``shared`` is sent once to every worker (e.g. a fitted scorer). ``key(index, item)``
         describes the item's inputs (JSON-serialisable); by default the stage's input hash and the
         index, which is exact whenever the items are a deterministic function of the stage's
