@@ -49,6 +49,9 @@ from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
 
 #: the document features, each a group of its own
 DOCUMENT = ["mentions", "nearest", "count", "relation", "category"]
+#: the numeric columns of each feature group, in design order (relation and category are one-hot)
+COLUMNS = {"model": ("log_p", "best_p"), "lexical": ("log_q",), "pooled": ("log_pooled",),
+           "mentions": ("tail_mentions", "head_mentions"), "nearest": ("nearest",), "count": ("candidates",)}
 FEATURE_SETS = ("lexical", "lexical+document", "model", "model+document", "model+lexical",
                 "model+lexical+document", "pooled", "pooled+document")
 
@@ -79,22 +82,9 @@ def question_features(ex, plans, queries, p: list[np.ndarray], q: list[np.ndarra
 def design(feats: dict, which: str, relations: list[str], categories: list[str]) -> np.ndarray:
     """[candidates, features] of one question under the feature set ``which``."""
     parts = which.split("+")
-    cols: list[np.ndarray] = []
-    if "model" in parts:
-        cols += [feats["log_p"], feats["best_p"]]
-    if "lexical" in parts:
-        cols.append(feats["log_q"])
-    if "pooled" in parts:
-        cols.append(feats["log_pooled"])
-    if "document" in parts:
-        parts += DOCUMENT
+    parts += DOCUMENT if "document" in parts else []
+    cols: list[np.ndarray] = [feats[c] for group, names in COLUMNS.items() if group in parts for c in names]
     n = len(feats["log_p"])
-    if "mentions" in parts:
-        cols += [feats["tail_mentions"], feats["head_mentions"]]
-    if "nearest" in parts:
-        cols.append(feats["nearest"])
-    if "count" in parts:
-        cols.append(feats["candidates"])
     if "relation" in parts:
         cols += [np.full(n, float(feats["relation"] == r)) for r in relations]
     if "category" in parts:
@@ -142,6 +132,10 @@ def main() -> None:
     p.add_argument("--thresholds", nargs="+", type=float, default=[round(0.1 * i, 1) for i in range(1, 10)])
     args, overrides = split_overrides(sys.argv[1:])
     a = p.parse_args(args)
+    for which in a.sets:
+        unknown = set(which.split("+")) - set(COLUMNS) - {"document", "relation", "category"}
+        if unknown:
+            p.error(f"--sets {which}: unknown feature group(s) {sorted(unknown)}")
     cfg = load_config(a.config, overrides)
     rmap = dict(cfg.evaluate.relation_map)
     docs, gold, ex, plans, queries = tuning_questions(cfg, a.run_dir, a.models)
