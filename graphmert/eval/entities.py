@@ -16,11 +16,14 @@ start, end *and* category; an off-by-one span or a wrong category is one FP and 
 
 Normalisation (document-level id sets) — per document d::
 
-    predicted  P = {(d, category, i) for each linked predicted mention, i ∈ parts(ids[0])}
+    predicted  P = {(d, category, i) for each linked predicted mention, i ∈ parts(id), id ∈ ids}
     gold       G = {(d, category, i) for each gold mention, i ∈ parts(id), id ∈ ids}
 
-A prediction is scored on its primary id only; a gold mention counts every id it carries (BioRED
-lists several); an unlinked mention (no ids) adds nothing. ``parts`` splits a composite id that
+Every id of a mention counts, on both sides: BioRED lists several for a composite mention
+("Smad2/3"), the linker gives a composite or a range every member's id (a cross-reference goes to
+``Mention.xrefs``, never to ``ids``), and extraction makes each id an entity of the KG
+(:func:`~graphmert.graph.distant.chunk_entities`), so each is a claim the user receives. An
+unlinked mention (no ids) adds nothing. ``parts`` splits a composite id that
 :func:`~graphmert.corpus.document.normalize_id` joined with ``|`` (``MESH:D1|MESH:D2`` → both) and
 keeps any other id whole (tmVar variant keys such as ``tmVar:c|SUB|G|1234|A`` contain ``|``).
 
@@ -81,14 +84,12 @@ def _spans(doc: Document, categories: tuple[str, ...]) -> set[Item]:
     return out
 
 
-def _ids(doc: Document, categories: tuple[str, ...], primary_only: bool) -> set[Item]:
+def _ids(doc: Document, categories: tuple[str, ...]) -> set[Item]:
     out = set()
     for m in doc.mentions:
         cat = mention_category(m.type)
-        if cat not in categories or not m.ids:
-            continue
-        for cid in m.ids[:1] if primary_only else m.ids:
-            out.update((doc.id, cat, part) for part in id_parts(cid))
+        if cat in categories:
+            out.update((doc.id, cat, part) for cid in m.ids for part in id_parts(cid))
     return out
 
 
@@ -141,6 +142,5 @@ def normalisation_scores(predicted: Iterable[Document], gold: Iterable[Document]
     id) items.
     """
     cats = _check_categories(categories)
-    p, g = _gather(predicted, gold, lambda d: _ids(d, cats, primary_only=True),
-                   lambda d: _ids(d, cats, primary_only=False))
+    p, g = _gather(predicted, gold, lambda d: _ids(d, cats), lambda d: _ids(d, cats))
     return _by_category(p, g, cats)

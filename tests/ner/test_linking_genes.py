@@ -16,6 +16,7 @@ from graphmert.ner.linking.genes import (
     build_gene_vocabulary, folded_key, gene_variants, read_gene_info, read_rgd_orthologs,
 )
 from graphmert.corpus.document import Abbreviation
+from graphmert.ner.linking.surface import names_several
 from graphmert.ner.linking.species import (
     abbreviation_marks, mention_species, sentence_spans, species_marks, symbol_case_species,
 )
@@ -212,6 +213,38 @@ def test_linker_links_genes_by_species_with_variants(sources, tmp_path):
     assert [r.ids for r in back.link_mentions(mouse)] == got["m"]
     assert back.stats()["reference_genes"] == linker.stats()["reference_genes"] == 12
     assert {"NCBIGene:332", "NCBIGene:24835", "NCBIGene:9001"} <= back.known_ids()
+
+
+def test_a_composite_of_another_species_maps_every_member_to_its_ortholog(sources):
+    # a human training document annotates "TNF/IL-6" with both genes; in a mouse abstract each member
+    # becomes the mouse gene (HomoloGene for TNF, RGD's rat row joining IL6's human and mouse genes)
+    text = "In patients, TNF/IL-6 rose."
+    train = [*TRAIN, Document("t2", text, mentions=[
+        Mention(9, 17, "patients", "OrganismTaxon", ["NCBITaxon:9606"]),
+        Mention(13, 21, "TNF/IL-6", "GeneOrGeneProduct", ["NCBIGene:7124", "NCBIGene:3569"])])]
+    linker = EntityLinker.build(train, None, vocabularies=sources)
+    mouse = gene_doc("m", "In mice, TNF/IL-6 rose.", ["TNF/IL-6"])
+    assert [r.ids for r in linker.link_mentions(mouse)] == [("NCBIGene:21926", "NCBIGene:16193")]
+    human = gene_doc("h", text, ["TNF/IL-6"])
+    assert [r.ids for r in linker.link_mentions(human)] == [("NCBIGene:7124", "NCBIGene:3569")]
+
+
+@pytest.mark.parametrize("text, several", [
+    ("Smad2/3", True), ("p85/PI3K", True), ("PAK1-3", True), ("MEK 1/2", True),
+    ("breast and ovarian cancer", True), ("caspase", False), ("Smad", False), ("IL-6", False),
+    ("TGF-beta1", False), ("EGF, PDGF", False),
+])
+def test_names_several(text, several):
+    assert names_several(text) is several
+
+
+def test_a_family_name_annotated_with_several_genes_takes_one_elsewhere():
+    train = [Document("t", "caspase and Smad2/3 act.", mentions=[
+        Mention(0, 7, "caspase", "GeneOrGeneProduct", ["NCBIGene:836", "NCBIGene:840"]),
+        Mention(12, 19, "Smad2/3", "GeneOrGeneProduct", ["NCBIGene:4087", "NCBIGene:4088"])])]
+    linker = EntityLinker.build(train, None)
+    assert linker.link("caspase", "Gene").ids == ("NCBIGene:836",)
+    assert linker.link("Smad2/3", "Gene").ids == ("NCBIGene:4087", "NCBIGene:4088")
 
 
 def test_document_species_ties_go_to_the_default_species(sources):

@@ -29,8 +29,8 @@ from graphmert.ner.linking.species import (
     _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species, sentence_spans,
     species_marks, symbol_case_species,
 )
-from graphmert.ner.linking.surface import (_singular_keys, coordinated_forms, normalize_surface, surface_key,
-                                           with_generic_head, without_modifiers)
+from graphmert.ner.linking.surface import (_singular_keys, coordinated_forms, names_several, normalize_surface,
+                                           surface_key, with_generic_head, without_modifiers)
 from graphmert.ner.linking.tables import read_name_tables, read_xref_tables
 from graphmert.ner.linking.terms import term_steps, term_tables, terms_to_json
 from graphmert.ner.linking.vocabulary import (
@@ -59,6 +59,15 @@ def _with_terms(steps: tuple, terms: dict) -> tuple:
     0.792 → 0.769, chemical 0.848 → 0.840 (the annotators' own choices among MeSH's near-synonyms
     are lost); a fuzzy index over the terms' names lowered document F1 (experiments/linking.py)."""
     return (*steps, *term_steps(terms)) if terms else steps
+
+
+def _as_named(ids: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """A look-up's ids for a mention of ``text``: all of them when the text names several
+    (:func:`~graphmert.ner.linking.surface.names_several`), else the first: a training document's
+    several ids for a family name ("caspase") are its own reading, not this mention's (raw
+    BioRED-train slice: none of the 8 further ids of 7 such answers was a gold id of its document;
+    docs/experiments/gene-linking.md)."""
+    return ids if len(ids) < 2 or names_several(text) else ids[:1]
 
 
 class EntityLinker:
@@ -226,19 +235,29 @@ class EntityLinker:
         return ()
 
     def _in_species(self, ids: tuple[str, ...], species: str, keep: bool) -> tuple[str, ...] | None:
-        """``ids`` of a gene as a gene of ``species``: unchanged when the primary id's taxon is that
-        species or unknown, else the ortholog of ``species`` (the reference vocabulary's, else
-        :func:`_gene_orthologs`), else unchanged with ``keep`` (a dictionary answer, unless
-        :attr:`strict_species`) and None without (a KG name)."""
-        taxon = self.gene_taxon(ids[0])
+        """``ids`` of a gene mention as genes of ``species``, each mapped by :meth:`_gene_in_species`
+        (a composite such as "ERK1/2" keeps every member); None when the primary id has no answer
+        (a KG name of another species), and a member without one is dropped."""
+        primary = self._gene_in_species(ids[0], species, keep)
+        if primary is None:
+            return None
+        rest = (self._gene_in_species(i, species, keep) for i in ids[1:])
+        return tuple(dict.fromkeys([primary, *(i for i in rest if i is not None)]))
+
+    def _gene_in_species(self, gene: str, species: str, keep: bool) -> str | None:
+        """``gene`` as a gene of ``species``: unchanged when its taxon is that species or unknown,
+        else the ortholog of ``species`` (the reference vocabulary's, else :func:`_gene_orthologs`),
+        else unchanged with ``keep`` (a dictionary answer, unless :attr:`strict_species`) and None
+        without (a KG name)."""
+        taxon = self.gene_taxon(gene)
         if taxon is None or taxon == species:
-            return ids
-        reference = self._genes.ortholog(ids[0], species) if self._genes is not None else None
+            return gene
+        reference = self._genes.ortholog(gene, species) if self._genes is not None else None
         if reference is not None:
-            return (reference,)
-        own = self._orthologs.get(ids[0], {})
+            return reference
+        own = self._orthologs.get(gene, {})
         target = own.get(species) or (own.get(_KG_SOURCE) if species == self.kg_species else None)
-        return (target,) if target else (ids if keep else None)
+        return target or (gene if keep else None)
 
     def _result(self, ids: tuple[str, ...], score: float, how: str) -> LinkResult:
         """A link to ``ids``, with the cross-references of ``ids[0]`` that are not among them."""
@@ -268,7 +287,7 @@ class EntityLinker:
             return UNLINKED
         found = self._exact(category, key, text, species)
         if found is not None:
-            return self._result(found[0], 1.0, found[1])
+            return self._result(_as_named(found[0], text), 1.0, found[1])
         if category in SPECIES_CATEGORIES and self._genes is not None:
             ids = self._gene_variant(text, species)
             if ids:
@@ -282,7 +301,7 @@ class EntityLinker:
         found = self._exact(category, surface_key(name), name, species)
         if found is None:               # a gene of another species, with no ortholog of the document's
             return UNLINKED
-        return self._result(found[0], round(score, 6), "fuzzy")
+        return self._result(_as_named(found[0], text), round(score, 6), "fuzzy")
 
     def known_ids(self) -> frozenset[str]:
         """Every id a look-up can answer: those of the dictionary (all species, plural forms too), the

@@ -195,6 +195,19 @@ def _conjuncts(text: str) -> list[str]:
     return parts
 
 
+# a list or range of numbered names in one word run ("Smad2/3", "p85/PI3K", "PAK1-3", "MEK 1/2")
+_SEVERAL = re.compile(r"[^\s/]/[^\s/]|\d\s*[-/]\s*\d")
+
+
+def names_several(text: str) -> bool:
+    """Whether a mention's text names several entities: a coordination ("breast and ovarian cancer",
+    ":func:`coordinated_forms`), a slash ("Smad2/3", "p85/PI3K") or a numbered range ("PAK1-3").
+    A training document may annotate a bare family name ("caspase", "Smad", "cyclooxygenase") with
+    the several genes it meant there; another document's family mention names none of them for sure,
+    so :meth:`~graphmert.ner.linking.EntityLinker.link` gives such a text one id."""
+    return _SEVERAL.search(text) is not None or len(_conjuncts(text)) > 1
+
+
 def coordinated_forms(text: str) -> list[list[str]]:
     """The full names a composite mention coordinates, per conjunct in text order, each conjunct's
     tries most specific first; [] when ``text`` coordinates nothing.
