@@ -54,3 +54,11 @@ def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_pa
                           "--errors", "2")
     assert [r["variant"] for r in rows] == ["shipped", "no-veto"]
     assert "the 2 most frequent recognition errors of each category (shipped)" in stdout
+
+
+def test_pretrained_recognizer_study_runs_tiny(tmp_path):
+    tiny = ["ner.epochs=1", "ner.vectors=0", "ner.width=32", "ner.sources=[biored_train]", "ner.part_sources={}"]
+    stdout, rows = _study("recognizer_pretrain.py", tmp_path, "--minutes", "0.05", "--save", str(tmp_path / "p"),
+                          *tiny)
+    assert [r["variant"] for r in rows] == ["pretrained", "pretrained + propagate"]
+    assert (tmp_path / "p" / "tok2vec.bin").stat().st_size > 0 and "pretrain:" in stdout
