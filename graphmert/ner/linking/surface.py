@@ -200,8 +200,8 @@ _SEVERAL = re.compile(r"[^\s/]/[^\s/]|\d\s*[-/]\s*\d")
 
 
 def names_several(text: str) -> bool:
-    """Whether a mention's text names several entities: a coordination ("breast and ovarian cancer",
-    ":func:`coordinated_forms`), a slash ("Smad2/3", "p85/PI3K") or a numbered range ("PAK1-3").
+    """Whether a mention's text names several entities: a coordination ("breast and ovarian cancer":
+    :func:`coordinated_forms`), a slash ("Smad2/3", "p85/PI3K") or a numbered range ("PAK1-3").
     A training document may annotate a bare family name ("caspase", "Smad", "cyclooxygenase") with
     the several genes it meant there; another document's family mention names none of them for sure,
     so :meth:`~graphmert.ner.linking.EntityLinker.link` gives such a text one id."""
