@@ -30,7 +30,13 @@ SHARED, require_shared = _helpers.SHARED, _helpers.require_shared
 def held_out(doc_id: str, percent: int = 20) -> bool:
     """The deterministic held-out split of BioRED-train documents (``sha256(doc id) mod 100 < 20``)
     on which the entity linker and recognizer studies choose their settings: 82 documents."""
-    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % 100 < percent
+    return document_fold(doc_id, 100) < percent
+
+
+def document_fold(doc_id: str, k: int) -> int:
+    """The cross-fitting fold (0 … k−1) of a document: ``sha256(doc id) mod k``, so a document keeps
+    its fold whatever else the study reads."""
+    return int(hashlib.sha256(doc_id.encode("utf-8")).hexdigest(), 16) % k
 
 
 def held_out_biored_train(doc) -> bool:

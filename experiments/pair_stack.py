@@ -32,7 +32,6 @@ ties the shipped pooling, and the model adds nothing to it (the record).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -42,7 +41,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tune_extraction import split_overrides, study_parser, tuning_questions  # noqa: E402
-from _study import print_table, write_json  # noqa: E402
+from _study import document_fold, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
@@ -92,10 +91,6 @@ def design(feats: dict, which: str, relations: list[str], categories: list[str])
     return np.stack(cols, axis=1)
 
 
-def fold(doc: str, k: int) -> int:
-    return int(hashlib.sha256(doc.encode()).hexdigest(), 16) % k
-
-
 def stacked_scores(feats: list[dict], labels: list[np.ndarray], docs: list[str], which: str, c: float,
                    k: int, relations: list[str], categories: list[str]) -> list[np.ndarray]:
     """Each question's candidate probabilities from the regression fitted on the other folds."""
@@ -105,18 +100,18 @@ def stacked_scores(feats: list[dict], labels: list[np.ndarray], docs: list[str],
     X = [design(f, which, relations, categories) for f in feats]
     out: list[np.ndarray | None] = [None] * len(X)
     for f in range(k):
-        inside = [i for i, d in enumerate(docs) if fold(d, k) != f]
+        inside = [i for i, d in enumerate(docs) if document_fold(d, k) != f]
         y = np.concatenate([labels[i] for i in inside]) if inside else np.zeros(0)
         if len(set(y.tolist())) < 2:             # one class only: its share, for every candidate
             for i, d in enumerate(docs):
-                if fold(d, k) == f:
+                if document_fold(d, k) == f:
                     out[i] = np.full(len(X[i]), y.mean() if len(y) else 0.0)
             continue
         scaler = StandardScaler().fit(np.concatenate([X[i] for i in inside]))
         clf = LogisticRegression(C=c, max_iter=2000).fit(
             scaler.transform(np.concatenate([X[i] for i in inside])), y)
         for i, d in enumerate(docs):
-            if fold(d, k) == f:
+            if document_fold(d, k) == f:
                 out[i] = clf.predict_proba(scaler.transform(X[i]))[:, 1]
     return out
 

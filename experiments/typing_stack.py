@@ -32,7 +32,6 @@ typer lowers its type accuracy (the record).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 from pathlib import Path
 
@@ -43,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tune_extraction import split_overrides, study_parser, tuning_questions  # noqa: E402
 from typing_blend import BlendTyping  # noqa: E402
-from _study import print_table, write_json  # noqa: E402
+from _study import document_fold, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
@@ -140,10 +139,6 @@ def fit_conditional_logit(X: list[np.ndarray], y: list[int], c: float, steps: in
     return w.detach().numpy()
 
 
-def fold(doc: str, k: int) -> int:
-    return int(hashlib.sha256(doc.encode()).hexdigest(), 16) % k
-
-
 def stacked_choices(rows: list[Row], gold_type: dict, which: str, c: float, k: int,
                     relations: list[str], categories: list[str]) -> dict:
     """(doc, pair) → relation chosen by the regression fitted on the other folds' labelled rows."""
@@ -153,10 +148,10 @@ def stacked_choices(rows: list[Row], gold_type: dict, which: str, c: float, k: i
     chosen = {}
     for f in range(k):
         train = [(mat(r), r.admitted.index(gold_type[(r.doc, r.pair)])) for r in rows
-                 if fold(r.doc, k) != f and gold_type.get((r.doc, r.pair)) in r.admitted]
+                 if document_fold(r.doc, k) != f and gold_type.get((r.doc, r.pair)) in r.admitted]
         w = fit_conditional_logit([x for x, _ in train], [t for _, t in train], c) if train else None
         for r in rows:
-            if fold(r.doc, k) == f:                 # no labelled pair in the other folds: shipped choice
+            if document_fold(r.doc, k) == f:                 # no labelled pair in the other folds: shipped choice
                 chosen[(r.doc, r.pair)] = r.chosen if w is None else r.admitted[int(np.argmax(mat(r) @ w))]
     return chosen
 
