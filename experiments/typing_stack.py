@@ -140,10 +140,12 @@ def fit_conditional_logit(X: list[np.ndarray], y: list[int], c: float, steps: in
 
 
 def stacked_choices(rows: list[Row], gold_type: dict, which: str, c: float, k: int,
-                    relations: list[str], categories: list[str]) -> dict:
-    """(doc, pair) → relation chosen by the regression fitted on the other folds' labelled rows."""
-    def mat(row: Row) -> np.ndarray:
-        return np.stack([features(row, r, which, relations, categories) for r in row.admitted])
+                    relations: list[str], categories: list[str], mat=None) -> dict:
+    """(doc, pair) → relation chosen by the regression fitted on the other folds' labelled rows;
+    ``mat`` (row → [admitted, features]) replaces the features of ``which``."""
+    if mat is None:
+        def mat(row: Row) -> np.ndarray:
+            return np.stack([features(row, r, which, relations, categories) for r in row.admitted])
 
     chosen = {}
     for f in range(k):

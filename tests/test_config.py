@@ -181,7 +181,10 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                abbreviation_veto=biored.extract.abbreviation_veto,
                                name_mentions=biored.extract.name_mentions,
                                text_entities=biored.extract.text_entities,
+                               related_head_weight=biored.extract.related_head_weight,
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
+    # the relatedness head is measured on gold mentions only: off on raw text
+    assert raw.extract.related_head_weight == 0 < biored.extract.related_head_weight
 
 
 def test_abbreviation_veto_names_categories_the_recognizer_finds():

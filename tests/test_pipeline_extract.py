@@ -245,8 +245,10 @@ def test_abbreviation_veto_drops_the_configured_categories_short_forms_unless_th
 
 def test_parts_name_their_documents_and_a_merge_in_passes_gives_the_same_kg(trained, monkeypatch):
     """The run's own corpus in parts of 5 documents, merged 2 runs at a time (several passes through
-    scratch files), gives the KG of one part per document shard merged at once, byte for byte; each
-    part that reaches the scheduler names its shards and ids instead of carrying documents."""
+    scratch files), gives the KG of one part per document shard merged at once: the same triples in
+    the same order, every field equal, confidences to float32 precision (other parts batch other
+    chunks together, and a CPU's kernels may round a padded batch differently in the last bits);
+    each part that reaches the scheduler names its shards and ids instead of carrying documents."""
     import pickle
 
     import graphmert.extract.sorted_merge as sorted_merge
@@ -276,4 +278,20 @@ def test_parts_name_their_documents_and_a_merge_in_passes_gives_the_same_kg(trai
     m = json.loads((trained / "extract" / "manifest.json").read_text())
     assert m["parts"] == len(items) >= 8 and m["triples"] > 0
     assert all(isinstance(p, Part) and len(p.ids) <= 5 and len(pickle.dumps(p)) < 2048 for p in items)
-    assert (trained / "extract" / "triples.jsonl").read_bytes() == whole
+    parts = (trained / "extract" / "triples.jsonl").read_bytes()
+    assert same_to_float32(_lines(parts), _lines(whole)) and parts.count(b"\n") == whole.count(b"\n") > 0
+
+
+def _lines(data: bytes) -> list:
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def same_to_float32(a, b) -> bool:
+    """Whether two parsed JSON values are equal, floats within a relative 1e-5."""
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == pytest.approx(b, rel=1e-5)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_to_float32(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(same_to_float32(x, y) for x, y in zip(a, b))
+    return a == b

@@ -27,7 +27,7 @@ from graphmert.corpus.document import read_documents
 from graphmert.extract.triples import read_triples
 from pipelines.cli import app
 from pipelines.scheduler import ENV_ADDRESS
-from pipelines.stages.extract import MODEL_ONLY, _check_rankers, fit_typer
+from pipelines.stages.extract import MODEL_ONLY, _check_rankers, fit_pair_heads, fit_typer
 from relation_corpora import pmids, write_pubtator
 
 F = 0.5
@@ -239,6 +239,32 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     assert chem_disease and {t.relation for t in chem_disease} == {"Negative_Correlation"}
 
 
+def test_the_pair_heads_are_fitted_on_the_typer_documents_and_serve_graphmert_only(run, tmp_path):
+    """extract.type_head_weight 1 and related_head_weight 0.5: the extract stage fits both heads on the
+    pairs of the typer documents (never the extraction documents), graphmert's pairs take the type
+    head's relations, and the lexical control is the same with the heads as without."""
+    fit_path = typer_corpus(tmp_path)
+    overrides = ["extract.relation_choice=typer", f"extract.typer_files=[{fit_path}]", "extract.controls=[lexical]"]
+    out = {}
+    for heads in ((0.0, 0.0), (1.0, 0.5)):
+        copy = tmp_path / f"run-{heads[0]}"
+        shutil.copytree(run, copy)
+        r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", *overrides,
+                   f"extract.type_head_weight={heads[0]}", f"extract.related_head_weight={heads[1]}")
+        assert r.exit_code == 0, r.output
+        m = manifest(copy, "extract")
+        out[heads[0]] = (m, list(read_triples([copy / "extract" / s for s in m["shards"]])),
+                         [{**t.to_dict(), "run_id": ""} for t in read_triples(copy / "extract" / "control-lexical.parquet")])
+    (m0, _, lexical0), (m1, head, lexical1) = out[0.0], out[1.0]
+    assert m0["type_head"] is None and m0["related_head"] is None
+    typed, related = m1["type_head"], m1["related_head"]
+    assert 0 < typed["documents"] <= m1["typer"]["documents"] == 25 and typed["pairs"] > 0
+    assert typed["pairs"] == sum(typed[r] for r in ("Association", "Negative_Correlation"))
+    assert related["pairs"] == related["related"] + related["unrelated"] >= typed["pairs"] and related["unrelated"]
+    assert head and {t.relation for t in head} <= {"Association", "Negative_Correlation"}
+    assert lexical1 == lexical0 and lexical0                     # each copy names its own run
+
+
 def test_pair_features_train_and_extract_through_the_pipeline(run, tmp_path):
     """model.pair_features=true on the same run: the between spans reach the candidate head in
     training and in extraction, the checkpoint keeps the option, and the model table reports the leaf
@@ -287,6 +313,19 @@ def test_the_typer_without_typer_files_is_a_config_error(setting, asks):
     with pytest.raises(ConfigError, match=f"{asks} needs extract.typer_files: gold files with typed"):
         load_config(None, [f"extract.{k}={v}" for k, v in setting.items()])
     assert fit_typer(SimpleNamespace(cfg=load_config(None, [])), frozenset()) is None     # asked by neither
+
+
+def test_the_pair_heads_settings_are_checked_when_the_config_is_read():
+    with pytest.raises(ConfigError, match="extract.type_head_weight 0.3 blends the type head with the "
+                                          "typer's choice: it needs extract.relation_choice 'typer', not 'score'"):
+        load_config(None, ["extract.type_head_weight=0.3"])
+    with pytest.raises(ConfigError, match="extract.relation_choice 'typer' needs extract.typer_files"):
+        load_config(None, ["extract.type_head_weight=0.3", "extract.relation_choice=typer"])
+    with pytest.raises(ConfigError, match="type_head_c"):
+        load_config(None, ["extract.type_head_c=0"])
+    with pytest.raises(ConfigError, match="extract.related_head_weight 0.3 needs extract.typer_files"):
+        load_config(None, ["extract.related_head_weight=0.3"])
+    assert fit_pair_heads(SimpleNamespace(cfg=load_config(None, [])), None, frozenset()) == (None, None)  # off
 
 
 def test_a_soft_scope_needs_a_query_group_checkpoint():
@@ -605,3 +644,25 @@ def test_the_pair_stack_scores_every_feature_set(run, tmp_path, monkeypatch):
     assert [r["features"] for r in rows] == ["pooled w=0.0", "pooled w=0.5", "pooled w=1.0", "lexical",
                                              "model+lexical+document", "pooled+mentions"]
     assert all(r["k"] in (1, 2) and r["t"] in (0.0, 0.5) and 0.0 <= r["F1"] <= 1.0 for r in rows)
+
+
+def test_the_pair_heads_study_ranks_and_retypes_with_heads_fitted_on_the_typer_documents(run, tmp_path, monkeypatch):
+    """experiments/pair_heads.py: both heads fitted on the typer's documents (a C each by document
+    folds), one ranking row per (w, v) at its best k and threshold, then the typing rows, which
+    retype the same pairs."""
+    from graphmert.kg.schema import RelationSchema
+
+    monkeypatch.setattr(RelationSchema, "allows", lambda self, relation, a, b: True)
+    rows = _run_experiment("pair_heads.py", run, tmp_path, monkeypatch, "--folds", "2", "--c", "1",
+                           "--type-c", "0.1", "1", "--related-c", "0.01", "--lexical-weights", "0", "0.5",
+                           "--related-weights", "0", "1", "--k", "1", "2", "--thresholds", "0.0",
+                           "--type-weights", "1", "extract.relation_choice=typer")
+    out = json.loads((tmp_path / "rows.json").read_text())
+    assert out["pairs"] > 0 and out["type_head"]["pairs"] > 0 and out["related_head"]["related"] > 0
+    assert [c for c, _ in out["type_cv"]] == [0.1, 1] and [c for c, _ in out["related_cv"]] == [0.01]
+    ranking, typing = rows[:4], rows[4:]
+    assert [(r["w"], r["v"]) for r in ranking] == [(0.0, 0.0), (0.0, 1.0), (0.5, 0.0), (0.5, 1.0)]
+    assert all(r["k"] in (1, 2) and 0.0 <= r["F1"] <= 1.0 for r in ranking)
+    assert [r["types"] for r in typing[:2]] == ["typer", "blend b=1.0"]
+    assert {"stacked: typer", "stacked: typer+head"} <= {r["types"] for r in typing}
+    assert len({r["F1"] for r in typing}) == 1

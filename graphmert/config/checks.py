@@ -115,15 +115,21 @@ def check_outside_scope(ex: "ExtractConfig") -> None:
 
 
 def _check_typer(ex: "ExtractConfig") -> None:
-    """A relation typer asked for (``relation_choice`` typer / typer_score, ``typer_min_relation``)
-    needs ``typer_files`` to be fitted on: an error when the config is read, not after training."""
+    """A relation typer asked for (``relation_choice`` typer / typer_score, ``typer_min_relation``), or
+    a relatedness head (``related_head_weight``), needs ``typer_files`` to be fitted on: an error
+    when the config is read, not after training. The type head blends with the typer's choice."""
     asks = [f"extract.relation_choice {ex.relation_choice!r}"] if ex.relation_choice in TYPER_CHOICES else []
     asks += [f"extract.typer_min_relation {ex.typer_min_relation}"] if ex.typer_min_relation > 0 else []
     asks += ["the 'lexical' control (extract.controls)"] if "lexical" in ex.controls else []
     asks += [f"extract.lexical_weight {ex.lexical_weight}"] if ex.lexical_weight > 0 else []
+    asks += [f"extract.related_head_weight {ex.related_head_weight}"] if ex.related_head_weight > 0 else []
+    if ex.type_head_weight > 0 and ex.relation_choice != "typer":
+        raise ConfigError(f"extract.type_head_weight {ex.type_head_weight} blends the type head "
+                          f"with the typer's choice: it needs extract.relation_choice 'typer', not "
+                          f"{ex.relation_choice!r}")
     if asks and not ex.typer_files:
         raise ConfigError(f"{asks[0]} needs extract.typer_files: gold files with typed document-level "
-                          f"relations to fit the relation typer on (e.g. BioRED train)")
+                          f"relations to fit the relation typer or the pair heads on (e.g. BioRED train)")
 
 
 def _check_control_settings(ex: "ExtractConfig") -> None:

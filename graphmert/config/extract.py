@@ -178,6 +178,22 @@ class ExtractConfig:
                             "mentions (chosen by experiments/relation_typer.py)")
     typer_c: float = opt(1.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
                          "strength of its logistic regressions (chosen by experiments/relation_typer.py)")
+    type_head_weight: float = opt(0.0, min=0.0, max=1.0,
+                                  help="with relation_choice 'typer', type the model rankers' pairs by "
+                                       "(1-b) log P_typer + b log P_head, P_head the relation-type head "
+                                       "over the model's pair states, fitted on typer_files with the "
+                                       "encoder frozen (graphmert.extract.pair_heads); 0: the typer "
+                                       "alone; 1: the model alone. The controls keep the typer")
+    type_head_c: float = opt(0.01, min=0.0, min_exclusive=True, help="type head: inverse L2 "
+                             "strength of its logistic regression (chosen by experiments/pair_heads.py)")
+    related_head_weight: float = opt(0.0, min=0.0, max=1.0,
+                                     help="pool the model rankers' score s (after lexical_weight) with "
+                                          "the relatedness head's probability r that the document relates "
+                                          "the pair, read from the model's pair states and fitted on "
+                                          "typer_files with the encoder frozen (graphmert.extract."
+                                          "pair_heads): s^(1-v) r^v. 0: off. Needs typer_files")
+    related_head_c: float = opt(0.001, min=0.0, min_exclusive=True, help="relatedness head: inverse L2 "
+                                "strength of its logistic regression (chosen by experiments/pair_heads.py)")
     typer_min_relation: float = opt(0.0, min=0.0, max=1.0, help="drop a found pair when the relation "
                                     "typer's probability that the text relates its entities is below "
                                     "this (a pair sharing no sentence is kept); 0: off. Needs "

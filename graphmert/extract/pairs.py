@@ -56,7 +56,10 @@ fitted on gold typed relations): ``typer`` keeps the pair's found tail, its evid
 for the pair's categories; ``typer_score`` keeps the found relation r that maximises
 P_model(r) · P_typer(r). A pair the typer cannot read keeps the model's best relation. The typer
 also scores whether the text relates a pair at all; ``extract.typer_min_relation`` drops the selected
-pairs it scores below that (step 4, before the relation is chosen).
+pairs it scores below that (step 4, before the relation is chosen). With ``typer`` and
+``extract.type_head_weight`` b > 0, the model rankers' pairs are typed by (1 − b) log P_typer +
+b log P_head instead, P_head the type head over the model's own pair states
+(:mod:`graphmert.extract.pair_heads`); the controls keep the typer alone.
 
 Controls. The same questions ranked without the trained model measure what the model adds
 (``extract.controls``, :data:`RANKERS`): ``candidates`` keeps every candidate (no top-k: the
@@ -77,7 +80,11 @@ lexical score q of the same pair, log-linearly:
     score(c) = p_c^(1−w) · q_c^w
 
 (w = 0: the model alone; w = 1: the lexical ranking at graphmert's k and threshold). The ``lexical``
-control is then this hybrid's ablation without the model.
+control is then this hybrid's ablation without the model. With ``extract.related_head_weight`` v > 0
+the pooled score is pooled once more with ρ, the relatedness head's probability that the document
+relates the pair, read from the model's own pair states (:mod:`graphmert.extract.pair_heads`):
+score(c)^(1−v) · ρ_c^v. The model-alone row (``extract(untyped=...)``) keeps ρ and drops q: it is the
+system without the words' features.
 """
 
 from __future__ import annotations
@@ -101,6 +108,7 @@ from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.text_entities import is_text_entity, with_text_entities
 from graphmert.extract.tails import FORM_CACHE
 from graphmert.extract.triples import Evidence, Triple
+from graphmert.extract.pair_heads import RELATED, PairHead, blend, pair_vectors
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.distant import ChunkEntities, chunk_entities
@@ -163,7 +171,8 @@ class PairExtractor:
                  relation_map: dict[str, int], cfg: ExtractConfig, num_roots: int, num_leaves: int,
                  relations: Sequence[str], checkpoint_id: str = "", run_id: str = "",
                  untrained: GraphMERT | None = None, typer: RelationTyper | None = None,
-                 members: Sequence[GraphMERT] = ()) -> None:
+                 members: Sequence[GraphMERT] = (), type_head: PairHead | None = None,
+                 related_head: PairHead | None = None) -> None:
         unknown = [r for r in relations if r not in relation_map]
         if unknown:
             raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
@@ -172,6 +181,7 @@ class PairExtractor:
         check_outside_scope(cfg)
         check_control_settings(cfg)
         self.model, self.untrained, self.typer = model, untrained, typer
+        self.type_head, self.related_head = type_head, related_head
         self.members = list(members)
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
         self.relation_map, self.relations = relation_map, sorted(relations)
@@ -185,13 +195,16 @@ class PairExtractor:
         self.stats: Counter = Counter()
         self._forms: dict[str, tuple[int, ...]] = {}
         self._relatedness: dict[tuple[str, frozenset], float] = {}
+        self._head_types: dict[tuple[str, frozenset], dict[str, float]] | None = None   # this decision's
+        self._vectors: tuple = (None, {})          # (plans, their pair vectors): one encoder pass
 
     # ------------------------------------------------------------------ the pipeline
     def extract(self, docs: Sequence[Document], chunks: Sequence[Chunk], rankers: Sequence[str] = ("model",),
                 untyped: str | None = None) -> tuple[dict[str, list[Triple]], dict]:
         """Triples per ranker name (step 5) and a report of counts. ``untyped``: also the first
-        ranker's answers decided by :meth:`without_typer`, under that name; the model answers once
-        for both."""
+        ranker's answers, pooled with the relatedness head's but not the lexical scores, decided by
+        :meth:`without_typer`, under that name: the model's own system; the model answers once for
+        both."""
         self.stats, self._relatedness = Counter(), {}
         plans = self.questions(docs, chunks)
         queries = [q for p in plans for q in p.queries]
@@ -205,7 +218,8 @@ class PairExtractor:
                 self.stats.update(ranked.stats)
             self.stats[f"triples:{name}"] = len(out[name])
             if i == 0 and untyped:
-                out[untyped] = ranked.without_typer().decide(plans, queries, alone, name)
+                own = self.pooled(plans, queries, alone, name, weight=0.0)   # the model's heads, no words
+                out[untyped] = ranked.without_typer().decide(plans, queries, own, name)
         return out, {"counts": dict(sorted(self.stats.items()))}
 
     def for_ranker(self, ranker: str) -> "PairExtractor":
@@ -223,13 +237,40 @@ class PairExtractor:
 
     def without_typer(self) -> "PairExtractor":
         """This extractor deciding without the relation typer: pairs selected and typed by the model
-        alone (``relation_choice: score``, no ``typer_min_relation``; :meth:`extract` gives it the
-        answers before the hybrid's pooling). It shares the models, the seed KG and the questions'
+        alone (``relation_choice: score``, or the type head alone where one types the pairs; no
+        ``typer_min_relation``; :meth:`extract` gives it the answers before the lexical pooling). It shares the models, the seed KG and the questions'
         settings, with counts of its own."""
         other = copy.copy(self)
         other.cfg = replace(self.cfg, relation_choice="score", typer_min_relation=0.0)
+        if self.uses_type_head:                    # the model's own types: the type head alone
+            other.cfg = replace(other.cfg, relation_choice="typer", type_head_weight=1.0)
         other.typer, other.stats = None, Counter()
         return other
+
+    @property
+    def uses_type_head(self) -> bool:
+        """Whether the model rankers' pairs are typed with the relation-type head."""
+        return (self.type_head is not None and self.cfg.type_head_weight > 0
+                and self.cfg.relation_choice == "typer")
+
+    def head_types(self, plans: list[_ChunkPlan]) -> dict[tuple[str, frozenset], dict[str, float]]:
+        """(document, unordered pair) → the type head's log P(r | pair) for every pair the questions
+        of ``plans`` link (:mod:`graphmert.extract.pair_heads`)."""
+        return self.type_head.log_probabilities(self.pair_vectors(plans))
+
+    def pair_vectors(self, plans: list[_ChunkPlan]) -> dict:
+        """The pair vectors of ``plans`` (:func:`~graphmert.extract.pair_heads.pair_vectors`),
+        computed once per plans for both heads and every decision."""
+        if self._vectors[0] is not plans:
+            self._vectors = (plans, pair_vectors(self, plans))
+        return self._vectors[1]
+
+    def related_scores(self, plans: list[_ChunkPlan], queries: list[PairQuery]) -> list[np.ndarray]:
+        """Per question, ρ(head, candidate) for each candidate: the relatedness head's probability
+        that the document relates the pair (:mod:`graphmert.extract.pair_heads`)."""
+        logp = self.related_head.log_probabilities(self.pair_vectors(plans))
+        return [np.exp([logp[(plans[q.chunk].doc.id, frozenset((q.head, c)))][RELATED[1]] for c in q.candidates])
+                for q in queries]
 
     def answers(self, plans: list[_ChunkPlan], queries: list[PairQuery], ranker: str,
                 pooled: bool = True) -> list[np.ndarray]:
@@ -243,11 +284,16 @@ class PairExtractor:
     def pooled(self, plans: list[_ChunkPlan], queries: list[PairQuery], scores: list[np.ndarray],
                ranker: str, weight: float | None = None) -> list[np.ndarray]:
         """A model ranker's ``scores`` pooled with the lexical scores at ``weight`` (default
-        ``extract.lexical_weight``; module docstring, "Hybrid"); other rankers' scores unchanged."""
+        ``extract.lexical_weight``; module docstring, "Hybrid"), then with the relatedness head's at
+        ``extract.related_head_weight`` (:meth:`related_scores`); other rankers' scores unchanged."""
         w = self.cfg.lexical_weight if weight is None else weight
-        if ranker not in MODEL_RANKERS or w <= 0:
+        if ranker not in MODEL_RANKERS:
             return scores
-        return pool(scores, self.lexical_scores(plans, queries), w)
+        if w > 0:
+            scores = pool(scores, self.lexical_scores(plans, queries), w)
+        if self.related_head is not None and self.cfg.related_head_weight > 0:
+            scores = pool(scores, self.related_scores(plans, queries), self.cfg.related_head_weight)
+        return scores
 
     def lexical_scores(self, plans: list[_ChunkPlan], queries: list[PairQuery]) -> list[np.ndarray]:
         """Per question: q, the relation typer's probability that the words relate the head and each
@@ -317,6 +363,7 @@ class PairExtractor:
         outside = self.cross_scope_pairs(pairs, self.document_pairs(plans, queries, scores, noisy_or=noisy_or,
                                                                     band=True)) if self.banded else None
         categories = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
+        self._head_types = self.head_types(plans) if self.uses_type_head and ranker in MODEL_RANKERS else None
         rows = self.select(pairs, probabilities=ranker in PROBABILITY_RANKERS,
                            keep_all=ranker == "candidates", categories=categories,
                            docs={p.doc.id: p.doc for p in plans}, outside=outside)
@@ -442,8 +489,9 @@ class PairExtractor:
         by_pair: dict[tuple[str, frozenset], list] = {}
         for row in kept:
             by_pair.setdefault((row[0], frozenset((row[1], row[3]))), []).append(row)
+        head_alone = self._head_types is not None and self.cfg.type_head_weight >= 1   # the typer unasked
         typed = self._typer_log_probabilities(list(by_pair), docs or {}) \
-            if self.cfg.relation_choice in TYPER_CHOICES else {}
+            if self.cfg.relation_choice in TYPER_CHOICES and not head_alone else {}
         cats = lambda doc, e: (categories or {}).get((doc, e), "")               # noqa: E731
         best = [self._one_relation(rows, cats, typed.get(key)) for key, rows in by_pair.items()]
         self.stats["dropped_other_relation_or_direction"] += len(kept) - len(best)
@@ -468,11 +516,15 @@ class PairExtractor:
     def _one_relation(self, rows: list[tuple], cats: Callable[[str, str], str],
                       typed: dict[str, float] | None) -> tuple:
         """The row a pair keeps (``relation_choice``; module docstring). ``typed``: the relation
-        typer's log P(type | pair), None when it has no answer (the model's best relation is kept)."""
+        typer's log P(type | pair), None when it has no answer (the model's best relation is kept,
+        unless the type head answers: :func:`~graphmert.extract.pair_heads.blend`)."""
         def rank(row: tuple, choice: str) -> tuple:
             return self._relation_rank(row[2], row[4], frozenset((cats(row[0], row[1]), cats(row[0], row[3]))),
                                        choice)
         choice = self.cfg.relation_choice
+        head = None if self._head_types is None or choice != "typer" else \
+            self._head_types.get((rows[0][0], frozenset((rows[0][1], rows[0][3]))))
+        typed = blend(typed, head, self.cfg.type_head_weight) if head is not None else typed
         if typed is None or choice not in TYPER_CHOICES:
             return max(rows, key=lambda row: rank(row, "score" if choice in TYPER_CHOICES else choice))
         if choice == "typer_score":

@@ -35,6 +35,7 @@ from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.nlp import TextAnalyzer
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.tokenizer import load_tokenizer
+from graphmert.corpus.windowing import chunk_documents
 from graphmert.extract.extractor import Extractor
 from graphmert.extract.pairs import (CONTROLS, PROBABILITY_RANKERS, PairExtractor, check_control_settings,
                                      control_settings)
@@ -42,6 +43,7 @@ from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
 from graphmert.extract.sorted_merge import BATCH, merge_runs, sort_run
 from graphmert.extract.triples import (Triple, read_system, read_triples, with_run, write_systems, write_triples,
                                        write_triples_jsonl)
+from graphmert.extract.pair_heads import RELATED, PairHead
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import KGError, load_relation_map
 from graphmert.kg.loaders import load_kg
@@ -123,6 +125,8 @@ class ExtractInputs:
     seed: int = 0                     # train.seed: the untrained control's initialisation
     members: tuple[str, ...] = ()     # further ensemble members (model folders), averaged with checkpoint
     typer: RelationTyper | None = None  # fitted in the driver when extract.relation_choice asks for it
+    type_head: PairHead | None = None     # fitted in the driver when extract.type_head_weight asks for it
+    related_head: PairHead | None = None  # ... and extract.related_head_weight
     model_only: bool = False          # also decide without the typer (the MODEL_ONLY control)
     chunking: Chunking | None = None  # how to chunk a part's recognised or extract.paths documents
 
@@ -148,7 +152,8 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
         return PairExtractor(model, tok, kg, schema, inp.relation_map, inp.extract, inp.num_roots,
                              inp.num_leaves, relations=inp.extract.relations or inp.relations,
                              checkpoint_id=inp.checkpoint_id,
-                             run_id=inp.run_id, untrained=untrained, typer=inp.typer, members=members)
+                             run_id=inp.run_id, untrained=untrained, typer=inp.typer, members=members,
+                             type_head=inp.type_head, related_head=inp.related_head)
     if members:
         raise ConfigError(f"{inp.checkpoint}: an ensemble of {len(members) + 1} models needs "
                           f"model.leaf_query 'fixed'; this checkpoint asks one query per tail length")
@@ -245,6 +250,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     if query_groups:
         inputs.typer = fit_typer(ctx, held_out)
         inputs.model_only = inputs.typer is not None
+        inputs.type_head, inputs.related_head = fit_pair_heads(ctx, inputs, held_out)
     del model                                   # workers load their own copy (once each)
 
     done = ctx.map_shards(extract_part, parts, name="part", shared=inputs)
@@ -276,6 +282,8 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "ranker": cfg.extract.ranker if query_groups else "",
         "controls": controls,
         "typer": dict(inputs.typer.fit_counts) if inputs.typer else None,
+        "type_head": dict(inputs.type_head.fit_counts) if inputs.type_head else None,
+        "related_head": dict(inputs.related_head.fit_counts) if inputs.related_head else None,
         "relations": sorted(cfg.extract.relations or trained),
         "parts": len(parts),
         "shards": shards,
@@ -455,6 +463,29 @@ def typer_documents(cfg: Config, held_out: frozenset[str]) -> Iterator[Document]
     reader = read_corpus(cfg.extract.typer_files, format="auto",
                          skip_bad_records=cfg.corpus.skip_bad_records)
     return TextAnalyzer(sentences=True, abbreviations=False).annotate(d for d in reader if d.id not in held_out)
+
+
+def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]
+                   ) -> tuple[PairHead | None, PairHead | None]:
+    """(type head, relatedness head) as ``extract.type_head_weight`` and ``related_head_weight`` ask
+    for them (None where 0): the run's models encode the questions of :func:`typer_documents`,
+    chunked as the run chunks, once for both, and each head is fitted on their gold pairs
+    (:mod:`graphmert.extract.pair_heads`)."""
+    ex = ctx.cfg.extract
+    if ex.type_head_weight <= 0 and ex.related_head_weight <= 0:
+        return None, None
+    extractor = _build_extractor(replace(inputs, extract=replace(ex, controls=[]), typer=None))
+    docs = list(typer_documents(ctx.cfg, held_out))
+    log.info("extract: fitting the pair heads on the %d documents of extract.typer_files", len(docs))
+    plans = extractor.questions(docs, list(chunk_documents(docs, extractor.tok, ctx.cfg.corpus, ctx.cfg.graph)))
+    vectors = extractor.pair_vectors(plans)
+    types = {(d.id, frozenset((r.head, r.tail))): r.type for d in docs for r in d.relations}
+    type_head = PairHead(extractor.relations, ex.type_head_c).fit(vectors, types) \
+        if ex.type_head_weight > 0 else None
+    related = {k: RELATED[k in types] for k in vectors}
+    related_head = PairHead(list(RELATED), ex.related_head_c).fit(vectors, related) \
+        if ex.related_head_weight > 0 else None
+    return type_head, related_head
 
 
 def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | None:

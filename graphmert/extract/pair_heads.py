@@ -1,0 +1,162 @@
+"""Pair heads: what the encoder's own states say about a pair, read by two regressions.
+
+Extraction asks question (head h at roots [a, b), relation r) of every candidate c of a chunk
+(:mod:`graphmert.extract.pairs`). From the final hidden states of the graph that asks it:
+
+    x(h, c) = [h̄ ‖ ē_c ‖ b̄_c ‖ q_r]                                                   [4H]
+
+h̄ the mean state of the head mention's roots, ē_c the candidate's mean state over its mentions in
+the chunk, b̄_c the mean state of the roots strictly between the two nearest mentions (zero when they
+touch) and q_r the state of the question's first masked leaf: the candidate head's own inputs
+(:mod:`graphmert.model.candidates`). A document pair {u, v} averages x over every question that links
+them, asked either way, with its first two blocks ordered by (category, id) so that the vector does
+not depend on who asked; an ensemble concatenates its M members' vectors:
+
+    x̄(u, v) ∈ R^{4HM},   z = (x̄ − μ) / σ
+
+Two heads read z, each an L2-regularised logistic regression fitted on the pairs that extraction's
+questions link in the relation typer's documents (``extract.typer_files``, less the documents
+extraction or evaluation reads), with the encoder frozen:
+
+    relatedness   ρ(u, v)     = σ(wᵀ z + b)                 label: the document relates the pair
+    type          P(r | u, v) = softmax_r(W z + b)          label: its gold type, over the asked relations
+
+Extraction pools a model ranker's answer s_c (after the lexical pooling) with the relatedness of the
+pair, log-linearly, at ``extract.related_head_weight`` v:
+
+    score(c) = s_c^(1−v) · ρ(h, c)^v
+
+and, with ``relation_choice: typer``, types the model rankers' pairs by
+
+    argmax_r  (1 − b) · log P_typer(r | pair) + b · log P(r | pair)
+
+over the relations the schema admits (``extract.type_head_weight`` b; b = 1: the model alone; a pair
+the typer cannot read takes the head's choice).
+
+Why regressions on a frozen encoder rather than heads trained with it: the candidate head's loss
+compares a question's candidates with one another, never a pair's evidence across chunks and
+questions, nor one relation with another for the same pair; these heads ask exactly that, and fitting
+them on frozen states costs one encoder pass over the typer's documents instead of a training run.
+scikit-learn's logistic regression (as the relation typer uses) does the fitting.
+
+Shapes: per question, hidden [B, L, H] of its graph → x [4H]; per pair x̄ [4HM] → ρ, P [|R|].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import numpy as np
+import torch
+
+from graphmert.errors import GraphmertError
+from graphmert.graph.candidates import candidate_query
+from graphmert.graph.collate import collate_graphs
+from graphmert.graph.layout import layout_arrays
+from graphmert.model.candidates import span_means
+
+__all__ = ["PairHead", "PairHeadError", "RELATED", "blend", "pair_vectors", "question_vectors"]
+
+PairKey = tuple[str, frozenset]            # (document id, unordered pair of entity keys)
+RELATED = ("unrelated", "related")         # the relatedness head's classes
+
+
+class PairHeadError(GraphmertError):
+    """A pair head cannot be fitted (too few labelled pairs or classes) or was not."""
+
+
+@torch.inference_mode()
+def question_vectors(ex, model, plans) -> dict[tuple[str, int, int, str, str, str], np.ndarray]:
+    """(document, chunk, head root, head, relation, candidate) → x(h, c) [4H] under ``model``: every question of
+    ``plans`` (the :class:`~graphmert.extract.pairs.PairExtractor` ``ex``'s) encoded in the
+    extractor's own graphs, ``extract.batch_size`` graphs at a time."""
+    model.eval()
+    device = next(model.parameters()).device
+    out = {}
+    units = [(p, qs) for p in plans for qs in ex._graph_units(p)]
+    for start in range(0, len(units), ex.cfg.batch_size):
+        block = units[start:start + ex.cfg.batch_size]
+        graphs = [ex._graph(p, qs) for p, qs in block]
+        batch = collate_graphs(graphs, "packed").to(device)
+        L = batch.input_ids.shape[1]
+        positions = [layout_arrays(g, "packed").leaf_position for g in graphs]
+        cq = candidate_query(graphs, positions, [np.array([q.root for q in qs]) for _, qs in block], L).to(device)
+        hidden = model(batch).hidden.float()                                              # [B, L, H]
+        flat = hidden.reshape(-1, hidden.shape[-1])                                       # [B·L, H]
+        ent = model.candidate_head.entity_states(flat, cq.entity_token, cq.entity_of_token, cq.num_entities)
+        between = span_means(hidden, cq.cand_between)                                     # [C, H]
+        asked = [(p, q) for p, qs in block for q in qs]
+        spans = torch.tensor([[b * L + q.root, b * L + q.end] for b, (_, qs) in enumerate(block) for q in qs],
+                             device=device)
+        x = torch.cat([span_means(hidden, spans)[cq.cand_group], ent[cq.cand_entity], between,
+                       flat[cq.query_index][cq.cand_group]], dim=-1).cpu().numpy()        # [C, 4H]
+        rows = [(p.doc.id, q.chunk, q.root, q.head, q.relation, c) for p, q in asked for c in q.candidates]
+        if len(rows) != len(x):
+            raise AssertionError(f"{len(rows)} candidates asked, {len(x)} candidate rows encoded")
+        out.update(zip(rows, x))
+    return out
+
+
+def pair_vectors(ex, plans) -> dict[PairKey, np.ndarray]:
+    """(document, unordered id pair) → x̄ [4HM]: the pair's question vectors averaged, the first two
+    blocks in (category, id) order, the ensemble members' concatenated (module docstring)."""
+    cats = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
+    per_model = []
+    for model in [ex.model, *ex.members]:
+        sums: dict[PairKey, list] = {}
+        for (doc, _, _, h, _, c), x in question_vectors(ex, model, plans).items():
+            H = len(x) // 4
+            if (cats[(doc, h)], h) > (cats[(doc, c)], c):
+                x = np.concatenate([x[H:2 * H], x[:H], x[2 * H:]])
+            acc = sums.setdefault((doc, frozenset((h, c))), [0.0, 0])
+            acc[0], acc[1] = acc[0] + x, acc[1] + 1
+        per_model.append({k: s / n for k, (s, n) in sums.items()})
+    return {k: np.concatenate([m[k] for m in per_model]) for k in per_model[0]} if per_model else {}
+
+
+@dataclass
+class PairHead:
+    """P(class | pair) over ``classes`` from x̄ (module docstring): the type head's classes are the
+    asked relations, the relatedness head's :data:`RELATED`. Fit with :meth:`fit`."""
+
+    classes: list[str]
+    c: float = 1.0
+    fit_counts: dict = field(default_factory=dict)
+    _model: object = None
+
+    def fit(self, vectors: dict[PairKey, np.ndarray], labels: dict[PairKey, str]) -> "PairHead":
+        """Fit on the pairs of ``vectors`` whose label (``labels``) is one of ``classes``."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        keys = [k for k in vectors if labels.get(k) in self.classes]
+        y = [self.classes.index(labels[k]) for k in keys]
+        if len(set(y)) < 2:
+            raise PairHeadError(f"a pair head needs labelled pairs of at least two of {self.classes} among "
+                                f"the pairs extraction asks in extract.typer_files; found {len(keys)} "
+                                f"pair(s) of {len(set(y))} class(es)")
+        self._model = make_pipeline(StandardScaler(), LogisticRegression(C=self.c, max_iter=2000))
+        self._model.fit(np.stack([vectors[k] for k in keys]), np.array(y))
+        self.fit_counts = {"pairs": len(keys), "documents": len({d for d, _ in keys}),
+                           **{r: y.count(i) for i, r in enumerate(self.classes)}}
+        return self
+
+    def log_probabilities(self, vectors: dict[PairKey, np.ndarray]) -> dict[PairKey, dict[str, float]]:
+        """(document, pair) → {class: log P(class | pair)}."""
+        if self._model is None:
+            raise PairHeadError("the pair head is not fitted")
+        if not vectors:
+            return {}
+        keys = list(vectors)
+        p = np.zeros((len(keys), len(self.classes)))
+        p[:, self._model.classes_] = self._model.predict_proba(np.stack([vectors[k] for k in keys]))
+        logp = np.log(np.clip(p, 1e-9, 1.0))
+        return {k: dict(zip(self.classes, row.tolist())) for k, row in zip(keys, logp)}
+
+
+def blend(typer: dict[str, float] | None, head: dict[str, float], weight: float) -> dict[str, float]:
+    """Per relation, (1 − b)·log P_typer + b·log P_head over the relations both answer (module
+    docstring); the head alone where the typer has no answer (its pair shares no sentence) or b = 1."""
+    if typer is None or weight >= 1:
+        return dict(head)
+    return {r: (1 - weight) * typer[r] + weight * h for r, h in head.items() if r in typer}

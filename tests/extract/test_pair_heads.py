@@ -1,0 +1,198 @@
+"""The pair heads (graphmert/extract/pair_heads.py, issue #48): the pair vectors against the model's
+states read by hand, their symmetry, that a head learns a typing built to be learnable, the blend
+with the typer, that only the model rankers' pairs take the type head's types, and that the
+relatedness head's probability pools into the model rankers' scores only."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from graphmert.extract.pair_heads import RELATED, PairHead, PairHeadError, blend, pair_vectors, question_vectors
+from graphmert.graph.collate import collate_graphs
+from graphmert.graph.layout import layout_arrays
+import graphmert.extract.pairs as pairs_module
+import test_pairs
+from test_pairs import OneTypeTyper, extractor
+
+world = test_pairs.world                   # the fixture: three one-chunk documents and a tiny model
+
+
+def by_hand(ex, plans) -> dict:
+    """x(h, c) per question, each question in a graph of its own, read position by position."""
+    out = {}
+    for plan in plans:
+        for q in plan.queries:
+            g = ex._graph(plan, [q])
+            with torch.no_grad():
+                hidden = ex.model(collate_graphs([g], "packed")).hidden[0]                 # [L, H]
+            spans = plan.entities.spans
+            for c in q.candidates:
+                tokens = [t for a, b, _ in spans[c] for t in range(a, b)]
+                a, b, _ = min(spans[c], key=lambda s: abs(s[0] - q.root))     # nearest start, first on ties
+                lo, hi = (q.end, a) if a >= q.end else (b, q.root) if b <= q.root else (0, 0)
+                between = hidden[lo:hi].mean(0) if hi > lo else torch.zeros(hidden.shape[-1])
+                leaf = int(layout_arrays(g, "packed").leaf_position[q.root, 0])
+                out[(plan.doc.id, q.chunk, q.root, q.head, q.relation, c)] = torch.cat([
+                    hidden[q.root:q.end].mean(0), hidden[tokens].mean(0), between, hidden[leaf]]).numpy()
+    return out
+
+
+def test_question_vectors_are_the_models_states_read_by_hand(world):
+    ex = extractor(world, pack_queries=False, batch_size=3)             # several padded batches
+    plans = ex.questions(world["docs"], world["chunks"])
+    got, want = question_vectors(ex, ex.model, plans), by_hand(ex, plans)
+    assert set(got) == set(want) and len(got) == sum(len(q.candidates) for p in plans for q in p.queries)
+    for key, x in want.items():
+        np.testing.assert_allclose(got[key], x, rtol=1e-4, atol=1e-5)
+
+
+def test_a_pair_vector_averages_its_questions_whoever_asks(world):
+    """Both directions of a pair land in one vector, the first block always the entity first in
+    (category, id) order; an ensemble concatenates its members' vectors."""
+    ex = extractor(world, members=[world["model"]])
+    plans = ex.questions(world["docs"], world["chunks"])
+    x, cats = question_vectors(ex, ex.model, plans), {(p.doc.id, e): c for p in plans
+                                                       for e, c in p.entities.categories.items()}
+    H = world["model"].config.hidden_size
+    want: dict = {}
+    for (doc, _, _, h, _, c), v in x.items():
+        if (cats[(doc, h)], h) > (cats[(doc, c)], c):
+            v = np.concatenate([v[H:2 * H], v[:H], v[2 * H:]])
+        want.setdefault((doc, frozenset((h, c))), []).append(v)
+    got = pair_vectors(ex, plans)
+    assert set(got) == set(want)
+    assert any(len({(k[1], k[2], k[4]) for k in x if (k[0], frozenset((k[3], k[5]))) == key}) > 1
+               for key in want)                                # some pair is asked several times
+    for key, vs in want.items():
+        one = np.mean(vs, axis=0)
+        np.testing.assert_allclose(got[key], np.concatenate([one, one]), rtol=1e-5, atol=1e-6)
+
+
+def test_the_head_learns_a_typing_built_to_be_learnable():
+    """Three relations whose pairs sit around three centres in 24 dimensions: fitted on 300 pairs,
+    the head types 200 new ones almost always right, and a wrong centre would not."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 24)) * 2
+    rels = ["Association", "Negative_Correlation", "Positive_Correlation"]
+
+    def draw(n: int, tag: str):
+        y = rng.integers(0, 3, n)
+        return ({(f"{tag}{i}", frozenset((f"a{i}", f"b{i}"))): centres[t] + rng.normal(size=24) for i, t in enumerate(y)},
+                {(f"{tag}{i}", frozenset((f"a{i}", f"b{i}"))): rels[t] for i, t in enumerate(y)})
+
+    x, y = draw(300, "fit")
+    head = PairHead(rels, c=1.0).fit(x, {**y, ("other", frozenset()): "Bind"})
+    assert head.fit_counts["pairs"] == 300 and sum(head.fit_counts[r] for r in rels) == 300
+    new_x, new_y = draw(200, "new")
+    answers = head.log_probabilities(new_x)
+    right = sum(max(lp, key=lp.get) == new_y[k] for k, lp in answers.items())
+    assert right >= 190
+    for lp in answers.values():
+        assert set(lp) == set(rels) and math.isclose(sum(math.exp(v) for v in lp.values()), 1.0, rel_tol=1e-6)
+
+
+def test_the_head_needs_two_relations_and_a_fit():
+    with pytest.raises(PairHeadError, match="needs labelled pairs of at least two of"):
+        PairHead(["Association", "Bind"]).fit({("d", frozenset("ab")): np.ones(4)}, {("d", frozenset("ab")): "Bind"})
+    with pytest.raises(PairHeadError, match="not fitted"):
+        PairHead(["Association", "Bind"]).log_probabilities({("d", frozenset("ab")): np.ones(4)})
+
+
+def test_blend_weighs_typer_and_head():
+    typer = {"a": math.log(0.6), "b": math.log(0.3), "Bind": math.log(0.1)}
+    head = {"a": math.log(0.2), "b": math.log(0.8)}
+    assert max(blend(typer, head, 0.0), key=blend(typer, head, 0.0).get) == "a"
+    assert blend(typer, head, 1.0) == head and blend(None, head, 0.3) == head
+    half = blend(typer, head, 0.5)
+    assert set(half) == {"a", "b"} and max(half, key=half.get) == "b"          # 0.6·0.2 < 0.3·0.8
+    assert half["a"] == pytest.approx(0.5 * math.log(0.6) + 0.5 * math.log(0.2))
+
+
+class OneTypeHead:
+    """A fitted head that calls every pair ``relation``."""
+
+    def __init__(self, relations, relation):
+        self.relations, self.relation, self.asked = relations, relation, 0
+
+    def log_probabilities(self, vectors):
+        self.asked += 1
+        return {k: {r: 0.0 if r == self.relation else -20.0 for r in self.relations} for k in vectors}
+
+
+class HashRelated:
+    """A fitted relatedness head whose ρ is a fixed function of the pair: (1 + hash) / 10."""
+
+    classes = list(RELATED)
+
+    @staticmethod
+    def rho(key) -> float:
+        return 0.1 + 0.8 * (sum(map(ord, "".join(sorted(key[1])))) % 7) / 6
+
+    def log_probabilities(self, vectors):
+        return {k: {RELATED[0]: math.log(1 - self.rho(k)), RELATED[1]: math.log(self.rho(k))} for k in vectors}
+
+
+class LexicalTyper(OneTypeTyper):
+    """Finds every pair related with probability ``related``, for the lexical score q too."""
+
+    def relatedness(self, items):
+        return [self.related for _ in items]
+
+
+def test_the_relatedness_head_pools_into_the_model_rankers_scores_only(world):
+    """s^(1−v) ρ^v after the lexical pooling for the model rankers; the model-alone row keeps ρ and
+    drops the lexical score; the controls' scores do not move."""
+    docs, chunks = world["docs"], world["chunks"]
+    ex = extractor(world, related_head_weight=0.4, lexical_weight=0.5, typer_files=["x"])
+    ex.typer, ex.related_head = LexicalTyper("associated_with", related=0.3), HashRelated()
+    plans = ex.questions(docs, chunks)
+    queries = [q for p in plans for q in p.queries]
+    alone = ex.answers(plans, queries, "model", pooled=False)
+    rho = [np.array([HashRelated.rho((plans[q.chunk].doc.id, frozenset((q.head, c)))) for c in q.candidates])
+           for q in queries]
+    assert len({float(x) for r in rho for x in r}) > 2
+    got = ex.pooled(plans, queries, alone, "model")
+    for p, r, g in zip(alone, rho, got):
+        np.testing.assert_allclose(g, (p ** 0.5 * 0.3 ** 0.5) ** 0.6 * r ** 0.4, rtol=1e-6)
+    own = ex.pooled(plans, queries, alone, "model", weight=0.0)
+    for p, r, g in zip(alone, rho, own):
+        np.testing.assert_allclose(g, p ** 0.6 * r ** 0.4, rtol=1e-6)
+    nearest = ex.answers(plans, queries, "nearest", pooled=False)
+    assert all(np.array_equal(a, b) for a, b in zip(ex.pooled(plans, queries, nearest, "nearest"), nearest))
+    out, _ = ex.extract(docs, chunks, rankers=["model"], untyped="alone")       # the model-alone row: own
+    ex.cfg = dataclasses.replace(ex.cfg, related_head_weight=0.0, lexical_weight=0.0)
+    want = ex.without_typer().decide(plans, queries, own, "model")
+    assert [t.to_dict() for t in out["alone"]] == [t.to_dict() for t in want] and want
+
+
+def test_the_model_rankers_pairs_take_the_heads_types_and_the_controls_keep_the_typer(world, monkeypatch):
+    """relation_choice typer at type_head_weight 1: graphmert's pairs and the model-alone row take
+    the head's type, the same pairs as at weight 0, where the typer types them; the nearest control
+    keeps the typer's; the model encodes the pairs once for every decision over the same questions,
+    and at weight 0 the head is never asked."""
+    from graphmert.kg.schema import RelationSchema
+
+    monkeypatch.setattr(RelationSchema, "allows", lambda self, relation, a, b: True)   # a choice everywhere
+    encoded = []
+    monkeypatch.setattr(pairs_module, "pair_vectors", lambda ex, plans: encoded.append(1) or pair_vectors(ex, plans))
+    docs, chunks = world["docs"], world["chunks"]
+    typer = OneTypeTyper("associated_with", related=1.0)
+    out = {}
+    for weight in (0.0, 1.0):
+        ex = extractor(world, type_head_weight=weight, relation_choice="typer", one_relation_per_pair=True,
+                       tails_per_query=5)
+        ex.typer, ex.type_head = typer, OneTypeHead(ex.relations, "treats")
+        out[weight], _ = ex.extract(docs, chunks, rankers=["model", "nearest"], untyped="alone")
+        assert ex.type_head.asked == (2 if weight else 0)          # graphmert and the model-alone row
+    assert len(encoded) == 1                                        # ... from one encoder pass
+    pairs = lambda ts: {(t.documents[0], frozenset((t.head_id, t.tail_id))) for t in ts}  # noqa: E731
+    assert pairs(out[0.0]["model"]) == pairs(out[1.0]["model"]) and out[0.0]["model"]
+    assert {t.relation for t in out[0.0]["model"]} == {"associated_with"}
+    assert {t.relation for t in out[1.0]["model"]} == {t.relation for t in out[1.0]["alone"]} == {"treats"}
+    assert [t.to_dict() for t in out[1.0]["nearest"]] == [t.to_dict() for t in out[0.0]["nearest"]]
+    assert {t.relation for t in out[1.0]["nearest"]} == {"associated_with"}
