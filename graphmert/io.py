@@ -219,6 +219,41 @@ def write_parquet_stream(rows: Iterable[dict], schema: "pa.Schema", path: str | 
     return n
 
 
+def cut_parquet(sources: Iterable[str | Path], schema: "pa.Schema", rows_per_file: int | None,
+                target: Callable[[int], Path], compression: str = "zstd", batch_rows: int = 4096) -> list[Path]:
+    """The rows of the Parquet files ``sources``, in order, cut into files of ``rows_per_file`` rows
+    (None: one file) at ``target(0)``, ``target(1)``, …: as :func:`write_parquet_stream` would write
+    the same rows from Python (row groups of ``batch_rows``, one empty file when there are none), but
+    moved as Arrow batches, never decoded to Python objects. Each file is written atomically; returns
+    their paths."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out: list[Path] = []
+    pending: list = []                                  # Arrow batches of the file being filled
+    held = 0
+
+    def flush(rows: int) -> None:
+        nonlocal pending, held
+        table = pa.Table.from_batches(pending, schema=schema).combine_chunks() if pending else schema.empty_table()
+        out.append(target(len(out)))
+        with atomic_path(out[-1]) as tmp, pq.ParquetWriter(tmp, schema, compression=compression) as writer:
+            for start in range(0, max(rows, 1), batch_rows):
+                writer.write_table(table.slice(start, min(batch_rows, rows - start)))
+        rest = table.slice(rows)
+        pending, held = rest.to_batches(), rest.num_rows
+
+    for path in as_paths(list(sources)):
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=schema.names):
+            pending.append(batch.cast(schema))
+            held += batch.num_rows
+            while rows_per_file is not None and held >= rows_per_file:
+                flush(rows_per_file)
+    if held or not out:
+        flush(held)
+    return out
+
+
 def read_parquet(paths: str | Path | Iterable[str | Path], schema: "pa.Schema", *, what: str,
                  optional: Iterable[str] = (), batch_size: int = 512) -> Iterator[dict]:
     """The rows of one or more Parquet files, in order, as dicts of the schema's columns.

@@ -57,7 +57,8 @@ from pipelines.stage import (StageContext, UpstreamMissing, manifest_path, outpu
                              stale_reason)
 from pipelines.stages import CATALOG
 from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
-from pipelines.stages.extract import KGTally, run_extraction, write_kg
+from pipelines.stages.extract import run_extraction
+from pipelines.stages.extract_merge import KGTally, write_kg
 
 __all__ = ["UpdateError", "add_documents", "remove_documents"]
 

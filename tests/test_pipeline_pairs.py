@@ -452,6 +452,35 @@ def test_a_copied_run_names_itself_in_its_triples_and_iris(run, tmp_path):
     assert again.exit_code == 0 and manifest(copy, "extract")["status"] == "skipped"
 
 
+def test_a_merge_cut_into_key_ranges_writes_the_files_of_the_driver_merge(run, tmp_path):
+    """pipeline.merge_partitions 3 (a sample sort: split, one merge task per key range, the shards cut
+    as Arrow batches and the JSON lines joined) writes the bytes the driver's one k-way merge writes:
+    the KG's shards (2 triples each, so they cross the ranges), triples.jsonl and every control."""
+    copy = tmp_path / "ranges"
+    shutil.copytree(run, copy)
+    args = ["extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", "--force",
+            "extract.part_documents=1", "extract.shard_size=2"]
+
+    def outputs(partitions: int) -> tuple[dict, dict]:
+        r = invoke(*args, f"pipeline.merge_partitions={partitions}")
+        assert r.exit_code == 0, r.output
+        m = manifest(copy, "extract")
+        files = [*m["shards"], "triples.jsonl", *(c["file"] for c in m["controls"].values())]
+        return m, {f: (copy / "extract" / f).read_bytes() for f in files}
+
+    driver, one = outputs(1)
+    ranged, three = outputs(3)
+    assert driver["parts"] == 3 and len(driver["shards"]) >= 3 and driver["triples"] >= 5
+    assert (driver["merge_ranges"], ranged["merge_ranges"]) == (1, 3)
+    assert three == one
+    assert {k: ranged[k] for k in ("triples", "controls", "triples_per_relation")} == \
+        {k: driver[k] for k in ("triples", "controls", "triples_per_relation")}
+    maps = ranged["tasks"]
+    assert maps["merge-graphmert"]["shards"] == 3
+    assert {"split-graphmert", "jsonl-graphmert", "merge-random"} <= set(maps)
+    assert not any(name.startswith(("split", "merge", "jsonl")) for name in driver["tasks"])
+
+
 def test_the_untrained_control_has_the_checkpoints_architecture(run):
     """The extract workers' untrained control (``extract.controls``: untrained) is a fresh model built
     from the checkpoint's own config (this run's is far from the defaults: one layer, width 32,

@@ -12,7 +12,7 @@ import pytest
 from graphmert.extract.triples import Triple, drop_documents, merge_triples, read_triples
 from pipelines import update
 from pipelines.stages import DOCUMENTS_FILE
-from pipelines.stages.extract import write_kg
+from pipelines.stages.extract_merge import write_kg
 
 from export.helpers import ev
 

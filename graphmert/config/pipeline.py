@@ -8,6 +8,10 @@ from typing import Optional
 from graphmert.config.options import opt
 
 
+#: per-chunk triples per key range of the extract merge when ``merge_partitions`` is 0 (automatic)
+MERGE_RANGE_TRIPLES = 2_000_000
+
+
 @dataclass
 class PipelineConfig:
     """Orchestration on Dask (used by pipelines/, never by the library; docs/PIPELINE.md). No key
@@ -28,6 +32,10 @@ class PipelineConfig:
                        "died")
     connect_timeout: float = opt(10.0, min=0.0, min_exclusive=True,
                                  help="seconds to reach a scheduler address and find a worker there")
+    merge_partitions: int = opt(
+        0, min=0, help="key ranges the extract stage's merge is cut into, each merged by its own "
+        "task (a sample sort; the files are the same either way): 1 = one k-way stream in the "
+        f"driver; 0 = one range per {MERGE_RANGE_TRIPLES:,} per-chunk triples, so the driver below that")
     mirror: str = opt("", help="local working copy of a run directory given as an fsspec URL "
                       "(s3://…, gs://…, file://…); '' = $GRAPHMERT_CACHE/runs/<hash of the URL>, "
                       "GRAPHMERT_CACHE defaulting to ~/.cache/graphmert")

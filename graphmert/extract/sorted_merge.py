@@ -12,6 +12,11 @@ holds them all. The extract stage instead has each part write its triples sorted
 * :func:`merge_runs` bounds the number of runs open at once (``fan_in``): while there are more, it
   merges consecutive groups of ``fan_in`` runs into one sorted run on disk (the triples unmerged, so
   the final groups stay the same), as the passes of an external merge sort do.
+* :func:`split_points` and :func:`key_range` cut the key space into ranges of about equal counts
+  from a sample of keys (the ranges of a sample sort): every triple of a key falls in one range and
+  the ranges follow key order, so merging each range on its own and joining the outputs in range
+  order gives :func:`merge_sorted` over everything (``pipelines/stages/extract_merge.py`` merges a
+  corpus's ranges as parallel tasks).
 
 Written here rather than taken from a library: the merge is a few lines over ``heapq.merge`` and
 ``itertools.groupby``, and a dataframe engine's group-by would lose the evidence order that the
@@ -20,6 +25,7 @@ merged record's "first name met" and tail source depend on.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 from pathlib import Path
@@ -27,7 +33,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from graphmert.extract.triples import Triple, merge_triples, read_triples, triple_key, write_triples
 
-__all__ = ["sort_run", "merge_sorted", "merge_runs", "FAN_IN"]
+__all__ = ["sort_run", "merge_sorted", "merge_runs", "split_points", "key_range", "FAN_IN"]
 
 #: runs read at once by :func:`merge_runs` (each holds one decoded batch and one open file)
 FAN_IN = 64
@@ -35,6 +41,7 @@ FAN_IN = 64
 BATCH = 64
 
 Run = Callable[[], Iterable[Triple]]      # opens one sorted run as a stream
+Key = tuple[str, str, str]                 # a triple_key
 
 
 def sort_run(triples: Iterable[Triple]) -> list[Triple]:
@@ -68,3 +75,25 @@ def merge_runs(runs: Sequence[Run], scratch: Path, fan_in: int | None = None) ->
             merged.append(lambda path=path: read_triples(path, batch_size=BATCH))
         runs = merged
     return merge_sorted(open_run() for open_run in runs)
+
+
+def split_points(sample: Iterable[Key], ranges: int) -> list[Key]:
+    """At most ``ranges - 1`` increasing keys that cut the sorted ``sample`` into ``ranges`` runs of
+    about equal size: point i is the sample's quantile (i + 1) / ranges. Repeated keys give one
+    point and no point is the smallest key, so fewer ranges may come back but none is empty of the
+    sample. :func:`key_range` places a key among them."""
+    if ranges < 1:
+        raise ValueError(f"split_points: ranges must be at least 1, not {ranges}")
+    keys = sorted(sample)
+    points: list[Key] = []
+    for i in range(1, ranges):
+        point = keys[len(keys) * i // ranges] if keys else None
+        if point is not None and (not points or point > points[-1]) and point > keys[0]:
+            points.append(point)
+    return points
+
+
+def key_range(key: Key, points: Sequence[Key]) -> int:
+    """The range of ``key`` among the :func:`split_points` ``points``: 0 below the first point, i for
+    points[i - 1] <= key < points[i], len(points) from the last point up."""
+    return bisect.bisect_right(points, key)

@@ -10,10 +10,10 @@ and chunks and writes its per-chunk triples, sorted by triple key, as a shard �
 tokenizer and seed KG are loaded once per worker (:func:`pipelines.scheduler.worker_cache`); the
 β-similarity scorer's vocabulary and IDF (from the run's own chunk corpus, counted shard by shard:
 :mod:`pipelines.stages.vocabulary`) are summed once in the driver and shipped to the workers. Finished parts survive a killed run and are reused by the rerun.
-The driver merges the parts' sorted triples as streams (:func:`graphmert.extract.sorted_merge.merge_runs`:
-the triples of :func:`graphmert.extract.triples.merge_triples`, one key's group in memory at a time)
-into ``triples-NNNNN.parquet`` shards and ``triples.jsonl``; the manifest counts triples, filter
-drops and model work.
+The parts' sorted triples are merged (:func:`graphmert.extract.triples.merge_triples`, one key's
+group in memory at a time) into ``triples-NNNNN.parquet`` shards and ``triples.jsonl``: by the driver
+as one k-way stream, or by one task per key range on large runs (:mod:`pipelines.stages.extract_merge`);
+the manifest counts triples, filter drops and model work.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
-import tempfile
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 import torch
 
@@ -40,9 +39,8 @@ from graphmert.extract.extractor import Extractor
 from graphmert.extract.pairs import (CONTROLS, PROBABILITY_RANKERS, PairExtractor, check_control_settings,
                                      control_settings)
 from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
-from graphmert.extract.sorted_merge import BATCH, merge_runs, sort_run
-from graphmert.extract.triples import (Triple, read_system, read_triples, with_run, write_systems, write_triples,
-                                       write_triples_jsonl)
+from graphmert.extract.sorted_merge import sort_run
+from graphmert.extract.triples import read_triples, with_run, write_systems, write_triples
 from graphmert.extract.pair_heads import RELATED, PairHead
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import KGError, load_relation_map
@@ -54,6 +52,7 @@ from pipelines.holdout import held_out_documents
 from pipelines.scheduler import worker_cache
 from pipelines.stage import Shard, Stage, StageContext, output_hash
 from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
+from pipelines.stages.extract_merge import merge_file, merge_kg, merge_ranges, write_kg
 from pipelines.stages.extract_parts import Chunking, Part, plan_parts, read_part, recognize, run_chunking
 from pipelines.stages.train import member_models
 from pipelines.stages.vocabulary import fitted_scorer
@@ -258,12 +257,12 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     if not counts["chunks"]:
         raise ConfigError("extract: no document has any text to extract from"
                           + (f" (extract.paths = {cfg.extract.paths})" if cfg.extract.paths else ""))
-    tally = KGTally()
-    shards = write_kg(tally.count(_merged(ctx, done, GRAPHMERT)), ctx.out, cfg.extract.shard_size)
+    ranges = merge_ranges(ctx, counts["triples"])
+    tally, shards = merge_kg(ctx, done, GRAPHMERT, ranges)
     atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d}\n" for d in doc_ids))
     if recognition["recognized_documents"]:      # what the recognizer found, for evaluate's entity scores
         write_documents(read_documents(s.path for s in recognized), ctx.out / RECOGNIZED_FILE)
-    controls = _controls(ctx, parts, inputs, done) if query_groups else {}
+    controls = _controls(ctx, parts, inputs, done, ranges) if query_groups else {}
     return {
         "triples": tally.triples,
         "triples_per_chunk_kept": counts["triples"],
@@ -286,6 +285,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "related_head": dict(inputs.related_head.fit_counts) if inputs.related_head else None,
         "relations": sorted(cfg.extract.relations or trained),
         "parts": len(parts),
+        "merge_ranges": ranges,
         "shards": shards,
     }
 
@@ -308,32 +308,6 @@ def _part_counts(done: list[Shard]) -> dict:
                         "dropped": dict(sorted(dropped.items()))}}
 
 
-def _merged(ctx: StageContext, done: list[Shard], system: str) -> Iterator[Triple]:
-    """The merged triples of ``system`` in the part shards ``done``, each naming this run (a part a
-    copied run finished names its old run), as a stream (:func:`~graphmert.extract.sorted_merge.merge_runs`,
-    its passes in a scratch folder under the stage's work folder)."""
-    ctx.work_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="merge-", dir=ctx.work_dir) as scratch:
-        runs = [lambda p=s.path: read_system(p, system, batch_size=BATCH) for s in done]
-        yield from with_run(merge_runs(runs, Path(scratch)), ctx.run_id)
-
-
-class KGTally:
-    """Counts of the merged triples as they stream to the files: total, per relation, per tail source."""
-
-    def __init__(self) -> None:
-        self.triples = 0
-        self.relations: Counter = Counter()
-        self.tail_sources: Counter = Counter()
-
-    def count(self, triples: Iterable[Triple]) -> Iterator[Triple]:
-        for t in triples:
-            self.triples += 1
-            self.relations[t.relation] += 1
-            self.tail_sources[t.tail_source] += 1
-            yield t
-
-
 def _similarity(ctx: StageContext) -> Any:
     """The β filter's scorer: vocabulary and IDF from the run's own chunk corpus (the chunks stage),
     counted shard by shard on the workers (:mod:`pipelines.stages.vocabulary`), so that a document
@@ -342,31 +316,6 @@ def _similarity(ctx: StageContext) -> Any:
     cdir = ctx.stage_dir("chunks")
     return fitted_scorer(ctx, ctx.cfg.extract.similarity_scorer,
                          [str(cdir / s) for s in ctx.upstream["chunks"]["shards"]])
-
-
-def write_kg(triples: Iterable[Triple], folder: Path, shard_size: int) -> list[str]:
-    """The KG's files in an extract folder from a stream of merged triples: ``triples-NNNNN.parquet``
-    shards of ``shard_size`` triples (one, empty, when there are none) and ``triples.jsonl``, written
-    in one pass; returns the shard names."""
-    shards: list[str] = []
-    buf: list[Triple] = []
-
-    def flush() -> None:
-        shards.append(f"triples-{len(shards):05d}.parquet")
-        write_triples(buf, folder / shards[-1])
-        buf.clear()
-
-    def shard_as_written(stream: Iterable[Triple]) -> Iterator[Triple]:
-        for t in stream:
-            buf.append(t)
-            if len(buf) == shard_size:
-                flush()
-            yield t
-
-    write_triples_jsonl(shard_as_written(triples), folder / "triples.jsonl")
-    if buf or not shards:
-        flush()
-    return shards
 
 
 #: manifest keys the runner writes (pipelines.stage.run_stage); a renamed output's body is the rest
@@ -435,7 +384,8 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
                           f"checkpoint")
 
 
-def _controls(ctx: StageContext, parts: list[Part], inputs: ExtractInputs, main: list[Shard]) -> dict[str, dict]:
+def _controls(ctx: StageContext, parts: list[Part], inputs: ExtractInputs, main: list[Shard],
+              ranges: int) -> dict[str, dict]:
     """The model-free controls of extract.controls over the same parts: one Dask map each, merged
     triples in ``control-<name>.parquet`` (scored by the evaluate stage). When the relation typer
     takes part, :data:`MODEL_ONLY` is one more: graphmert without it, its pairs selected and typed by
@@ -449,7 +399,7 @@ def _controls(ctx: StageContext, parts: list[Part], inputs: ExtractInputs, main:
     out = {}
     for name, (done, system) in shards.items():
         path = ctx.out / f"control-{name}.parquet"
-        n = write_triples(_merged(ctx, done, system), path)
+        n = merge_file(ctx, done, system, ranges, path)
         k, floor = control_settings(ctx.cfg.extract, name if name != MODEL_ONLY else ctx.cfg.extract.ranker)
         out[name] = {"file": path.name, "triples": n, "tails_per_query": k,
                      "min_confidence": floor if name in PROBABILITY_RANKERS or name == MODEL_ONLY else None}

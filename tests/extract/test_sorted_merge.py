@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmert.extract.sorted_merge import merge_runs, merge_sorted, sort_run
+from graphmert.extract.sorted_merge import key_range, merge_runs, merge_sorted, sort_run, split_points
 from graphmert.extract.triples import (Evidence, Triple, merge_triples, read_system, read_triples, triple_key,
                                        write_systems)
-from graphmert.io import write_parquet, write_parquet_stream
+from graphmert.io import cut_parquet, write_parquet, write_parquet_stream
 
 # one id under two spellings (the merged record keeps the first met), and an unlinked name
 ENTITIES = [("X:1", "alpha"), ("X:1", "Alpha"), ("X:2", "beta"), ("", "gamma chain"), ("", "Gamma  chain")]
@@ -93,3 +93,54 @@ def test_a_failed_stream_leaves_no_file(tmp_path):
     with pytest.raises(RuntimeError, match="reader failed"):
         write_parquet_stream(rows(), SCHEMA, tmp_path / "out.parquet", batch_rows=1)
     assert list(tmp_path.iterdir()) == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(events, events, st.integers(1, 6))
+def test_key_ranges_merged_one_by_one_and_joined_equal_one_merge(sample, raw, ranges):
+    """Split points from one sample (``sample``) cut another set of triples (``raw``): merging each
+    range alone and joining the ranges in order gives the merge of everything, so no key's group is
+    cut and the ranges follow key order. Every range holds some of the sample."""
+    points = split_points(map(triple_key, sample), ranges)
+    assert len(points) < ranges and points == sorted(set(points))
+    placed = {key_range(triple_key(t), points) for t in sample}
+    assert placed == set(range(len(points) + 1)) or not sample
+    by_range: dict[int, list[Triple]] = {}
+    for t in raw:
+        by_range.setdefault(key_range(triple_key(t), points), []).append(t)
+    joined = [t.to_dict() for r in sorted(by_range) for t in merge_triples(by_range[r])]
+    assert joined == [t.to_dict() for t in merge_triples(raw)]
+
+
+def test_split_points_quantiles_a_heavy_key_and_errors():
+    keys = [("a", "r", str(i)) for i in range(10)]
+    assert split_points(keys, 2) == [("a", "r", "5")]
+    assert split_points(keys, 5) == [("a", "r", str(i)) for i in (2, 4, 6, 8)]
+    assert split_points([("a", "r", "x")] * 9 + [("b", "r", "y")], 4) == []     # one key is most
+    assert split_points([("a", "r", "x")] * 5 + [("b", "r", "y")] * 5, 3) == [("b", "r", "y")]
+    assert split_points([], 3) == [] and split_points(keys, 1) == []
+    assert [key_range(k, [("a", "r", "5")]) for k in (keys[4], keys[5], keys[9])] == [0, 1, 1]
+    with pytest.raises(ValueError, match="ranges must be at least 1"):
+        split_points(keys, 0)
+
+
+@pytest.mark.parametrize("per_file", [None, 1, 7, 25, 40])
+def test_cut_parquet_writes_the_files_a_python_stream_writes(tmp_path, per_file):
+    """Rows moved as Arrow batches from several files, cut into files of ``per_file`` rows: the same
+    bytes as writing each file's rows from Python (row groups of 4 here), one empty file for none."""
+    from graphmert.extract.triples import SCHEMA
+
+    rows = [_event(i % 3, i, i % 5, (i + 1) % 5, "r", "mention", 0.5).to_dict() for i in range(25)]
+    sources = []
+    for i, (a, b) in enumerate([(0, 3), (3, 3), (3, 20), (20, 25)]):       # an empty source too
+        sources.append(tmp_path / f"in-{i}.parquet")
+        write_parquet_stream(iter(rows[a:b]), SCHEMA, sources[-1], batch_rows=3)
+    out = cut_parquet(sources, SCHEMA, per_file, lambda i: tmp_path / f"out-{i}.parquet", batch_rows=4)
+    size = per_file or len(rows)
+    assert len(out) == -(-len(rows) // size)
+    for i, path in enumerate(out):
+        write_parquet_stream(iter(rows[i * size:(i + 1) * size]), SCHEMA, tmp_path / "ref.parquet", batch_rows=4)
+        assert path.read_bytes() == (tmp_path / "ref.parquet").read_bytes(), path.name
+    empty = cut_parquet(sources[1:2], SCHEMA, per_file, lambda i: tmp_path / f"none-{i}.parquet")
+    write_parquet_stream(iter([]), SCHEMA, tmp_path / "ref-empty.parquet")
+    assert [p.read_bytes() for p in empty] == [(tmp_path / "ref-empty.parquet").read_bytes()]
