@@ -49,9 +49,6 @@ import numpy as np
 import torch
 
 from graphmert.errors import GraphmertError
-from graphmert.graph.candidates import candidate_query
-from graphmert.graph.collate import collate_graphs
-from graphmert.graph.layout import layout_arrays
 from graphmert.model.candidates import span_means
 
 __all__ = ["PairHead", "PairHeadError", "RELATED", "blend", "pair_vectors", "question_vectors"]
@@ -69,18 +66,11 @@ def question_vectors(ex, model, plans) -> dict[tuple[str, int, int, str, str, st
     """(document, chunk, head root, head, relation, candidate) → x(h, c) [4H] under ``model``: every question of
     ``plans`` (the :class:`~graphmert.extract.pairs.PairExtractor` ``ex``'s) encoded in the
     extractor's own graphs, ``extract.batch_size`` graphs at a time."""
-    model.eval()
-    device = next(model.parameters()).device
     out = {}
-    units = [(p, qs) for p in plans for qs in ex._graph_units(p)]
-    for start in range(0, len(units), ex.cfg.batch_size):
-        block = units[start:start + ex.cfg.batch_size]
-        graphs = [ex._graph(p, qs) for p, qs in block]
-        batch = collate_graphs(graphs, "packed").to(device)
+    for block, batch, hidden, cq in ex.encoded(model, plans, by_length=False, bf16=False):
         L = batch.input_ids.shape[1]
-        positions = [layout_arrays(g, "packed").leaf_position for g in graphs]
-        cq = candidate_query(graphs, positions, [np.array([q.root for q in qs]) for _, qs in block], L).to(device)
-        hidden = model(batch).hidden.float()                                              # [B, L, H]
+        hidden = hidden.float()                                                           # [B, L, H]
+        device = hidden.device
         flat = hidden.reshape(-1, hidden.shape[-1])                                       # [B·L, H]
         ent = model.candidate_head.entity_states(flat, cq.entity_token, cq.entity_of_token, cq.num_entities)
         between = span_means(hidden, cq.cand_between)                                     # [C, H]

@@ -93,7 +93,7 @@ import copy
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -602,14 +602,33 @@ class PairExtractor:
     def model_scores(self, model: GraphMERT, plans: list[_ChunkPlan], how: str) -> list[np.ndarray]:
         """Per question (in plan order): P over its candidates from ``model`` — the candidate head
         (``how = "candidate"``) or the end-terminated MNM likelihood (``"likelihood"``)."""
+        out: list[np.ndarray] = []                  # in unit order; put back in plan order below
+        units = []
+        for block, batch, hidden, cq in self.encoded(model, plans, by_length=True):
+            if how in ("candidate", "margin"):
+                p = (model.candidate_head.probabilities(hidden, cq)[0] if how == "candidate"
+                     else model.candidate_head.margins(hidden, cq))
+                out += _split(p.float().cpu().numpy(), [len(q.candidates) for _, qs in block for q in qs])
+            else:
+                out += self._likelihood(model, hidden, batch, cq, block)
+            units += block
+        by_question = dict(zip((id(q) for _, qs in units for q in qs), out))
+        return [by_question[id(q)] for p in plans for q in p.queries]
+
+    def encoded(self, model: GraphMERT, plans: list[_ChunkPlan], *, by_length: bool, bf16: bool = True
+                ) -> Iterator[tuple[list, Any, torch.Tensor, Any]]:
+        """``model`` over the graphs of ``plans`` (:meth:`_graph_units`), ``extract.batch_size`` at a
+        time: per batch, (block: [(plan, its questions in the graph)], the collated batch,
+        hidden [B, L, H], the candidate query of :func:`candidate_query`). With ``by_length``, graphs
+        of similar length share a batch: a packed graph is its chunk's roots plus K leaves per
+        question, and a batch pads every graph to its longest (a third of the positions were padding
+        in plan order on BioRED dev). With ``bf16`` on CUDA the forward, and the caller's work on
+        each batch, run under bf16 autocast."""
         model.eval()
         device = next(model.parameters()).device
-        # Graphs of similar length share a batch: a packed graph is its chunk's roots plus K leaves
-        # per question, and a batch pads every graph to its longest (a third of the positions were
-        # padding in plan order on BioRED dev).
-        units = sorted(((p, qs) for p in plans for qs in self._graph_units(p)),
-                       key=lambda u: u[0].chunk.num_roots + self.K * len(u[1]))
-        out: list[np.ndarray] = []                  # in unit order; put back in plan order below
+        units = [(p, qs) for p in plans for qs in self._graph_units(p)]
+        if by_length:
+            units.sort(key=lambda u: u[0].chunk.num_roots + self.K * len(u[1]))
         for start in range(0, len(units), self.cfg.batch_size):
             block = units[start:start + self.cfg.batch_size]
             graphs = [self._graph(p, qs) for p, qs in block]
@@ -618,18 +637,10 @@ class PairExtractor:
             positions = [layout_arrays(g, "packed").leaf_position for g in graphs]
             roots = [np.array([q.root for q in qs]) for _, qs in block]
             cq = candidate_query(graphs, positions, roots, L).to(device)
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"):
-                hidden = model(batch).hidden
-                if how in ("candidate", "margin"):
-                    p = (model.candidate_head.probabilities(hidden, cq)[0] if how == "candidate"
-                         else model.candidate_head.margins(hidden, cq))
-                    out += _split(p.float().cpu().numpy(), [len(q.candidates) for _, qs in block for q in qs])
-                else:
-                    out += self._likelihood(model, hidden, batch, cq, block)
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and device.type == "cuda"):
+                yield block, batch, model(batch).hidden, cq                               # [B, L, H]
             self.stats["forwards"] += 1
             self.stats["graphs"] += len(graphs)
-        by_question = dict(zip((id(q) for _, qs in units for q in qs), out))
-        return [by_question[id(q)] for p in plans for q in p.queries]
 
     def ensemble_scores(self, plans: list[_ChunkPlan], how: str, ranker: str) -> list[np.ndarray]:
         """:meth:`model_scores` of the trained model, averaged with its ensemble members' (if any)."""
