@@ -126,3 +126,14 @@ def test_linker_benchmark_builds_with_and_without_the_vocabularies(tmp_path):
     assert without["vocabularies"] == 0 and with_["vocabularies"] > 0
     assert with_["file MB"] > without["file MB"] and with_["mentions"] == without["mentions"] > 0
     assert all(r["mentions/s"] > 0 and r["build s"] > 0 for r in rows)
+
+
+def test_merge_benchmark_merges_in_the_driver_and_over_key_ranges_to_the_same_files(tmp_path):
+    """benchmarks/merge.py: synthetic parts merged with 1 and 3 key ranges (the benchmark exits
+    non-zero when the files differ); every row counts the same merged triples, and only the ranged
+    merge has task seconds."""
+    stdout, rows = _bench("merge.py", tmp_path, "--parts", "4", "--triples-per-part", "60", "--entities", "6",
+                          "--ranges", "1", "3", "--scheduler", "synchronous", "--work", str(tmp_path / "work"))
+    assert [r["ranges"] for r in rows] == [1, 3] and "| ranges | wall s |" in stdout
+    assert rows[0]["triples"] == rows[1]["triples"] < 240                    # keys repeat and merge
+    assert rows[0]["task_s"] == 0 and rows[1]["task_s"] > 0
