@@ -9,8 +9,9 @@ ways, with the same output:
 * **As a sample sort over key ranges** (``pipeline.merge_partitions``), so that no serial pass decodes
   every triple:
 
-  1. *Ranges.* The keys of up to :data:`SAMPLE_PARTS` parts spread evenly over the run (each part is a
-     sample of the corpus's documents) give the split points
+  1. *Ranges.* Every n-th key of up to :data:`SAMPLE_PARTS` parts spread evenly over the run (each
+     part is a sample of the corpus's documents), about :data:`SAMPLE_KEYS` in all, read as Arrow
+     columns, give the split points
      (:func:`~graphmert.extract.sorted_merge.split_points`).
   2. *Split.* One task per part (map ``split-<system>``) writes its triples with their range index
      (:func:`~graphmert.extract.sorted_merge.key_range`), one Parquet row group per range, so a
@@ -35,6 +36,7 @@ order that the merged record's first names and tail source depend on (:mod:`grap
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import shutil
@@ -45,12 +47,13 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphmert.config.pipeline import MERGE_RANGE_TRIPLES
 from graphmert.extract.sorted_merge import BATCH, Key, key_range, merge_runs, split_points
-from graphmert.extract.triples import (SCHEMA, Triple, read_system, read_triples, triple_key, with_run,
-                                       write_triples, write_triples_jsonl)
+from graphmert.extract.triples import (SCHEMA, Triple, entity_key, read_system, read_triples,
+                                       with_run, write_triples, write_triples_jsonl)
 from graphmert.io import atomic_path, cut_parquet
 from pipelines.stage import Shard, StageContext
 
@@ -58,6 +61,10 @@ __all__ = ["KGTally", "merge_ranges", "merge_kg", "merge_file", "write_kg", "mer
 
 #: parts whose keys choose the split points
 SAMPLE_PARTS = 64
+#: keys read from them, about
+SAMPLE_KEYS = 16384
+#: the triple fields a key is made of (graphmert.extract.triples.triple_key)
+KEY_FIELDS = ("head_id", "head_name", "relation", "tail_id", "tail_name")
 #: triples files are Snappy-compressed (graphmert.extract.triples.write_triples)
 COMPRESSION = "snappy"
 
@@ -204,24 +211,46 @@ def _merge_by_range(ctx: StageContext, done: list[Shard], system: str, ranges: i
 
 
 def _sample_keys(done: list[Shard], system: str) -> list[Key]:
-    """Every key of ``system`` in up to :data:`SAMPLE_PARTS` parts spread evenly over ``done``."""
-    n = len(done)
-    picks = sorted({i * (n - 1) // max(SAMPLE_PARTS - 1, 1) for i in range(min(n, SAMPLE_PARTS))})
-    return [triple_key(t) for i in picks for t in read_system(done[i].path, system, batch_size=BATCH)]
+    """About :data:`SAMPLE_KEYS` keys of ``system``, every n-th row of up to :data:`SAMPLE_PARTS`
+    parts spread evenly over ``done`` (each sorted, so these are its quantiles), read as the key
+    columns alone."""
+    n, m = len(done), min(len(done), SAMPLE_PARTS)
+    picks = sorted({i * (n - 1) // max(m - 1, 1) for i in range(m)})
+    tables = [_key_columns(done[i].path, system) for i in picks]
+    stride = max(1, sum(t.num_rows for t in tables) // SAMPLE_KEYS)
+    taken = [t.take(list(range(0, t.num_rows, stride))) for t in tables]
+    return [k for t in taken for k in _keys([t[f].to_pylist() for f in KEY_FIELDS])]
+
+
+def _key_columns(path: Path, system: str) -> pa.Table:
+    """The columns :func:`~graphmert.extract.triples.triple_key` reads, of ``system``'s rows in one
+    part shard."""
+    table = pq.read_table(path, columns=["system", *(f"triple.{c}" for c in KEY_FIELDS)])
+    return table.filter(pc.equal(table["system"], system))
 
 
 def _split_task(part: str, spec: _Split, path: Path) -> dict:
     """Shard task: one part's triples of ``spec.system`` with their key range, a row group per range
-    (the part is sorted, so the ranges come in order)."""
-    groups: dict[int, list[dict]] = {}
-    for t in read_system(part, spec.system, batch_size=BATCH):
-        groups.setdefault(key_range(triple_key(t), spec.points), []).append(t.to_dict())
+    (the part is sorted, so each range's rows are consecutive). The triples move as Arrow rows; only
+    their key fields are read into Python."""
+    table = pq.read_table(part, columns=["system", "triple"])
+    triples = table.filter(pc.equal(table["system"], spec.system))["triple"]
+    ranges = [key_range(k, spec.points) for k in _keys([pc.struct_field(triples, f).to_pylist() for f in KEY_FIELDS])]
+    start, groups = 0, 0
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, RANGED, compression=COMPRESSION) as writer:
-        for r, rows in groups.items():
-            writer.write_table(pa.Table.from_pylist([{"range": r, "triple": d} for d in rows], schema=RANGED))
-        if not groups:
+        for r, rows in itertools.groupby(ranges):
+            n = len(list(rows))
+            writer.write_table(pa.table({"range": pa.array([r] * n, pa.int32()),
+                                         "triple": triples.slice(start, n)}, schema=RANGED))
+            start, groups = start + n, groups + 1
+        if not ranges:
             writer.write_table(RANGED.empty_table())
-    return {"triples": sum(map(len, groups.values())), "ranges": len(groups)}
+    return {"triples": len(ranges), "row_groups": groups}
+
+
+def _keys(fields: list[list]) -> list[Key]:
+    """:func:`~graphmert.extract.triples.triple_key` from the columns of :data:`KEY_FIELDS`."""
+    return [(entity_key(hid, hname), rel, entity_key(tid, tname)) for hid, hname, rel, tid, tname in zip(*fields)]
 
 
 def _range_rows(path: str, r: int) -> Iterator[Triple]:

@@ -1,0 +1,63 @@
+"""The extract merge's key sample (pipelines/stages/extract_merge.py): read as Arrow columns, the keys
+are :func:`triple_key`'s, of the named system only, every n-th row of the parts it reads. That the
+ranged merge writes the driver merge's files is tested on a run in tests/test_pipeline_pairs.py and
+by benchmarks/merge.py's smoke test."""
+
+from __future__ import annotations
+
+from graphmert.extract.sorted_merge import sort_run
+from graphmert.extract.triples import Evidence, Triple, triple_key, write_systems
+from pipelines.stage import Shard
+import pipelines.stages.extract_merge as extract_merge
+
+
+def _triple(i: int, name: str) -> Triple:
+    ev = Evidence(doc_id="d", chunk_id="d#0", sentence="s", sentence_start=0, head_start=0, head_end=1)
+    return Triple(head_id="" if i % 3 == 0 else f"X:{i % 7}", head_name=f"{name} Name  {i}", head_category="c",
+                  relation=f"r{i % 2}", tail_id=f"Y:{i}" if i % 4 else "", tail_name=f"Tail {i}",
+                  tail_category="c", tail_source="mention", confidence=0.5, evidence=[ev])
+
+
+def _parts(tmp_path, n: int) -> tuple[list[Shard], list[list[Triple]]]:
+    shards, runs = [], []
+    for p in range(n):
+        runs.append(sort_run([_triple(10 * p + i, "Head") for i in range(10)]))
+        path = tmp_path / f"part-{p}.parquet"
+        write_systems({"other": [_triple(999, "Other")], "graphmert": runs[-1]}, path)
+        shards.append(Shard(index=p, file=path.name, id=str(p), path=path, sha256="", counts={}, seconds=0.0,
+                            reused=False))
+    return shards, runs
+
+
+def test_the_sample_is_the_systems_triple_keys(tmp_path):
+    shards, runs = _parts(tmp_path, 3)
+    assert extract_merge._sample_keys(shards, "graphmert") == [triple_key(t) for run in runs for t in run]
+
+
+def test_the_sample_takes_every_nth_key_of_the_parts_spread_over_the_run(tmp_path, monkeypatch):
+    shards, runs = _parts(tmp_path, 5)
+    monkeypatch.setattr(extract_merge, "SAMPLE_PARTS", 3)          # parts 0, 2 and 4
+    monkeypatch.setattr(extract_merge, "SAMPLE_KEYS", 10)          # 30 rows read: every third
+    assert extract_merge._sample_keys(shards, "graphmert") == \
+        [triple_key(t) for p in (0, 2, 4) for t in runs[p][::3]]
+
+
+def test_a_split_tags_each_triple_with_its_key_range_in_a_row_group_per_range(tmp_path):
+    """The split task moves the system's triples as Arrow rows: the same triples in the same order,
+    each with key_range of its triple_key, one row group per range met, which a range's reader alone
+    decodes."""
+    import pyarrow.parquet as pq
+
+    from graphmert.extract.sorted_merge import key_range, split_points
+
+    shards, runs = _parts(tmp_path, 1)
+    points = split_points(map(triple_key, runs[0]), 3)
+    out = tmp_path / "split.parquet"
+    counts = extract_merge._split_task(str(shards[0].path), extract_merge._Split("graphmert", points), out)
+    rows = pq.read_table(out).to_pylist()
+    assert [Triple.from_dict(r["triple"]).to_dict() for r in rows] == [t.to_dict() for t in runs[0]]
+    assert [r["range"] for r in rows] == [key_range(triple_key(t), points) for t in runs[0]]
+    assert counts == {"triples": 10, "row_groups": 3} == {"triples": 10, "row_groups": pq.ParquetFile(out).num_row_groups}
+    for r in range(3):
+        assert [t.to_dict() for t in extract_merge._range_rows(str(out), r)] == \
+            [t.to_dict() for t in runs[0] if key_range(triple_key(t), points) == r]
