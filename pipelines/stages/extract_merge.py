@@ -25,7 +25,8 @@ ways, with the same output:
      which the driver joins byte for byte.
 
   Each key's triples fall in one range and the ranges follow key order, so the files are the ones
-  the driver merge writes (``tests/test_pipeline_merge.py``); only the time and the memory differ.
+  the driver merge writes (``tests/test_pipeline_pairs.py``, ``benchmarks/merge.py``); only the time
+  and the memory differ.
   Every task is a :meth:`~pipelines.stage.StageContext.map_shards` shard, so a killed merge resumes
   with the ranges it finished.
 
