@@ -225,7 +225,8 @@ def cut_parquet(sources: Iterable[str | Path], schema: "pa.Schema", rows_per_fil
     (None: one file) at ``target(0)``, ``target(1)``, …: as :func:`write_parquet_stream` would write
     the same rows from Python (row groups of ``batch_rows``, one empty file when there are none), but
     moved as Arrow batches, never decoded to Python objects. Each file is written atomically; returns
-    their paths."""
+    their paths. The rows of the file being filled are held as Arrow batches, so one file
+    (``rows_per_file`` None) holds them all."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
