@@ -11,7 +11,8 @@ its own, on a LocalCluster of ``--workers`` (or ``--scheduler synchronous``). Fo
 * ``wall_s``: the whole merge;
 * ``driver_s``: the wall time outside the shard maps (sampling the keys, cutting the shards, joining
   the lines; for one range, everything);
-* ``task_s``: the seconds the split, merge and JSON-lines tasks took, summed over workers;
+* ``task_s``: the seconds the split, merge and JSON-lines tasks took, summed over workers, and
+  ``task_s_by_map`` the same per map (``split-graphmert``, ``merge-graphmert``, ``jsonl-graphmert``);
 * the merged triples, the KG's shards, and the sha256 of every file, which must agree across the
   ranges (the benchmark fails otherwise).
 """
@@ -81,6 +82,7 @@ def run_once(parts: list[Shard], run_dir: Path, ranges: int, args: argparse.Name
     files = sorted(p.name for p in out.iterdir())
     return {"ranges": ranges, "wall_s": round(wall, 2), "driver_s": round(wall - maps, 2),
             "task_s": round(sum(m["task_seconds"] for m in ctx.tasks.values()), 2),
+            "task_s_by_map": {name: m["task_seconds"] for name, m in ctx.tasks.items()},
             "triples": tally.triples, "shards": len(shards),
             "files": {f: hashlib.sha256((out / f).read_bytes()).hexdigest() for f in files}}
 
@@ -106,9 +108,11 @@ def main(argv: list[str] | None = None) -> dict:
     result = {"parts": args.parts, "per_chunk_triples": args.parts * args.triples_per_part,
               "workers": args.workers, "scheduler": args.scheduler,
               "rows": [{k: v for k, v in row.items() if k != "files"} for row in rows]}
-    print("| ranges | wall s | driver s | task s | merged triples | shards |\n|---|---|---|---|---|---|")
+    print("| ranges | wall s | driver s | task s (split / merge / jsonl) | merged triples | shards |\n"
+          "|---|---|---|---|---|---|")
     for row in result["rows"]:
-        print(f"| {row['ranges']} | {row['wall_s']} | {row['driver_s']} | {row['task_s']} | "
+        by_map = " / ".join(f"{row['task_s_by_map'].get(f'{m}-{SYSTEM}', 0):.1f}" for m in ("split", "merge", "jsonl"))
+        print(f"| {row['ranges']} | {row['wall_s']} | {row['driver_s']} | {row['task_s']} ({by_map}) | "
               f"{row['triples']:,} | {row['shards']} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

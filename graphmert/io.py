@@ -223,36 +223,61 @@ def cut_parquet(sources: Iterable[str | Path], schema: "pa.Schema", rows_per_fil
                 target: Callable[[int], Path], compression: str = "zstd", batch_rows: int = 4096) -> list[Path]:
     """The rows of the Parquet files ``sources``, in order, cut into files of ``rows_per_file`` rows
     (None: one file) at ``target(0)``, ``target(1)``, …: as :func:`write_parquet_stream` would write
-    the same rows from Python (row groups of ``batch_rows``, one empty file when there are none), but
-    moved as Arrow batches, never decoded to Python objects. Each file is written atomically; returns
-    their paths. The rows of the file being filled are held as Arrow batches, so one file
-    (``rows_per_file`` None) holds them all."""
-    import pyarrow as pa
+    the same rows from Python (row groups of ``batch_rows`` from each file's start, one empty file
+    when there are none), but moved as Arrow batches, never decoded to Python objects. Each file is
+    written atomically; returns their paths. Each row group is written as soon as its rows are read,
+    so about two row groups are held, whatever the files' size."""
     import pyarrow.parquet as pq
 
+    rows = _ArrowRows(sources, schema, batch_rows)
     out: list[Path] = []
-    pending: list = []                                  # Arrow batches of the file being filled
-    held = 0
-
-    def flush(rows: int) -> None:
-        nonlocal pending, held
-        table = pa.Table.from_batches(pending, schema=schema).combine_chunks() if pending else schema.empty_table()
+    while not out or not rows.exhausted():
         out.append(target(len(out)))
         with atomic_path(out[-1]) as tmp, pq.ParquetWriter(tmp, schema, compression=compression) as writer:
-            for start in range(0, max(rows, 1), batch_rows):
-                writer.write_table(table.slice(start, min(batch_rows, rows - start)))
-        rest = table.slice(rows)
-        pending, held = rest.to_batches(), rest.num_rows
-
-    for path in as_paths(list(sources)):
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=schema.names):
-            pending.append(batch.cast(schema))
-            held += batch.num_rows
-            while rows_per_file is not None and held >= rows_per_file:
-                flush(rows_per_file)
-    if held or not out:
-        flush(held)
+            written = 0
+            while True:
+                group = rows.take(batch_rows if rows_per_file is None else min(batch_rows, rows_per_file - written))
+                writer.write_table(group)
+                written += group.num_rows
+                if written == rows_per_file or rows.exhausted():
+                    break
     return out
+
+
+class _ArrowRows:
+    """The rows of Parquet files as one Arrow stream, taken ``n`` at a time (:func:`cut_parquet`)."""
+
+    def __init__(self, sources: Iterable[str | Path], schema: "pa.Schema", batch_rows: int) -> None:
+        import pyarrow.parquet as pq
+
+        self.schema = schema
+        self.pending = schema.empty_table()             # rows read, not yet taken
+        self.batches = (b.cast(schema) for p in as_paths(list(sources))
+                        for b in pq.ParquetFile(p).iter_batches(batch_size=batch_rows, columns=schema.names))
+
+    def _read(self, n: int) -> None:
+        """Read until ``n`` rows are pending or the files end."""
+        import pyarrow as pa
+
+        more = []
+        held = self.pending.num_rows
+        for batch in self.batches if held < n else ():
+            more.append(batch)
+            held += batch.num_rows
+            if held >= n:
+                break
+        if more:
+            self.pending = pa.concat_tables([self.pending, pa.Table.from_batches(more, schema=self.schema)])
+
+    def take(self, n: int) -> "pa.Table":
+        """The next ``n`` rows (fewer only at the end), as one contiguous table."""
+        self._read(n)
+        taken, self.pending = self.pending.slice(0, n), self.pending.slice(n)
+        return taken.combine_chunks()
+
+    def exhausted(self) -> bool:
+        self._read(1)
+        return self.pending.num_rows == 0
 
 
 def read_parquet(paths: str | Path | Iterable[str | Path], schema: "pa.Schema", *, what: str,

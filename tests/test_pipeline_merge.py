@@ -1,5 +1,6 @@
 """The extract merge's key sample (pipelines/stages/extract_merge.py): read as Arrow columns, the keys
-are :func:`triple_key`'s, of the named system only, every n-th row of the parts it reads. That the
+are :func:`triple_key`'s, of the named system only, every n-th row of the parts it reads. The split
+tags, and a range's merged rows with the JSON lines they keep. That the
 ranged merge writes the driver merge's files is tested on a run in tests/test_pipeline_pairs.py and
 by benchmarks/merge.py's smoke test."""
 
@@ -61,3 +62,33 @@ def test_a_split_tags_each_triple_with_its_key_range_in_a_row_group_per_range(tm
     for r in range(3):
         assert [t.to_dict() for t in extract_merge._range_rows(str(out), r)] == \
             [t.to_dict() for t in runs[0] if key_range(triple_key(t), points) == r]
+
+
+def test_a_ranges_merge_keeps_the_json_lines_the_driver_writes(tmp_path):
+    """A range's merge task keeps each merged triple's triples.jsonl line beside its row, and the
+    jsonl task writes that column: the bytes write_triples_jsonl writes for the same merged triples
+    (names outside ASCII kept as written, as the driver's lines keep them)."""
+    from graphmert.extract.sorted_merge import key_range, merge_sorted, split_points
+    from graphmert.extract.triples import read_triples, with_run, write_triples_jsonl
+
+    shards, runs = [], []
+    for p in range(2):
+        runs.append(sort_run([_triple(i + 3 * p, "β-Catenin Sjögren") for i in range(12)]))
+        shards.append(tmp_path / f"part-{p}.parquet")
+        write_systems({"graphmert": runs[-1]}, shards[-1])
+    points = split_points((triple_key(t) for run in runs for t in run), 2)
+    splits = [str(tmp_path / f"split-{p}.parquet") for p in range(2)]
+    for part, split in zip(shards, splits):
+        extract_merge._split_task(str(part), extract_merge._Split("graphmert", points), tmp_path / split)
+    expected = list(with_run(merge_sorted(runs), "the-run"))
+    lines = b""
+    for r in range(len(points) + 1):
+        merged = tmp_path / f"merged-{r}.parquet"
+        counts = extract_merge._merge_task(r, extract_merge._Merge(splits, "the-run", True), merged)
+        assert counts["triples"] == sum(key_range(triple_key(t), points) == r for t in expected)
+        assert [t.to_dict() for t in read_triples(merged)] == \
+            [t.to_dict() for t in expected if key_range(triple_key(t), points) == r]
+        extract_merge._jsonl_task(str(merged), None, tmp_path / f"lines-{r}")
+        lines += (tmp_path / f"lines-{r}").read_bytes()
+    write_triples_jsonl(expected, tmp_path / "driver.jsonl")
+    assert lines == (tmp_path / "driver.jsonl").read_bytes() and "Sjögren".encode() in lines

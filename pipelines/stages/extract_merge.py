@@ -18,11 +18,12 @@ ways, with the same output:
      reader of one range skips the others by their statistics.
   3. *Merge.* One task per range (map ``merge-<system>``) merges that range's rows of every split
      file (:func:`~graphmert.extract.sorted_merge.merge_runs`), names this run, writes one sorted
-     file and returns its counts.
+     file and returns its counts. For the KG each row also keeps the triple's ``triples.jsonl`` line,
+     made from the same dict as the row, so the triples are decoded into Python once after the split.
   4. *Write.* The driver cuts the ranges' files, in range order, into the KG's shards as Arrow
-     batches (:func:`graphmert.io.cut_parquet`: the same rows and row groups as the driver's writer),
-     and one task per range (map ``jsonl-<system>``) writes that range's ``triples.jsonl`` lines,
-     which the driver joins byte for byte.
+     batches (:func:`graphmert.io.cut_parquet`: the same rows and row groups as the driver's writer,
+     without the line column), and one task per range (map ``jsonl-<system>``) writes that range's
+     line column as ``triples.jsonl`` lines, which the driver joins byte for byte.
 
   Each key's triples fall in one range and the ranges follow key order, so the files are the ones
   the driver merge writes (``tests/test_pipeline_pairs.py``, ``benchmarks/merge.py``); only the time
@@ -53,9 +54,9 @@ import pyarrow.parquet as pq
 
 from graphmert.config.pipeline import MERGE_RANGE_TRIPLES
 from graphmert.extract.sorted_merge import BATCH, Key, key_range, merge_runs, split_points
-from graphmert.extract.triples import (SCHEMA, Triple, entity_key, read_system, read_triples,
+from graphmert.extract.triples import (SCHEMA, Triple, entity_key, read_system,
                                        with_run, write_triples, write_triples_jsonl)
-from graphmert.io import atomic_path, cut_parquet
+from graphmert.io import atomic_path, cut_parquet, write_parquet_stream
 from pipelines.stage import Shard, StageContext
 
 __all__ = ["KGTally", "merge_ranges", "merge_kg", "merge_file", "write_kg", "merged", "SAMPLE_PARTS"]
@@ -111,7 +112,7 @@ def merge_kg(ctx: StageContext, done: list[Shard], system: str, ranges: int) -> 
     if ranges == 1:
         tally = KGTally()
         return tally, write_kg(tally.count(merged(ctx, done, system)), ctx.out, ctx.cfg.extract.shard_size)
-    files, tally = _merge_by_range(ctx, done, system, ranges)
+    files, tally = _merge_by_range(ctx, done, system, ranges, lines=True)
     paths = cut_parquet([s.path for s in files], SCHEMA, ctx.cfg.extract.shard_size,
                         lambda i: ctx.out / shard_name(i), compression=COMPRESSION)
     lines = ctx.map_shards(_jsonl_task, [str(s.path) for s in files], name=f"jsonl-{system}",
@@ -128,7 +129,7 @@ def merge_file(ctx: StageContext, done: list[Shard], system: str, ranges: int, p
     over ``ranges`` key ranges; returns their number."""
     if ranges == 1:
         return write_triples(merged(ctx, done, system), path)
-    files, tally = _merge_by_range(ctx, done, system, ranges)
+    files, tally = _merge_by_range(ctx, done, system, ranges, lines=False)
     cut_parquet([s.path for s in files], SCHEMA, None, lambda _: path, compression=COMPRESSION)
     return tally.triples
 
@@ -187,24 +188,26 @@ class _Split:
 
 @dataclass(frozen=True)
 class _Merge:
-    """What every range's merge task is given: the split files and the run the triples name."""
+    """What every range's merge task is given: the split files, the run the triples name, and
+    whether to keep each triple's JSON line (the KG's ``triples.jsonl``; a control has none)."""
 
     paths: list[str]
     run_id: str
+    lines: bool
 
 
-def _merge_by_range(ctx: StageContext, done: list[Shard], system: str, ranges: int
+def _merge_by_range(ctx: StageContext, done: list[Shard], system: str, ranges: int, lines: bool
                     ) -> tuple[list[Shard], KGTally]:
-    """Steps 1–3 of the module docstring: the merged, sorted file of each key range (in range order)
-    and their counts summed."""
+    """Steps 1–3 of the module docstring: the merged, sorted file of each key range (in range order,
+    with each triple's JSON line when ``lines``) and their counts summed."""
     points = split_points(_sample_keys(done, system), ranges)
     digest = hashlib.sha256(json.dumps([system, points]).encode()).hexdigest()
     split = ctx.map_shards(_split_task, [str(s.path) for s in done], name=f"split-{system}",
                            shared=_Split(system, points), key=lambda i, _: [done[i].id, digest])
     paths = [str(s.path) for s in split]
     files = ctx.map_shards(_merge_task, range(len(points) + 1), name=f"merge-{system}",
-                           shared=_Merge(paths, ctx.run_id),
-                           key=lambda i, _: [i, ctx.run_id, [s.id for s in split]])
+                           shared=_Merge(paths, ctx.run_id, lines),
+                           key=lambda i, _: [i, ctx.run_id, lines, [s.id for s in split]])
     tally = KGTally()
     for f in files:
         tally.add(f.counts)
@@ -271,18 +274,33 @@ def _may_hold(stats, r: int) -> bool:
 
 def _merge_task(r: int, spec: _Merge, path: Path) -> dict:
     """Shard task: range ``r`` of every split file merged (:func:`merge_runs`, its passes in a scratch
-    folder beside ``path``), named for the run, as one sorted triples file; returns its counts."""
+    folder beside ``path``), named for the run, as one sorted triples file; returns its counts. With
+    ``spec.lines`` each row also carries the triple's ``triples.jsonl`` line (:data:`MERGED`), made
+    from the dict the row is written from, so no later step decodes the triples again."""
     tally = KGTally()
     with tempfile.TemporaryDirectory(prefix="merge-", dir=path.parent) as scratch:
         runs = [lambda p=p: _range_rows(p, r) for p in spec.paths]
-        write_triples(tally.count(with_run(merge_runs(runs, Path(scratch)), spec.run_id)), path)
+        rows = (t.to_dict() for t in tally.count(with_run(merge_runs(runs, Path(scratch)), spec.run_id)))
+        if spec.lines:
+            rows = ({**d, LINE: json.dumps(d, ensure_ascii=False) + "\n"} for d in rows)
+        write_parquet_stream(rows, MERGED if spec.lines else SCHEMA, path, compression=COMPRESSION)
     return tally.record()
 
 
 def _jsonl_task(merged_file: str, _: None, path: Path) -> dict:
-    """Shard task: one range's merged triples as ``triples.jsonl`` lines."""
-    return {"triples": write_triples_jsonl(read_triples(merged_file, batch_size=BATCH), path)}
+    """Shard task: one range's ``triples.jsonl`` lines, read from its merged file's line column."""
+    n = 0
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        for batch in pq.ParquetFile(merged_file).iter_batches(batch_size=BATCH, columns=[LINE]):
+            lines = batch.column(0).to_pylist()
+            out.write("".join(lines))
+            n += len(lines)
+    return {"triples": n}
 
 
 #: a split file's rows: the key range and the triple
 RANGED = pa.schema([("range", pa.int32()), ("triple", pa.struct(list(SCHEMA)))])
+#: the column of a range's merged file that holds each triple's ``triples.jsonl`` line
+LINE = "jsonl_line"
+#: a range's merged file for the KG: the triple's fields and its line (:func:`_merge_task`)
+MERGED = pa.schema([*SCHEMA, (LINE, pa.string())])
