@@ -31,6 +31,9 @@ def _check_cross(cfg: Config) -> None:
     if cfg.train.ensemble_size > 1 and m.leaf_query != "fixed":
         raise ConfigError(f"train.ensemble_size: {cfg.train.ensemble_size} models need model.leaf_query "
                           f"'fixed' (extraction averages the members' answers to its query groups)")
+    if cfg.train.member_processes > 1 and cfg.train.nproc > 1:
+        raise ConfigError(f"train.member_processes: {cfg.train.member_processes} members at once cannot each "
+                          f"run on train.nproc {cfg.train.nproc} processes; set one of them to 1")
     if cfg.train.min_lr > cfg.train.lr:
         raise ConfigError(f"train.min_lr: {cfg.train.min_lr} must not exceed train.lr ({cfg.train.lr})")
     _check_scopes(cfg.extract.tail_scope_by_category, "extract.tail_scope_by_category",

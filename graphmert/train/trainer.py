@@ -61,7 +61,8 @@ log = logging.getLogger("graphmert.train")
 
 # train.* keys that may change between a run and its resumption (they do not change the updates).
 RESUME_FREE_KEYS = frozenset({"resume", "num_workers", "threads", "eval_every", "eval_passes",
-                              "checkpoint_every", "keep_checkpoints", "nproc", "batch_size", "device"})
+                              "checkpoint_every", "keep_checkpoints", "nproc", "batch_size", "device",
+                              "member_processes"})
 STEP_SEED_STREAM = 3
 # Order of the per-step statistics vector (summed over micro-batches and processes).
 _STATS = ("mlm", "mnm", "sbo", "cand", "mlm_correct", "mnm_correct", "sbo_correct", "cand_correct",
@@ -120,6 +121,7 @@ class Trainer:
         relation_map: relation name → id of the seed KG (``graphs/relation_map.json``).
         work_dir: where checkpoints, metrics and the final model go.
         quiet: no progress bar.
+        progress: the progress bar's label and terminal line (members trained at once each have one).
         dist: the process group; default :meth:`DistContext.from_env`.
 
     With ``train.resume`` and a checkpoint in ``work_dir/checkpoints``, the trainer starts from it.
@@ -127,9 +129,9 @@ class Trainer:
 
     def __init__(self, cfg: Config, graphs: Sequence[LeafyChainGraph], tokenizer_path: Union[str, Path],
                  relation_map: Mapping[str, int], work_dir: Union[str, Path], *, quiet: bool = False,
-                 dist: Optional[DistContext] = None) -> None:
+                 dist: Optional[DistContext] = None, progress: tuple[str, int] = ("train", 0)) -> None:
         t = cfg.train
-        self.cfg, self.graphs, self.quiet = cfg, graphs, quiet
+        self.cfg, self.graphs, self.quiet, self.progress = cfg, graphs, quiet, progress
         self.dist = dist or DistContext.from_env(t.device)
         self.device = self.dist.device
         self.tokenizer_path = Path(tokenizer_path)
@@ -333,7 +335,8 @@ class Trainer:
     def _progress(self, stop: int):
         from tqdm.auto import tqdm
 
-        return tqdm(total=stop, initial=self.step, desc="train", unit="step", dynamic_ncols=True,
+        label, line = self.progress
+        return tqdm(total=stop, initial=self.step, desc=label, unit="step", dynamic_ncols=True, position=line,
                     disable=self.quiet or not self.dist.is_main)
 
     def fit(self, until: Optional[int] = None) -> TrainResult:

@@ -12,7 +12,7 @@ import pytest
 from graphmert.config import ConfigError
 from graphmert.io import atomic_write_json
 from graphmert.train.trainer import Trainer
-from pipelines.stage import run_stage
+from pipelines.stage import StageError, run_stage
 from pipelines.stages import STAGES
 from pipelines.stages.train import TRAIN
 from train_helpers import random_graphs, tiny_config, write_inputs
@@ -192,6 +192,56 @@ def test_an_ensemble_trains_each_member_with_its_seed_and_keeps_finished_members
     assert train_records(out) == train_records(single / "train")        # member 0 = the single model
     assert train_records(out / "member-1") != train_records(out)
     assert run_stage(TRAIN, cfg, run, quiet=True)["status"] == "skipped"
+
+
+def test_members_trained_at_once_make_the_updates_they_make_one_after_another(tmp_path):
+    """train.member_processes 2: both members train at once, each in a process of its own, with the
+    same updates, held-out figures and weights as one after another in the stage's process (1
+    thread each, so the same float order), and the same manifest."""
+    fixed = {"leaf_query": "fixed"}
+    runs = {}
+    for at_once in (1, 2):
+        runs[at_once] = make_run(tmp_path / f"at-once-{at_once}")
+        cfg = tiny_config(**CFG, ensemble_size=2, threads=1, member_processes=at_once, model=fixed)
+        m = run_stage(TRAIN, cfg, runs[at_once], quiet=True)
+        assert m["status"] == "ran" and [x["seed"] for x in m["members"]] == [0, 1]
+    one, two = (runs[k] / "train" for k in (1, 2))
+    for member in (".", "member-1"):
+        assert train_records(two / member) == train_records(one / member)
+        assert (two / member / "model" / "model.safetensors").read_bytes() == \
+            (one / member / "model" / "model.safetensors").read_bytes()
+    assert train_records(two / "member-1") != train_records(two)
+    manifests = [json.loads((r / "manifest.json").read_text()) for r in (one, two)]
+    assert [m["members"] for m in manifests] == [manifests[0]["members"]] * 2
+    assert (runs[2] / "train-work" / "member-1" / "launch.json").exists()
+
+
+def test_a_member_that_fails_stops_the_others_and_the_stage_with_its_error(tmp_path, monkeypatch):
+    """A member's process that exits non-zero: the stage fails naming the member, its exit code and
+    the end of its stderr; the other member's process is stopped, not left running."""
+    import subprocess
+    import sys
+
+    import pipelines.stages.train as train_stage
+
+    run = make_run(tmp_path / "run")
+    started = []
+    script = "import sys, time\nif sys.argv[1].endswith('member-1/launch.json'):\n" \
+             "    sys.stderr.write('simulated failure'); sys.exit(3)\ntime.sleep(60)"
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(train_stage, "member_command", lambda spec: [sys.executable, "-c", script, str(spec)])
+    monkeypatch.setattr(train_stage.subprocess, "Popen",
+                        lambda *a, **k: started.append(real_popen(*a, **k)) or started[-1])
+    cfg = tiny_config(**CFG, ensemble_size=2, member_processes=2, model={"leaf_query": "fixed"})
+    with pytest.raises(StageError, match=r"train: member-1 failed \(exit code 3\):\nsimulated failure"):
+        run_stage(TRAIN, cfg, run, quiet=True)
+    assert len(started) == 2 and started[0].poll() is not None        # member 0 stopped
+
+
+def test_members_at_once_and_torchrun_processes_do_not_mix():
+    with pytest.raises(ConfigError, match="train.member_processes: 2 members at once cannot each run on "
+                                          "train.nproc 2 processes"):
+        tiny_config(**CFG, ensemble_size=2, member_processes=2, nproc=2, model={"leaf_query": "fixed"})
 
 
 def test_an_ensemble_needs_query_group_models():
