@@ -3,6 +3,8 @@ losses, backward, AdamW) for the tiny, small and paper configs, packed vs dense 
 
     .venv/bin/python benchmarks/train.py                       # table + benchmarks/results/train.json
     .venv/bin/python benchmarks/train.py --configs tiny small --steps 10 --threads 2
+    .venv/bin/python benchmarks/train.py --configs biored --layouts packed --graphs RUN/graphs \
+        --threads 1 --at-once 2                                # two ensemble members at once
 
 Each (config, layout) runs in its own subprocess, so its peak memory is its own: peak RSS on CPU,
 ``torch.cuda.max_memory_allocated`` on GPU. Inputs are synthetic full chunks ([CLS] + R−2 tokens in
@@ -15,6 +17,10 @@ counts the padded [B, L] grid the model actually computes on. MFU (model FLOPs u
 encoder's FLOPs at the real tokens (3 forwards per step) per second over the device's peak: the dense
 bf16 tensor-core peak on a GPU (``BF16_PEAK_TFLOPS``, or ``--peak-tflops``), the measured fp32 matmul
 rate on a CPU.
+
+``--at-once N`` runs N copies of each measurement together, each in a process of its own, as
+``train.member_processes`` trains an ensemble's members: compare ``--threads 2`` with ``--threads 1
+--at-once 2`` on 2 cores. ``biored`` is configs/biored.yaml's model (give it its run's graphs).
 
 GPU knobs: ``--num-workers`` (DataLoader processes for masking and collation, ``train.num_workers``),
 ``--compile`` (``torch.compile(dynamic=True)`` on the encoder; the first compilation falls in the
@@ -39,9 +45,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import encoder_flops, matmul_flops_per_s, print_table, write_json  # noqa: E402
 
-CONFIGS = {"tiny": "configs/tiny.yaml", "small": "configs/small.yaml", "paper": "configs/graphmert-80m.yaml"}
-DEFAULT_BATCH = {"tiny": 32, "small": 32, "paper": 32}         # on a GPU
-CPU_BATCH = {"tiny": 32, "small": 32, "paper": 2}              # the paper model on a CPU: a few steps
+CONFIGS = {"tiny": "configs/tiny.yaml", "small": "configs/small.yaml", "paper": "configs/graphmert-80m.yaml",
+           "biored": "configs/biored.yaml"}
+DEFAULT_BATCH = {"tiny": 32, "small": 32, "paper": 32, "biored": 32}         # on a GPU
+CPU_BATCH = {"tiny": 32, "small": 32, "paper": 2, "biored": 32}              # the paper model on a CPU: a few steps
 NUM_RELATIONS = 11
 PROFILE_STEPS = 3                                              # steps under --profile (not timed)
 # dense bf16 tensor-core peaks (TFLOP/s) from the vendors' data sheets, for MFU on CUDA
@@ -95,19 +102,21 @@ def run_one(args) -> dict:
     R, K, V = cfg.graph.num_roots, cfg.graph.num_leaves, cfg.tokenizer.vocab_size
     source = "synthetic"
     graphs = None
+    rmap = {f"r{i}": i for i in range(NUM_RELATIONS)}
     if args.graphs:
         shards = sorted(Path(args.graphs).glob("graphs-*.parquet"))
         real = list(read_graphs(shards))
         if real and (real[0].R, real[0].K) == (R, K):
             graphs = real
             source = str(args.graphs)
+            if (Path(args.graphs) / "relation_map.json").exists():    # the run's relation ids
+                rmap = json.loads((Path(args.graphs) / "relation_map.json").read_text())
     if graphs is None:
         graphs = synthetic_graphs(batch * (total + extra + 1), R, K, args.injections, V, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         vocab = Path(tmp) / "vocab.txt"
         vocab.write_text("\n".join(SPECIAL_TOKENS + [f"t{i}" for i in range(len(SPECIAL_TOKENS), V)]) + "\n")
         tok = save_tokenizer(load_tokenizer(vocab), Path(tmp) / "tokenizer.json")
-        rmap = {f"r{i}": i for i in range(NUM_RELATIONS)}
         trainer = Trainer(cfg, graphs, tok, rmap, Path(tmp) / "work", quiet=True,
                           dist=DistContext.from_env(args.device))
         cuda = trainer.device.type == "cuda"
@@ -205,6 +214,9 @@ def main() -> None:
                     help="also print torch.profiler's N operators with the most self time")
     ap.add_argument("--peak-tflops", type=float, default=0.0, help="peak FLOP/s (TFLOP/s) for MFU; "
                     "default: the GPU's dense bf16 peak, or the CPU's measured fp32 matmul rate")
+    ap.add_argument("--at-once", type=int, default=1, metavar="N",
+                    help="run N copies of each measurement at once, each in its own process with "
+                         "--threads threads (train.member_processes); reports the steps/s of all")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--one", nargs=2, metavar=("CONFIG", "LAYOUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -226,16 +238,17 @@ def main() -> None:
                 ["--num-workers", str(args.num_workers)] if args.num_workers is not None else [])
             if args.graphs:
                 cmd += ["--graphs", str(args.graphs)]
-            print(f"running {config} / {layout} ...", flush=True)
-            res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-            if res.returncode:
-                print(res.stderr[-2000:], file=sys.stderr)
-                rows.append({"config": config, "layout": layout, "error": res.stderr.strip().splitlines()[-1]})
-                continue
-            *printed, last = res.stdout.strip().splitlines()
-            if printed:                                      # --profile's table
-                print("\n".join(printed), flush=True)
-            rows.append(json.loads(last))
+            print(f"running {config} / {layout}" + (f", {args.at_once} at once" if args.at_once > 1 else "")
+                  + " ...", flush=True)
+            rows += _run_at_once(cmd, config, layout, args.at_once)
+    if args.at_once > 1:
+        for config in args.configs:
+            for layout in args.layouts:
+                ok = [r for r in rows if (r["config"], r["layout"]) == (config, layout) and "error" not in r]
+                if ok:
+                    each = sum(r["s_per_step"] for r in ok) / len(ok)
+                    print(f"{config} / {layout}: {len(ok)} processes of {args.threads} thread(s) at once, "
+                          f"{each:.3f} s a step each: {len(ok) / each:.3f} steps/s in all")
     print_table(rows, "training throughput (real tokens/s) and peak memory")
     for config in args.configs:
         by = {r["layout"]: r for r in rows if r["config"] == config and "error" not in r}
@@ -243,7 +256,26 @@ def main() -> None:
             print(f"{config}: packed is {by['dense']['s_per_step'] / by['packed']['s_per_step']:.2f}x "
                   f"faster per step than dense")
     write_json("train", rows, args.out, threads=args.threads, injections=args.injections,
-               compiled=args.compile)
+               compiled=args.compile, at_once=args.at_once)
+
+
+def _run_at_once(cmd: list[str], config: str, layout: str, at_once: int) -> list[dict]:
+    """``at_once`` copies of one (config, layout) measurement started together (each its own
+    process, as train.member_processes trains an ensemble's members); their rows."""
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+             for _ in range(at_once)]
+    rows = []
+    for k, proc in enumerate(procs):
+        out, err = proc.communicate()
+        if proc.returncode:
+            print(err[-2000:], file=sys.stderr)
+            rows.append({"config": config, "layout": layout, "error": err.strip().splitlines()[-1]})
+            continue
+        *printed, last = out.strip().splitlines()
+        if printed:                                      # --profile's table
+            print("\n".join(printed), flush=True)
+        rows.append({**json.loads(last), **({"process": k} if at_once > 1 else {})})
+    return rows
 
 
 if __name__ == "__main__":

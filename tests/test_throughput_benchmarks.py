@@ -56,6 +56,16 @@ def test_train_benchmark_reports_mfu_workers_and_a_profile(tmp_path):
     assert "operators by self_cpu_time_total over 3 steps" in stdout
 
 
+def test_train_benchmark_runs_copies_at_once_as_ensemble_members_train(tmp_path):
+    """--at-once 2: two processes of the measurement together, a row each, and their steps/s in all."""
+    stdout, rows = _bench("train.py", tmp_path, "--configs", "tiny", "--layouts", "packed", "--steps", "2",
+                          "--warmup", "1", "--at-once", "2")
+    assert [r["process"] for r in rows] == [0, 1] and all(r["steps"] == 2 for r in rows)
+    each = sum(r["s_per_step"] for r in rows) / 2
+    assert f"tiny / packed: 2 processes of 1 thread(s) at once, {each:.3f} s a step each: {2 / each:.3f} steps/s" \
+        in stdout
+
+
 def test_export_benchmark_streams_the_same_graph_rdflib_builds(tmp_path):
     stdout, rows = _bench("export.py", tmp_path, "--triples", "2000", "--shard-size", "500",
                           "--modes", "stream nt", "graph nt")

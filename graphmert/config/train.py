@@ -68,5 +68,5 @@ class TrainConfig:
     member_processes: int = opt(1, min=1, help="ensemble members trained at once, each in a process "
                                 "of its own with train.threads threads (0: the cores shared out); 1 "
                                 "trains them one after another in the stage's process. On 2 cores two "
-                                "1-thread members train 1.25x faster than one 2-thread member after "
+                                "1-thread members train 1.2x faster than one 2-thread member after "
                                 "another (docs/PERFORMANCE.md)")

@@ -30,7 +30,7 @@ Members at once. With ``train.member_processes`` P > 1 the members train P at a 
 ``python`` process of its own over :func:`worker_main` (:func:`member_command`) with
 ``train.threads`` torch threads, from its ``launch.json`` to its ``result.json`` (its stderr in
 ``stderr.log`` when quiet). Small models use the cores better this way: on 2 cores two 1-thread
-members take 2.08 s a step each where one 2-thread member takes 1.30 s.
+members take 1.94 s a step each where one 2-thread member takes 1.16 s (docs/PERFORMANCE.md).
 
 Multi-process. With ``train.nproc`` > 1 the stage runs ``python -m torch.distributed.run
 --standalone --nproc-per-node N`` over :func:`worker_main` (:func:`torchrun_command`; gloo on CPU,
