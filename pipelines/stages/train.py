@@ -266,8 +266,9 @@ def _train_at_once(ctx: StageContext, members: list[tuple[Any, Path]]) -> list[d
     threads = t.threads or max(1, (os.cpu_count() or 1) // at_once)
     bodies = {i: _finished_member(work) for i, (_, work) in enumerate(members)}
     waiting = [i for i, body in bodies.items() if body is None]
-    log.info("train: ensemble members %s of %d, %d at a time in processes of %d thread(s)",
-             ", ".join(str(i + 1) for i in waiting), len(members), at_once, threads)
+    if waiting:
+        log.info("train: ensemble members %s of %d, %d at a time in processes of %d thread(s)",
+                 ", ".join(str(i + 1) for i in waiting), len(members), at_once, threads)
     running: dict[int, subprocess.Popen] = {}
     lines: dict[int, int] = {}                     # member -> its progress bar's terminal line
     try:
@@ -280,7 +281,7 @@ def _train_at_once(ctx: StageContext, members: list[tuple[Any, Path]]) -> list[d
                 spec = _member_spec(ctx, cfg, work, (f"train member {i + 1}", lines[i]))
                 running[i] = _start_member(atomic_write_json(work / "launch.json", spec), threads, ctx.quiet)
             i = _wait_any(running)
-            bodies[i] = _member_result(members[i][1], running.pop(i))
+            bodies[i] = _member_result(i, members[i][1], running.pop(i))
     finally:
         for proc in running.values():
             proc.terminate()
@@ -298,9 +299,10 @@ def _start_member(spec_path: Path, threads: int, quiet: bool) -> subprocess.Pope
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env["OMP_NUM_THREADS"] = str(threads)
+    if not quiet:
+        return subprocess.Popen(member_command(spec_path), env=env)
     with open(spec_path.parent / "stderr.log", "w") as err:       # the child keeps its own descriptor
-        return subprocess.Popen(member_command(spec_path), env=env, stderr=err if quiet else None,
-                                stdout=subprocess.DEVNULL if quiet else None)
+        return subprocess.Popen(member_command(spec_path), env=env, stdout=subprocess.DEVNULL, stderr=err)
 
 
 def _wait_any(running: dict[int, subprocess.Popen]) -> int:
@@ -312,15 +314,15 @@ def _wait_any(running: dict[int, subprocess.Popen]) -> int:
         time.sleep(1.0)
 
 
-def _member_result(work: Path, proc: subprocess.Popen) -> dict:
-    """The result summary of a member's process that exited; :class:`StageError` with its error."""
+def _member_result(i: int, work: Path, proc: subprocess.Popen) -> dict:
+    """The result summary of member ``i``'s process, which exited; :class:`StageError` with its error."""
     result = work / "result.json"
     body = read_json(result) if result.exists() else {}
     if proc.returncode or "error" in body or not body:
         err = work / "stderr.log"
         tail = err.read_text(errors="replace")[-3000:] if err.exists() else ""
         detail = f": {body['error']}" if "error" in body else (f":\n{tail}" if tail else "; see the output above")
-        raise StageError(f"train: {work.name} failed (exit code {proc.returncode}){detail}")
+        raise StageError(f"train: ensemble member {i + 1} ({work}) failed (exit code {proc.returncode}){detail}")
     return body
 
 
@@ -334,6 +336,9 @@ def worker_main(spec_path: str) -> int:
     work = Path(spec["work_dir"])
     if rank == 0:
         setup_logging(Path(spec.get("run_dir", work.parent)), spec.get("quiet", False))
+    label = spec.get("progress", ["train"])[0]
+    if label != "train":                  # members at once log into one file: say whose line it is
+        logging.getLogger("graphmert.train").addFilter(_Prefix(label))
     try:
         train_from_spec(spec)
     except (TrainingDiverged, ConfigError, ValueError) as e:
@@ -347,6 +352,18 @@ def worker_main(spec_path: str) -> int:
         if tdist.is_initialized():
             tdist.destroy_process_group()
     return 0
+
+
+class _Prefix(logging.Filter):
+    """Prefixes each record of a logger with a label ("train member 2: step 500: …")."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__()
+        self.label = label
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = f"{self.label}: {record.msg}"
+        return True
 
 
 _SECTIONS = ("model", "graph.num_roots", "graph.num_leaves", "graph.layout",

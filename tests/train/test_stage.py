@@ -197,7 +197,8 @@ def test_an_ensemble_trains_each_member_with_its_seed_and_keeps_finished_members
 def test_members_trained_at_once_make_the_updates_they_make_one_after_another(tmp_path):
     """train.member_processes 2: both members train at once, each in a process of its own, with the
     same updates, held-out figures and weights as one after another in the stage's process (1
-    thread each, so the same float order), and the same manifest."""
+    thread each, so the same float order), and the same manifest; both log into the run's log,
+    each line naming its member."""
     fixed = {"leaf_query": "fixed"}
     runs = {}
     for at_once in (1, 2):
@@ -214,6 +215,8 @@ def test_members_trained_at_once_make_the_updates_they_make_one_after_another(tm
     manifests = [json.loads((r / "manifest.json").read_text()) for r in (one, two)]
     assert [m["members"] for m in manifests] == [manifests[0]["members"]] * 2
     assert (runs[2] / "train-work" / "member-1" / "launch.json").exists()
+    log = (runs[2] / "logs" / "graphmert.log").read_text()           # one log, each line its member's
+    assert all(f"train member {k}: step 6: held-out loss" in log for k in (1, 2))
 
 
 def test_a_member_that_fails_stops_the_others_and_the_stage_with_its_error(tmp_path, monkeypatch):
@@ -233,7 +236,8 @@ def test_a_member_that_fails_stops_the_others_and_the_stage_with_its_error(tmp_p
     monkeypatch.setattr(train_stage.subprocess, "Popen",
                         lambda *a, **k: started.append(real_popen(*a, **k)) or started[-1])
     cfg = tiny_config(**CFG, ensemble_size=2, member_processes=2, model={"leaf_query": "fixed"})
-    with pytest.raises(StageError, match=r"train: member-1 failed \(exit code 3\):\nsimulated failure"):
+    with pytest.raises(StageError, match=r"train: ensemble member 2 \(\S+member-1\) failed \(exit code 3\):\n"
+                                         r"simulated failure"):
         run_stage(TRAIN, cfg, run, quiet=True)
     assert len(started) == 2 and started[0].poll() is not None        # member 0 stopped
 
