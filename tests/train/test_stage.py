@@ -242,6 +242,26 @@ def test_a_member_that_fails_stops_the_others_and_the_stage_with_its_error(tmp_p
     assert len(started) == 2 and started[0].poll() is not None        # member 0 stopped
 
 
+def test_a_member_that_reports_an_error_fails_the_stage_with_it_and_writes_no_train_folder(tmp_path, monkeypatch):
+    """A member's process that records its error in result.json (as worker_main does for a diverged
+    training): the stage's error is that message, and RUN/train is not written."""
+    import sys
+
+    import pipelines.stages.train as train_stage
+
+    run = make_run(tmp_path / "run")
+    script = ("import json, sys, time\nfrom pathlib import Path\nspec = Path(sys.argv[1])\n"
+              "if spec.parent.name == 'member-1':\n"
+              "    (spec.parent / 'result.json').write_text(json.dumps({'error': 'loss diverged at step 3'}))\n"
+              "    sys.exit(1)\ntime.sleep(60)")
+    monkeypatch.setattr(train_stage, "member_command", lambda spec: [sys.executable, "-c", script, str(spec)])
+    cfg = tiny_config(**CFG, ensemble_size=2, member_processes=2, model={"leaf_query": "fixed"})
+    with pytest.raises(StageError, match=r"ensemble member 2 \(\S+member-1\) failed \(exit code 1\): "
+                                         r"loss diverged at step 3$"):
+        run_stage(TRAIN, cfg, run, quiet=True)
+    assert not (run / "train").exists()
+
+
 def test_members_at_once_and_torchrun_processes_do_not_mix():
     with pytest.raises(ConfigError, match="train.member_processes: 2 members at once cannot each run on "
                                           "train.nproc 2 processes"):
