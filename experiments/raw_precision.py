@@ -1,0 +1,119 @@
+"""Which extracted raw-text pairs are false, by what their ends rest on (issue #49).
+
+    .venv/bin/python experiments/raw_precision.py --run-dir runs/tune-raw-heads \
+        --gold ../shared/datasets/biored/Train.PubTator                        # a few seconds
+
+Reads a finished raw-text run (``configs/biored-raw.yaml``): its recognised, linked documents
+(``RUN/extract/recognized.parquet``), graphmert's triples and the run's linker, and the annotated gold
+of the same documents. Each end of an extracted pair (document, {head, tail}) is described by
+
+* its **support**: how many recognised mentions of the document carry the end's id;
+* its **link**: the look-up step that gave the id (:class:`~graphmert.ner.linking.LinkResult`
+  ``how``, found by linking the recognised mentions again with the run's linker and species
+  settings; ``variant`` for the sequence variants the rules give), the most trusted over the end's
+  mentions, in the order of :data:`TRUST`.
+
+It prints the pairs and their precision by the weaker end's support and by the weaker end's link,
+and the pair P / R / F1 that dropping each weak bucket would give: what a filter on the ends could
+buy, chosen on the raw slice (never on dev). Every triple counts, so an unlinked end (a text node,
+when ``extract.text_entities`` keeps them) is its own bucket.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _study import print_table, write_json  # noqa: E402
+
+from graphmert.config import load_config  # noqa: E402
+from graphmert.corpus.document import Document, read_documents  # noqa: E402
+from graphmert.eval import load_gold, pair_sets  # noqa: E402
+from graphmert.extract.triples import read_triples  # noqa: E402
+from graphmert.ner.linking import EntityLinker  # noqa: E402
+from graphmert.ner.variants import VARIANT_TYPE  # noqa: E402
+from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
+from pipelines.stages.link import LINKER_FILE  # noqa: E402
+
+#: look-up steps, most trusted first (an end takes the best over its mentions)
+TRUST = ("dictionary", "abbreviation", "kg", "reference", "terms", "composite", "variant", "fuzzy",
+         "none")
+
+
+def end_links(doc: Document, linker: EntityLinker) -> dict[str, tuple[int, str]]:
+    """Entity id → (recognised mentions carrying it, its most trusted look-up step) in ``doc``."""
+    bare = copy.deepcopy(doc)
+    variant = [bool(m.ids) and m.type == VARIANT_TYPE for m in bare.mentions]
+    for m, keep in zip(bare.mentions, variant):
+        if not keep:
+            m.ids, m.xrefs = [], []
+    support: Counter = Counter()
+    how: dict[str, str] = {}
+    for m, v, r in zip(doc.mentions, variant, linker.link_mentions(bare)):
+        step = "variant" if v else (r.how if r is not None else "none")
+        for eid in m.ids:
+            support[eid] += 1
+            if eid not in how or TRUST.index(step) < TRUST.index(how[eid]):
+                how[eid] = step
+    return {eid: (n, how[eid]) for eid, n in support.items()}
+
+
+def _prf(kept: set, gold: set) -> dict:
+    tp = len(kept & gold)
+    p, r = tp / max(1, len(kept)), tp / max(1, len(gold))
+    return {"P": round(p, 3), "R": round(r, 3), "F1": round(2 * p * r / max(1e-9, p + r), 3)}
+
+
+def buckets(predicted: set, gold: set, ends: dict[str, dict]) -> tuple[list[dict], list[dict]]:
+    """(rows by the weaker end's support, rows by its link), each with the drop-this-bucket score."""
+    by_support: dict[str, set] = defaultdict(set)
+    by_link: dict[str, set] = defaultdict(set)
+    for doc, pair in predicted:
+        info = [ends.get(doc, {}).get(e, (0, "none")) for e in pair]
+        n = min(i[0] for i in info)
+        by_support["unlinked end" if n == 0 else str(n) if n < 3 else "3+"].add((doc, pair))
+        by_link[max((i[1] for i in info), key=TRUST.index)].add((doc, pair))
+    tables = []
+    for groups, name in ((by_support, "weaker end's support"), (by_link, "weaker end's link")):
+        tables.append([{name: k, "pairs": len(v), "precision": round(len(v & gold) / len(v), 3),
+                        **{f"{m} without": x for m, x in _prf(predicted - v, gold).items()}}
+                       for k, v in sorted(groups.items())])
+    return tables[0], tables[1]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--gold", required=True, nargs="+")
+    p.add_argument("--system", default="graphmert", help="whose triples: graphmert or a control")
+    p.add_argument("--out", type=Path)
+    a = p.parse_args()
+    ex = a.run_dir / "extract"
+    if not (ex / RECOGNIZED_FILE).is_file():
+        raise SystemExit(f"{ex / RECOGNIZED_FILE}: missing; this reads a raw-text run (configs/biored-raw.yaml)")
+    docs = set((ex / DOCUMENTS_FILE).read_text().split())
+    gold = load_gold(a.gold).subset(docs).untyped
+    cfg = load_config(a.run_dir / "config.yaml").extract
+    linker = EntityLinker.load(a.run_dir / "link" / LINKER_FILE)
+    linker.kg_species, linker.strict_species = cfg.kg_gene_species, cfg.strict_gene_species
+    linker.default_species = cfg.default_gene_species
+    ends = {d.id: end_links(d, linker) for d in read_documents(ex / RECOGNIZED_FILE)}
+    files = sorted(ex.glob("triples-*.parquet")) if a.system == "graphmert" \
+        else [ex / f"control-{a.system}.parquet"]
+    if not files or not all(f.is_file() for f in files):
+        raise SystemExit(f"{ex}: no triple files of {a.system!r}")
+    predicted = {x for x in pair_sets(read_triples(files))[0] if x[0] in docs}
+    print(f"{a.system}: {len(predicted)} pairs, {_prf(predicted, gold)} against {len(gold)} gold pairs")
+    support, link = buckets(predicted, gold, ends)
+    print_table(support, "by the weaker end's support (recognised mentions carrying its id)")
+    print_table(link, "by the weaker end's link (the look-up step that gave its id)")
+    write_json("raw_precision", support + link, a.out, run_dir=str(a.run_dir), system=a.system)
+
+
+if __name__ == "__main__":
+    main()
