@@ -25,6 +25,9 @@ supervised baseline with the same features but the model's; what ``model`` adds 
 model's share. Without a model feature the ranking is the lexical control's only when the document
 features are left out too (``lexical`` alone), which this reports as a check.
 
+``--apply-to RUN`` then scores each set on another run (BioRED dev, once): fitted on every tuning
+question at the C, k and threshold of its best row, with nothing chosen on that run.
+
 Written as an experiment, not an ``extract.*`` option: on the slice the regression without the model
 ties the shipped pooling, and the model adds nothing to it (the record).
 """
@@ -91,29 +94,69 @@ def design(feats: dict, which: str, relations: list[str], categories: list[str])
     return np.stack(cols, axis=1)
 
 
-def stacked_scores(feats: list[dict], labels: list[np.ndarray], docs: list[str], which: str, c: float,
-                   k: int, relations: list[str], categories: list[str]) -> list[np.ndarray]:
-    """Each question's candidate probabilities from the regression fitted on the other folds."""
+def fit_stack(X: list[np.ndarray], labels: list[np.ndarray], c: float):
+    """The standardised logistic regression of the questions' designs ``X`` on their ``labels``: a
+    function from a design to its probabilities (one class only: that class's share, everywhere)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
+    y = np.concatenate(labels) if labels else np.zeros(0)
+    if len(set(y.tolist())) < 2:
+        share = y.mean() if len(y) else 0.0
+        return lambda x: np.full(len(x), share)
+    scaler = StandardScaler().fit(np.concatenate(X))
+    clf = LogisticRegression(C=c, max_iter=2000).fit(scaler.transform(np.concatenate(X)), y)
+    return lambda x: clf.predict_proba(scaler.transform(x))[:, 1]
+
+
+def stacked_scores(feats: list[dict], labels: list[np.ndarray], docs: list[str], which: str, c: float,
+                   k: int, relations: list[str], categories: list[str]) -> list[np.ndarray]:
+    """Each question's candidate probabilities from the regression fitted on the other folds."""
     X = [design(f, which, relations, categories) for f in feats]
     out: list[np.ndarray | None] = [None] * len(X)
     for f in range(k):
         inside = [i for i, d in enumerate(docs) if document_fold(d, k) != f]
-        y = np.concatenate([labels[i] for i in inside]) if inside else np.zeros(0)
-        if len(set(y.tolist())) < 2:             # one class only: its share, for every candidate
-            for i, d in enumerate(docs):
-                if document_fold(d, k) == f:
-                    out[i] = np.full(len(X[i]), y.mean() if len(y) else 0.0)
-            continue
-        scaler = StandardScaler().fit(np.concatenate([X[i] for i in inside]))
-        clf = LogisticRegression(C=c, max_iter=2000).fit(
-            scaler.transform(np.concatenate([X[i] for i in inside])), y)
+        predict = fit_stack([X[i] for i in inside], [labels[i] for i in inside], c)
         for i, d in enumerate(docs):
             if document_fold(d, k) == f:
-                out[i] = clf.predict_proba(scaler.transform(X[i]))[:, 1]
+                out[i] = predict(X[i])
     return out
+
+
+@dataclasses.dataclass
+class Questions:
+    """One run's tuning questions with their features and labels (module docstring)."""
+
+    docs: list
+    gold: object
+    ex: object
+    plans: list
+    queries: list
+    model_p: list[np.ndarray]
+    feats: list[dict]
+    labels: list[np.ndarray]
+    qdocs: list[str]
+
+
+def run_questions(cfg, run: Path, models: list[int] | None) -> Questions:
+    """The questions ``cfg``'s extraction asks of ``run``'s models on its tuning documents."""
+    docs, gold, ex, plans, queries = tuning_questions(cfg, run, models)
+    model_p = ex.answers(plans, queries, "model", pooled=False)
+    lexical_q = ex.lexical_scores(plans, queries)
+    shipped = ex.pooled(plans, queries, model_p, "model")
+    feats = question_features(ex, plans, queries, model_p, lexical_q, shipped)
+    qdocs = [plans[q.chunk].doc.id for q in queries]
+    labels = [np.array([float((d, frozenset((q.head, c))) in gold.untyped) for c in q.candidates])
+              for d, q in zip(qdocs, queries)]
+    return Questions(docs, gold, ex, plans, queries, model_p, feats, labels, qdocs)
+
+
+def score_at(qs: Questions, cfg, scores: list[np.ndarray], k: int, t: float, rmap: dict) -> dict:
+    """Pair and typed F1 of ``scores`` through the shipped selection at k and threshold t."""
+    qs.ex.cfg = dataclasses.replace(cfg.extract, tails_per_query=k, min_confidence=t)
+    m = evaluate_system(*pair_sets(qs.ex.decide(qs.plans, qs.queries, scores, "model"), rmap), qs.gold)
+    u, ty = m["untyped"]["all"], m["typed"]["all"]
+    return {"k": k, "t": t, "P": u["precision"], "R": u["recall"], "F1": u["f1"], "typed_F1": ty["f1"]}
 
 
 def main() -> None:
@@ -125,6 +168,9 @@ def main() -> None:
     p.add_argument("--c", nargs="+", type=float, default=[0.1, 1.0])
     p.add_argument("--k", nargs="+", type=int, default=[2, 3, 4, 6, 8])
     p.add_argument("--thresholds", nargs="+", type=float, default=[round(0.1 * i, 1) for i in range(1, 10)])
+    p.add_argument("--apply-to", type=Path, default=None, metavar="RUN",
+                   help="also score each set, fitted on every tuning document at its best C, k and "
+                        "threshold, on the run RUN (its own config.yaml): BioRED dev, reported once")
     args, overrides = split_overrides(sys.argv[1:])
     a = p.parse_args(args)
     for which in a.sets:
@@ -133,37 +179,58 @@ def main() -> None:
             p.error(f"--sets {which}: unknown feature group(s) {sorted(unknown)}")
     cfg = load_config(a.config, overrides)
     rmap = dict(cfg.evaluate.relation_map)
-    docs, gold, ex, plans, queries = tuning_questions(cfg, a.run_dir, a.models)
-    model_p = ex.answers(plans, queries, "model", pooled=False)
-    lexical_q = ex.lexical_scores(plans, queries)
-    shipped = ex.pooled(plans, queries, model_p, "model")
-    feats = question_features(ex, plans, queries, model_p, lexical_q, shipped)
-    qdocs = [plans[q.chunk].doc.id for q in queries]
-    labels = [np.array([float((d, frozenset((q.head, c))) in gold.untyped) for c in q.candidates])
-              for d, q in zip(qdocs, queries)]
-    relations = sorted({q.relation for q in queries})
-    categories = sorted({c for f in feats for c in f["category"]})
+    qs = run_questions(cfg, a.run_dir, a.models)
+    relations = sorted({q.relation for q in qs.queries})
+    categories = sorted({c for f in qs.feats for c in f["category"]})
 
     def best(scores: list[np.ndarray], label: dict) -> dict:
-        rows = []
-        for k in a.k:
-            for t in a.thresholds:
-                ex.cfg = dataclasses.replace(cfg.extract, tails_per_query=k, min_confidence=t)
-                m = evaluate_system(*pair_sets(ex.decide(plans, queries, scores, "model"), rmap), gold)
-                u, ty = m["untyped"]["all"], m["typed"]["all"]
-                rows.append({**label, "k": k, "t": t, "P": u["precision"], "R": u["recall"],
-                             "F1": u["f1"], "typed_F1": ty["f1"]})
-        return max(rows, key=lambda r: r["F1"])
+        return max(({**label, **score_at(qs, cfg, scores, k, t, rmap)} for k in a.k for t in a.thresholds),
+                   key=lambda r: r["F1"])
 
-    table = [best(ex.pooled(plans, queries, model_p, "model", weight=w), {"features": f"pooled w={w}", "C": "-"})
-             for w in (0.0, 0.5, 1.0)]
+    table = [best(qs.ex.pooled(qs.plans, qs.queries, qs.model_p, "model", weight=w),
+                  {"features": f"pooled w={w}", "C": "-"}) for w in (0.0, 0.5, 1.0)]
     for which in a.sets:
         for c in a.c:
-            s = stacked_scores(feats, labels, qdocs, which, c, a.folds, relations, categories)
+            s = stacked_scores(qs.feats, qs.labels, qs.qdocs, which, c, a.folds, relations, categories)
             table.append(best(s, {"features": which, "C": c}))
-    print_table(table, f"stacked pair scores on {len(docs)} documents, {len(queries)} questions, "
-                       f"{sum(int(x.sum()) for x in labels)} positive candidates; {a.folds} document folds")
-    write_json("pair_stack", table, a.out, run_dir=str(a.run_dir), documents=len(docs), overrides=overrides)
+    print_table(table, f"stacked pair scores on {len(qs.docs)} documents, {len(qs.queries)} questions, "
+                       f"{sum(int(x.sum()) for x in qs.labels)} positive candidates; {a.folds} document folds")
+    rows = table
+    if a.apply_to is not None:
+        applied = apply_to(a, overrides, qs, table, relations, categories)
+        print_table(applied, f"fitted on every tuning document at the settings above, applied to {a.apply_to}")
+        rows = table + applied
+    write_json("pair_stack", rows, a.out, run_dir=str(a.run_dir), documents=len(qs.docs), overrides=overrides)
+
+
+#: the overrides that name a study's tuning documents, which ``--apply-to`` leaves to the other run
+DOCUMENT_KEYS = ("extract.paths=", "extract.document_fraction=", "evaluate.gold=")
+
+
+def apply_to(a, overrides: list[str], qs: Questions, table: list[dict], relations: list[str],
+             categories: list[str]) -> list[dict]:
+    """Each set's row on another run (``--apply-to RUN``: its own ``RUN/config.yaml`` with the
+    command line's overrides less those naming the tuning documents): a stacked set fitted on every
+    tuning question at the C of its best row, a pooled row as it is, each at its row's k and
+    threshold. Nothing is chosen on that run."""
+    cfg = load_config(a.apply_to / "config.yaml", [o for o in overrides if not o.startswith(DOCUMENT_KEYS)])
+    rmap = dict(cfg.evaluate.relation_map)
+    other = run_questions(cfg, a.apply_to, a.models)
+    best: dict[str, dict] = {}
+    for row in table:                                  # the first of the best F1 of each set
+        if row["features"] not in best or row["F1"] > best[row["features"]]["F1"]:
+            best[row["features"]] = row
+    rows = []
+    for which, row in best.items():
+        if which.startswith("pooled w="):
+            w = float(which.split("=")[1])
+            scores = other.ex.pooled(other.plans, other.queries, other.model_p, "model", weight=w)
+        else:
+            predict = fit_stack([design(f, which, relations, categories) for f in qs.feats], qs.labels, row["C"])
+            scores = [predict(design(f, which, relations, categories)) for f in other.feats]
+        rows.append({"features": which, "C": row["C"], **score_at(other, cfg, scores, row["k"], row["t"], rmap),
+                     "applied_to": str(a.apply_to)})
+    return rows
 
 
 if __name__ == "__main__":

@@ -675,6 +675,23 @@ def test_the_pair_stack_scores_every_feature_set(run, tmp_path, monkeypatch):
     assert all(r["k"] in (1, 2) and r["t"] in (0.0, 0.5) and 0.0 <= r["F1"] <= 1.0 for r in rows)
 
 
+def test_the_pair_stack_applies_each_set_at_its_tuned_settings_to_another_run(run, tmp_path, monkeypatch):
+    """``--apply-to RUN``: one row per set on RUN (here the run itself, read with its own config), at
+    the k and threshold its tuning row chose; a pooled score is fitted on nothing, so on the same
+    questions it scores exactly what it scored there."""
+    rows = _run_experiment("pair_stack.py", run, tmp_path, monkeypatch, "--c", "0.1", "1", "--folds", "2",
+                           "--k", "1", "2", "--thresholds", "0.0", "0.5", "--sets", "lexical+document",
+                           "--apply-to", str(run))
+    tuned = [r for r in rows if "applied_to" not in r]
+    applied = {r["features"]: r for r in rows if "applied_to" in r}
+    assert list(applied) == ["pooled w=0.0", "pooled w=0.5", "pooled w=1.0", "lexical+document"]
+    best_stack = max((r for r in tuned if r["features"] == "lexical+document"), key=lambda r: r["F1"])
+    assert (applied["lexical+document"]["C"], applied["lexical+document"]["k"]) == (best_stack["C"], best_stack["k"])
+    for r in tuned[:3]:
+        assert {k: applied[r["features"]][k] for k in ("k", "t", "P", "R", "F1", "typed_F1")} == \
+            {k: r[k] for k in ("k", "t", "P", "R", "F1", "typed_F1")}
+
+
 def test_the_pair_heads_study_ranks_and_retypes_with_heads_fitted_on_the_typer_documents(run, tmp_path, monkeypatch):
     """experiments/pair_heads.py: both heads fitted on the typer's documents (a C each by document
     folds), one ranking row per (w, v) at its best k and threshold, then the typing rows, which
