@@ -28,7 +28,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-__all__ = ["FOLLOWED", "module_closure", "module_fingerprint", "package_fingerprint", "clear_cache"]
+__all__ = ["FOLLOWED", "module_closure", "module_fingerprint", "module_digests", "changed_modules",
+           "package_fingerprint", "clear_cache"]
 
 FOLLOWED = ("graphmert", "pipelines.stages")     # packages whose modules are part of a fingerprint
 
@@ -125,6 +126,24 @@ def module_fingerprint(module: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def _module_digests(module: str) -> tuple[tuple[str, str], ...]:
+    return tuple((name, hashlib.sha256(path.read_bytes()).hexdigest()[:12])
+                 for name, path in module_closure(module).items())
+
+
+def module_digests(module: str) -> dict[str, str]:
+    """Module name → 12 hex digits of SHA-256 over its source, for every module of
+    :func:`module_closure` (``module``): what a manifest records beside the fingerprint, so that a
+    rerun can name the modules whose edit made it (:func:`changed_modules`)."""
+    return dict(_module_digests(module))
+
+
+def changed_modules(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """The modules whose digest differs between two :func:`module_digests`, or that only one has."""
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
+@functools.lru_cache(maxsize=None)
 def package_fingerprint() -> str:
     """The fingerprint of every module of the followed packages: what the driver and each Dask
     worker compare, so a worker running other code is refused before it writes a shard."""
@@ -145,5 +164,6 @@ def package_fingerprint() -> str:
 def clear_cache() -> None:
     """Forget every computed fingerprint (tests that edit source files; a process that reloads
     code)."""
-    for fn in (_package_dir, _imported, module_closure, module_fingerprint, package_fingerprint):
+    for fn in (_package_dir, _imported, module_closure, module_fingerprint, _module_digests,
+               package_fingerprint):
         fn.cache_clear()

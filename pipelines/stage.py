@@ -4,7 +4,8 @@ A stage reads what earlier stages wrote in the same run directory and writes its
 ``RUN/<stage>/`` with a ``manifest.json``. Each stage is a pure function of (its inputs, its config
 sections, its code): its manifest records an ``input_hash`` (the upstream manifests' output hashes,
 or the source files' hashes for ingest), a ``config_hash`` (its resolved config sections + its code
-fingerprint, also recorded as ``code_fingerprint``: :mod:`pipelines.fingerprint`) and an
+fingerprint, also recorded as ``code_fingerprint``, with each module's own digest as ``code_modules``
+so that a rerun's log names the modules that changed: :mod:`pipelines.fingerprint`) and an
 ``output_hash``; a stage whose outputs embed the run's name (``Stage.names_run``) also records it as
 ``run_id`` and is stale in a copied or renamed run directory. Running a stage whose recorded hashes
 match does no work and records ``"status": "skipped"``; otherwise the stage writes into a temporary folder next to ``RUN/<stage>``
@@ -388,6 +389,12 @@ class Stage:
         outputs, everything downstream."""
         return fingerprint.module_fingerprint(self.run.__module__)
 
+    @property
+    def code_modules(self) -> dict[str, str]:
+        """Each module of :attr:`code_fingerprint` with its own digest: recorded in the manifest so
+        that a rerun's log names the modules that changed."""
+        return fingerprint.module_digests(self.run.__module__)
+
     def settings_hash(self, cfg: Config) -> str:
         """Hash of the config sections the stage reads, without its code: what a published graph
         cites as the settings that made it (``gm:configHash``), so refactoring the code leaves the
@@ -511,7 +518,7 @@ def run_stage(stage: Stage, cfg: Config, run_dir: str | Path, quiet: bool = Fals
     upstream = _read_upstream(stage, store)
     store.pull(stage.name)
     hashes = {"input_hash": _input_hash(stage, cfg, upstream), "config_hash": stage.config_hash(cfg),
-              "code_fingerprint": stage.code_fingerprint}
+              "code_fingerprint": stage.code_fingerprint, "code_modules": stage.code_modules}
     if stage.names_run:
         hashes["run_id"] = store.name
     final = run_dir / stage.name
@@ -564,7 +571,7 @@ def stale_reason(stage: Stage, cfg: Config, run_dir: Path) -> str | None:
             return f"stage '{name}' has no output"
         upstream[name] = read_json(up)
     hashes = {"input_hash": _input_hash(stage, cfg, upstream), "config_hash": stage.config_hash(cfg),
-              "code_fingerprint": stage.code_fingerprint}
+              "code_fingerprint": stage.code_fingerprint, "code_modules": stage.code_modules}
     return _stale(read_json(mp), hashes, run_dir / stage.name)
 
 
@@ -582,14 +589,23 @@ def _read_upstream(stage: Stage, store: RunStore) -> dict[str, dict]:
     return upstream
 
 
-def _stale(old: dict | None, hashes: dict[str, str], folder: Path) -> str | None:
+def _changed(old: dict | None, new: dict | None) -> str:
+    """``" in a, b, c and 2 more"``: the modules whose source changed, when both manifests list them."""
+    names = fingerprint.changed_modules(old, new) if old and new else []
+    if not names:
+        return ""
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f" in {', '.join(names[:3])}{more}"
+
+
+def _stale(old: dict | None, hashes: dict, folder: Path) -> str | None:
     """Why a stage whose last manifest is ``old`` must run again (for the log), or None when it is
     up to date. The code fingerprint is part of the config hash; it is compared first only to name
     the reason."""
     if old is None:
         return "no earlier output"
     if old.get("code_fingerprint") != hashes["code_fingerprint"]:
-        return "its code changed"
+        return "its code changed" + _changed(old.get("code_modules"), hashes.get("code_modules"))
     if old.get("config_hash") != hashes["config_hash"]:
         return "its config changed"
     if old.get("input_hash") != hashes["input_hash"]:

@@ -157,6 +157,7 @@ def test_a_code_change_reruns_its_stage_and_downstream_but_nothing_upstream(tmp_
     for s in TO_GRAPHS:
         m = manifest(run_dir, s)
         assert m["code_fingerprint"] == STAGES[s].code_fingerprint
+        assert m["code_modules"] == STAGES[s].code_modules
     log = run_dir / "logs" / "graphmert.log"
 
     # the tokenizer's code changes but not its output (tokenizer.json, no shards): it alone reruns
@@ -206,3 +207,24 @@ def test_a_code_change_reruns_its_stage_and_downstream_but_nothing_upstream(tmp_
     assert after["config_hash"] != before["config_hash"]
     assert not set(after["shards"]) & set(before["shards"])
     assert after["tasks"]["graphs"]["reused"] == 0
+
+
+def test_a_rerun_names_the_modules_whose_code_changed():
+    """The manifest keeps each module's digest (``code_modules``), so the log says which edit made a
+    stage rerun; a manifest written before them, or a fingerprint changed without a module's source
+    (monkeypatched above), still says only that the code changed."""
+    from pipelines.stage import _stale
+
+    stage = STAGES["chunks"]
+    mods = stage.code_modules
+    assert mods == fingerprint.module_digests(stage.run.__module__)
+    assert set(mods) == set(fingerprint.module_closure(stage.run.__module__))
+    assert "graphmert.config.train" in mods and all(len(d) == 12 for d in mods.values())
+    new = {"input_hash": "i", "config_hash": "c", "code_fingerprint": "new", "code_modules": mods}
+    old = {**new, "code_fingerprint": "old",
+           "code_modules": {**mods, "graphmert.config.train": "0" * 12, "graphmert.gone": "1" * 12}}
+    assert _stale(old, new, Path("unused")) == "its code changed in graphmert.config.train, graphmert.gone"
+    old["code_modules"] = {k: "0" * 12 for k in mods}
+    assert _stale(old, new, Path("unused")).endswith(f" and {len(mods) - 3} more")
+    del old["code_modules"]
+    assert _stale(old, new, Path("unused")) == "its code changed"

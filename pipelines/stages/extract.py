@@ -319,8 +319,8 @@ def _similarity(ctx: StageContext) -> Any:
 
 
 #: manifest keys the runner writes (pipelines.stage.run_stage); a renamed output's body is the rest
-RUNNER_KEYS = frozenset({"stage", "status", "input_hash", "config_hash", "code_fingerprint", "run_id",
-                         "output_hash", "elapsed_s", "version", "shard_info", "tasks"})
+RUNNER_KEYS = frozenset({"stage", "status", "input_hash", "config_hash", "code_fingerprint", "code_modules",
+                         "run_id", "output_hash", "elapsed_s", "version", "shard_info", "tasks"})
 
 
 def renamed_output(ctx: StageContext) -> dict | None:
