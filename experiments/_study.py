@@ -72,6 +72,23 @@ def lent_documents(split: dict[str, list], part_sources: dict) -> dict[str, list
 
 
 
+def run_documents(run: Path) -> set[str]:
+    """The ids of the documents a finished run extracted from (``RUN/extract/documents.txt``), or a
+    clear exit when the run has not extracted."""
+    from pipelines.stages import DOCUMENTS_FILE
+
+    path = run / "extract" / DOCUMENTS_FILE
+    if not path.is_file():
+        raise SystemExit(f"{path}: missing; run `graphmert extract` on {run} first")
+    return set(path.read_text().split())
+
+
+def system_files(run: Path, name: str) -> list[Path]:
+    """The triple files of a run's system ``name``: graphmert's shards, or a control's one file."""
+    ex = run / "extract"
+    return sorted(ex.glob("triples-*.parquet")) if name == "graphmert" else [ex / f"control-{name}.parquet"]
+
+
 def write_json(name: str, rows: list[dict[str, Any]], out: Path | None = None, **meta: Any) -> Path:
     """The rows and ``meta`` as ``experiments/results/<name>.json`` (or ``out``), as the benchmarks write theirs."""
     return _helpers.write_json(name, rows, out or RESULTS / f"{name}.json", **meta)

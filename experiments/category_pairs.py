@@ -20,16 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _study import print_table, write_json  # noqa: E402
+from _study import print_table, run_documents, system_files, write_json  # noqa: E402
 
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
-from pipelines.stages import DOCUMENTS_FILE  # noqa: E402
-
-
-def _system_file(run: Path, name: str) -> list[Path]:
-    ex = run / "extract"
-    return sorted(ex.glob("triples-*.parquet")) if name == "graphmert" else [ex / f"control-{name}.parquet"]
 
 
 def _category_pair(gold, doc: str, pair: frozenset) -> str:
@@ -43,11 +37,11 @@ def main() -> None:
     p.add_argument("--systems", nargs="+", default=["graphmert", "candidates"])
     p.add_argument("--out", type=Path)
     a = p.parse_args()
-    docs = set((a.run_dir / "extract" / DOCUMENTS_FILE).read_text().split())
+    docs = run_documents(a.run_dir)
     gold = load_gold(a.gold).subset(docs)
     rows = []
     for name in a.systems:
-        pred, _ = pair_sets(read_triples(_system_file(a.run_dir, name)), linked_only=True)
+        pred, _ = pair_sets(read_triples(system_files(a.run_dir, name)), linked_only=True)
         pred = {x for x in pred if x[0] in docs}
         counts: dict[str, Counter] = defaultdict(Counter)
         for key, part in (("predicted", pred), ("gold", gold.untyped), ("tp", pred & gold.untyped)):
@@ -60,7 +54,7 @@ def main() -> None:
     print_table(rows, f"{a.run_dir}: pairs per category pair, {len(docs)} documents")
     missed = []
     if "candidates" in a.systems:
-        asked, _ = pair_sets(read_triples(_system_file(a.run_dir, "candidates")), linked_only=True)
+        asked, _ = pair_sets(read_triples(system_files(a.run_dir, "candidates")), linked_only=True)
         never: Counter = Counter()
         for doc, pair in gold.untyped - asked:
             d = gold.documents[doc]

@@ -50,7 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _study import print_table, write_json  # noqa: E402
+from _study import print_table, run_documents, system_files, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
@@ -59,7 +59,8 @@ from graphmert.eval.metrics import triple_documents  # noqa: E402
 from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
-from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
+from pipelines.stages import RECOGNIZED_FILE  # noqa: E402
+from pipelines.stages.extract_parts import extraction_linker  # noqa: E402
 from pipelines.stages.link import LINKER_FILE  # noqa: E402
 
 ORDER = ("unrecognised", "mislinked", "found")            # an end's status, worst first
@@ -170,6 +171,15 @@ def reachable(gold: GoldSet, known: frozenset[str]) -> list[dict]:
     return out
 
 
+def run_linker(run: Path) -> EntityLinker | None:
+    """The run's linker (``RUN/link/``, or ``RUN/ner/`` for a run made before the link stage) with the
+    species settings of the run's extraction, or None when the run has none."""
+    saved = next((p for p in (run / s / LINKER_FILE for s in ("link", "ner")) if p.is_file()), None)
+    if saved is None:
+        return None
+    return extraction_linker(EntityLinker.load(saved), load_config(run / "config.yaml").extract)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run-dir", required=True, type=Path)
@@ -177,9 +187,7 @@ def main() -> None:
     p.add_argument("--out", type=Path)
     a = p.parse_args()
     ex = a.run_dir / "extract"
-    if not (ex / DOCUMENTS_FILE).is_file():
-        raise SystemExit(f"{ex / DOCUMENTS_FILE}: missing; run `graphmert extract` on {a.run_dir} first")
-    docs = set((ex / DOCUMENTS_FILE).read_text().split())
+    docs = run_documents(a.run_dir)
     gold = load_gold(a.gold).subset(docs)
     if (ex / RECOGNIZED_FILE).is_file():
         found = {d.id: d for d in read_documents(ex / RECOGNIZED_FILE)}
@@ -187,7 +195,7 @@ def main() -> None:
         print(f"{ex / RECOGNIZED_FILE} absent: the run read gold mentions")
         found = dict(gold.documents)
     # linked ends only: the buckets below classify pairs of ids (a text-node triple has none)
-    triples = list(read_triples(sorted(ex.glob("triples-*.parquet"))))
+    triples = list(read_triples(system_files(a.run_dir, "graphmert")))
     predicted, _ = pair_sets(triples, linked_only=True)
     predicted = {x for x in predicted if x[0] in docs}
     missed, wrong = decompose(gold, found, predicted)
@@ -202,11 +210,8 @@ def main() -> None:
     rows5 = [{"extracted pairs with an unlinked end": k, "count": n} for k, n in sorted(nodes.items())]
     print_table(rows5, f"the {sum(nodes.values())} extracted pairs with an unlinked end (all false as scored)")
     rows3 = []
-    # the link stage's linker; a run made before that stage existed has it in RUN/ner
-    saved = next((p for p in (a.run_dir / s / LINKER_FILE for s in ("link", "ner")) if p.is_file()), None)
-    if saved is not None and (ex / RECOGNIZED_FILE).is_file():
-        linker = EntityLinker.load(saved)
-        linker.kg_species = load_config(a.run_dir / "config.yaml").extract.kg_gene_species
+    linker = run_linker(a.run_dir) if (ex / RECOGNIZED_FILE).is_file() else None
+    if linker is not None:
         genes = wrong_gene_ids(gold, found, linker)
         rows3 = [{"gene entities of gold pairs linked to a wrong gene id": k, "count": n}
                  for k, n in sorted(genes.items(), key=lambda kv: -kv[1])]

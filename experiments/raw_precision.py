@@ -4,7 +4,7 @@
         --gold ../shared/datasets/biored/Train.PubTator                        # a few seconds
 
 Reads a finished raw-text run (``configs/biored-raw.yaml``): its recognised, linked documents
-(``RUN/extract/recognized.parquet``), graphmert's triples and the run's linker, and the annotated gold
+(``RUN/extract/documents.parquet``), graphmert's triples and the run's linker, and the annotated gold
 of the same documents. Each end of an extracted pair (document, {head, tail}) is described by
 
 * its **support**: how many recognised mentions of the document carry the end's id;
@@ -29,16 +29,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _study import print_table, write_json  # noqa: E402
+from _study import print_table, run_documents, system_files, write_json  # noqa: E402
+from raw_pairs import run_linker  # noqa: E402
 
-from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 from graphmert.ner.variants import VARIANT_TYPE  # noqa: E402
-from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE  # noqa: E402
-from pipelines.stages.link import LINKER_FILE  # noqa: E402
+from pipelines.stages import RECOGNIZED_FILE  # noqa: E402
 
 #: look-up steps, most trusted first (an end takes the best over its mentions)
 TRUST = ("dictionary", "abbreviation", "kg", "reference", "terms", "composite", "variant", "fuzzy",
@@ -94,17 +93,14 @@ def main() -> None:
     p.add_argument("--out", type=Path)
     a = p.parse_args()
     ex = a.run_dir / "extract"
-    if not (ex / RECOGNIZED_FILE).is_file():
-        raise SystemExit(f"{ex / RECOGNIZED_FILE}: missing; this reads a raw-text run (configs/biored-raw.yaml)")
-    docs = set((ex / DOCUMENTS_FILE).read_text().split())
+    docs = run_documents(a.run_dir)
+    linker = run_linker(a.run_dir)
+    if not (ex / RECOGNIZED_FILE).is_file() or linker is None:
+        raise SystemExit(f"{ex / RECOGNIZED_FILE} or the run's linker: missing; this reads a raw-text run "
+                         "(configs/biored-raw.yaml)")
     gold = load_gold(a.gold).subset(docs).untyped
-    cfg = load_config(a.run_dir / "config.yaml").extract
-    linker = EntityLinker.load(a.run_dir / "link" / LINKER_FILE)
-    linker.kg_species, linker.strict_species = cfg.kg_gene_species, cfg.strict_gene_species
-    linker.default_species = cfg.default_gene_species
     ends = {d.id: end_links(d, linker) for d in read_documents(ex / RECOGNIZED_FILE)}
-    files = sorted(ex.glob("triples-*.parquet")) if a.system == "graphmert" \
-        else [ex / f"control-{a.system}.parquet"]
+    files = system_files(a.run_dir, a.system)
     if not files or not all(f.is_file() for f in files):
         raise SystemExit(f"{ex}: no triple files of {a.system!r}")
     predicted = {x for x in pair_sets(read_triples(files))[0] if x[0] in docs}

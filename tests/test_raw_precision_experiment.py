@@ -60,3 +60,19 @@ def test_buckets_by_the_weaker_end_and_the_score_without_each():
     assert (by["1"]["P without"], by["1"]["R without"], by["1"]["F1 without"]) == (0.5, 0.5, 0.5)
     assert by["2"]["R without"] == 0.0
     assert {r["weaker end's link"]: r["pairs"] for r in link} == {"kg": 1, "fuzzy": 1, "none": 1}   # the weaker of the two
+
+
+def test_a_run_that_did_not_extract_or_read_raw_text_gets_a_clear_exit(tmp_path, monkeypatch):
+    import pytest
+    import raw_precision
+
+    run = tmp_path / "run"
+    argv = ["raw_precision.py", "--run-dir", str(run), "--gold", str(tmp_path / "gold.PubTator")]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit, match=r"extract/documents.txt: missing; run `graphmert extract`"):
+        raw_precision.main()
+    (run / "extract").mkdir(parents=True)
+    (run / "extract" / "documents.txt").write_text("d\n")              # a gold-mention run's output
+    with pytest.raises(SystemExit, match=r"extract/documents.parquet or the run's linker: missing; this reads "
+                                         r"a raw-text run"):
+        raw_precision.main()

@@ -171,19 +171,26 @@ def recognize_part(part: Part, tools: EntityTools, path: Path) -> dict:
 
 def recognize_documents(docs: list[Document], recognizer: Recognizer, linker: EntityLinker,
                         ex: ExtractConfig) -> tuple[list[Document], dict[str, Document]]:
-    """Documents without mentions get the recognizer's mentions, linked by the linker (with
-    ``extract.kg_gene_species`` as its :attr:`~graphmert.ner.linking.EntityLinker.kg_species`,
-    ``extract.strict_gene_species`` as its ``strict_species``, ``extract.default_gene_species`` as its
-    ``default_species``; :func:`recognized_entities`); the others are kept as they are. Returns the
+    """Documents without mentions get the recognizer's mentions, linked by the linker with
+    extraction's settings (:func:`extraction_linker`, :func:`recognized_entities`); the others are
+    kept as they are. Returns the
     documents and the recognised ones by id."""
     todo = [d for d in docs if not d.mentions]
     if not todo:
         return docs, {}
-    linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
-    linker.default_species = ex.default_gene_species
+    extraction_linker(linker, ex)
     found = {d.id: recognized_entities(d, linker, ex)
              for d in recognizer.recognize(todo, propagate=ex.propagate_mentions)}
     return [found.get(d.id, d) for d in docs], found
+
+
+def extraction_linker(linker: EntityLinker, ex: ExtractConfig) -> EntityLinker:
+    """``linker`` with the species settings extraction links with: ``extract.kg_gene_species`` as
+    its :attr:`~graphmert.ner.linking.EntityLinker.kg_species`, ``extract.strict_gene_species`` as its
+    ``strict_species``, ``extract.default_gene_species`` as its ``default_species``."""
+    linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
+    linker.default_species = ex.default_gene_species
+    return linker
 
 
 def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
