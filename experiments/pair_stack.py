@@ -28,8 +28,10 @@ features are left out too (``lexical`` alone), which this reports as a check.
 ``--apply-to RUN`` then scores each set on another run (BioRED dev, once): fitted on every tuning
 question at the C, k and threshold of its best row, with nothing chosen on that run.
 
-Written as an experiment, not an ``extract.*`` option: on the slice the regression without the model
-ties the shipped pooling, and the model adds nothing to it (the record).
+The model-free ``lexical+document`` set ships as the ``lexical_document`` control
+(:mod:`graphmert.extract.lexical_document`), fitted on the typer's documents rather than slice folds;
+this study keeps the sets with the model's features, which did not ship: the model adds nothing to
+that regression on the slice (the record).
 """
 
 from __future__ import annotations

@@ -13,11 +13,11 @@ documents here (``extract.paths``, ``extract.document_fraction``, ``evaluate.gol
 the run's checkpoint once (with its ensemble members, ``train.ensemble_size``, whose answers are
 averaged as extraction averages them), asks every question once per scope, scores the answers with
 the model rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
-``salience``, ``untrained``, ``lexical``), optionally pools the model rankers' answers with the lexical
-score (``extract.lexical_weight``, one more grid axis over the same answers), and evaluates each
-selection setting (``extract.tails_per_query`` × 
-``extract.min_confidence``; the threshold applies to probability rankers only), and optionally
-soft scopes (``extract.outside_scope_weight``, each asked anew) or the outside band's thresholds
+``salience``, ``untrained``, ``lexical``, ``lexical_document``: its regression fitted as the extract
+stage fits it), optionally pools the model rankers' answers with the lexical score
+(``extract.lexical_weight``, one more grid axis over the same answers), and evaluates each
+selection setting (``extract.tails_per_query`` × ``extract.min_confidence``; the threshold applies
+to probability rankers only), and optionally soft scopes (``extract.outside_scope_weight``, each asked anew) or the outside band's thresholds
 (``extract.outside_min_confidence``, one more grid axis over the same answers), extraction relation sets ×
 evidence combinations (``extract.evidence``) × typed-relation choices (``extract.relation_choice``),
 against the gold, as ``graphmert evaluate`` would: untyped and typed pair F1, and the type accuracy
@@ -56,6 +56,7 @@ from graphmert.kg.schema import RelationSchema  # noqa: E402
 from graphmert.model import build_model  # noqa: E402
 from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from graphmert.extract.relation_typer import RelationTyper  # noqa: E402
+from graphmert.extract.lexical_document import fit_stack  # noqa: E402
 from pipelines.holdout import held_out_documents, in_slice  # noqa: E402
 from pipelines.stages.extract import typer_documents  # noqa: E402
 from pipelines.stages.train import member_models  # noqa: E402
@@ -67,9 +68,12 @@ from graphmert.io import read_json  # noqa: E402
 _OVERRIDE = re.compile(r"^[a-z_]+(\.[a-z_0-9]+)+=")
 
 
-def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = None) -> PairExtractor:
+def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = None,
+               stack: bool = False) -> PairExtractor:
     """The extractor of ``run``'s checkpoint and its ensemble members (``models``: the members to
-    average, 0 the checkpoint itself and i ≥ 1 member i; None: all of them)."""
+    average, 0 the checkpoint itself and i ≥ 1 member i; None: all of them); with ``stack`` and
+    ``extract.typer_files``, the ``lexical_document`` control's regression fitted as the extract
+    stage fits it."""
     tok = load_tokenizer(run / "tokenizer" / "tokenizer.json")
     rmap = load_relation_map(run / "graphs" / "relation_map.json")
     folders = [run / "train" / "model", *member_models(run / "train", read_json(run / "train" / "manifest.json"))]
@@ -88,9 +92,15 @@ def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = 
         typer = RelationTyper.from_config(cfg.extract)       # related-or-not regression for lexical
         typer.related = True
         typer.fit(typer_documents(cfg, held_out))
-    return PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
-                         cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
-                         untrained=untrained, typer=typer, members=members)
+    ex = PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
+                       cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
+                       untrained=untrained, typer=typer, members=members)
+    if stack and typer is not None:
+        fit = list(typer_documents(cfg, held_out))
+        ex.stack = fit_stack(ex, fit, list(chunk_documents(fit, tok, cfg.corpus, cfg.graph)),
+                             lambda: dataclasses.replace(RelationTyper.from_config(cfg.extract), related=True),
+                             folds=cfg.extract.stack_folds, c=cfg.extract.stack_c)
+    return ex
 
 
 def tuning_documents(cfg, documents: Path | None = None):
@@ -185,7 +195,7 @@ def main() -> None:
                                      a.relation_choices or [cfg.extract.relation_choice]))
     rows = []
     for relations in relation_sets:
-        ex = _extractor(cfg, a.run_dir, docs, relations, a.models)
+        ex = _extractor(cfg, a.run_dir, docs, relations, a.models, stack="lexical_document" in a.rankers)
         chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
         weights = a.outside_weights or [cfg.extract.outside_scope_weight]
         for scope, weight in itertools.product(a.scopes, weights):

@@ -154,6 +154,19 @@ def test_a_variant_may_change_one_side_of_a_rule_that_ties_two_keys(tmp_path):
         load_config(tmp_path / "c.yaml")
 
 
+def test_a_variant_replaces_a_mapping_option_whole_and_dotted_overrides_set_one_key(tmp_path):
+    """A variant that runs fewer controls gives their settings without the dropped one (a mapping
+    option replaces its base's value, as a list does); a dotted override sets one key of it."""
+    (tmp_path / "a.yaml").write_text("extract: {controls: [salience, lexical], typer_files: [t.PubTator],\n"
+                                     "  control_tails_per_query: {salience: 2, lexical: 3}, tails_per_query: 4}\n")
+    (tmp_path / "b.yaml").write_text("base: a.yaml\nextract: {controls: [salience],\n"
+                                     "  control_tails_per_query: {salience: 5}}\n")
+    ex = load_config(tmp_path / "b.yaml").extract
+    assert (ex.controls, ex.control_tails_per_query, ex.tails_per_query) == (["salience"], {"salience": 5}, 4)
+    ex = load_config(tmp_path / "a.yaml", ["extract.control_tails_per_query.lexical=6"]).extract
+    assert ex.control_tails_per_query == {"salience": 2, "lexical": 6}
+
+
 def test_raw_text_config_changes_only_what_raw_text_needs():
     raw, biored = load_config(ROOT / "configs" / "biored-raw.yaml"), load_config(ROOT / "configs" / "biored.yaml")
     assert raw.ner.paths and not biored.ner.paths
@@ -171,12 +184,13 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     # and the mentions nothing links are skipped rather than kept as text nodes (every triple counts)
     assert not raw.extract.text_entities and biored.extract.text_entities
     # the lexical control at its own k and threshold tuned on the raw slice; the other controls' and
-    # graphmert's settings are the gold config's
+    # graphmert's settings are the gold config's, without lexical_document (it ties lexical there)
     assert (raw.extract.control_tails_per_query["lexical"], raw.extract.control_min_confidence["lexical"]) == (6, 0.5)
-    ties = ("control_tails_per_query", "control_min_confidence")
-    for k in ties:
+    assert raw.extract.controls == [c for c in biored.extract.controls if c != "lexical_document"]
+    ties = ("controls", "control_tails_per_query", "control_min_confidence")
+    for k in ties[1:]:
         assert {c: v for c, v in getattr(raw.extract, k).items() if c != "lexical"} == \
-            {c: v for c, v in getattr(biored.extract, k).items() if c != "lexical"}
+            {c: v for c, v in getattr(biored.extract, k).items() if c not in ("lexical", "lexical_document")}
     assert dataclasses.replace(raw.extract, paths=biored.extract.paths, kg_gene_species=biored.extract.kg_gene_species,
                                abbreviation_veto=biored.extract.abbreviation_veto,
                                name_mentions=biored.extract.name_mentions,

@@ -201,11 +201,11 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     the model alone is written as a control that evaluate scores."""
     typed = tmp_path / "run"
     shutil.copytree(run, typed)
-    controls = [*CONTROLS, "lexical"]
+    controls = [*CONTROLS, "lexical", "lexical_document"]
     fit_path = typer_corpus(tmp_path)
     overrides = ["extract.relation_choice=typer", f"extract.typer_files=[{fit_path}]",
                  f"extract.controls=[{','.join(controls)}]", "extract.control_tails_per_query={salience: 2}",
-                 "extract.control_min_confidence={lexical: 0.2, untrained: 0.1}"]
+                 "extract.control_min_confidence={lexical: 0.2, untrained: 0.1, lexical_document: 0.3}"]
     cfg = run.parent / "config.yaml"
     r = invoke("extract", "--config", cfg, "--run-dir", typed, "--quiet", *overrides)
     assert r.exit_code == 0, r.output
@@ -219,8 +219,15 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     # each control at its own settings, named in the manifest and the table (graphmert: k 1, t 0)
     settings = {name: (c["tails_per_query"], c["min_confidence"]) for name, c in m["controls"].items()}
     assert settings == {"candidates": (1, None), "random": (1, None), "nearest": (1, None),
-                        "salience": (2, None), "untrained": (1, 0.1), "lexical": (1, 0.2), MODEL_ONLY: (1, 0.0)}
+                        "salience": (2, None), "untrained": (1, 0.1), "lexical": (1, 0.2),
+                        "lexical_document": (1, 0.3), MODEL_ONLY: (1, 0.0)}
+    # the lexical_document regression, fitted on the typer documents' questions (never IN[0])
+    stack = m["lexical_document"]
+    assert stack["documents"] == 25 and 0 < stack["related"] < stack["candidates"]
+    stacked = list(read_triples(typed / "extract" / "control-lexical_document.parquet"))
+    assert stacked and min(t.confidence for t in stacked) >= 0.3
     table = (typed / "evaluate" / "metrics.md").read_text()
+    assert table.split("| lexical_document |")[1].split("\n")[0].endswith("| k=1, t=0.3 |")
     assert "| salience |" in table and table.split("| salience |")[1].split("\n")[0].endswith("| k=2 |")
     assert table.split("| lexical |")[1].split("\n")[0].endswith("| k=1, t=0.2 |")
     assert table.split("| graphmert |")[1].split("\n")[0].endswith("| k=1, t=0 |")

@@ -123,7 +123,7 @@ def _check_typer(ex: "ExtractConfig") -> None:
     when the config is read, not after training. The type head blends with the typer's choice."""
     asks = [f"extract.relation_choice {ex.relation_choice!r}"] if ex.relation_choice in TYPER_CHOICES else []
     asks += [f"extract.typer_min_relation {ex.typer_min_relation}"] if ex.typer_min_relation > 0 else []
-    asks += ["the 'lexical' control (extract.controls)"] if "lexical" in ex.controls else []
+    asks += [f"the {c!r} control (extract.controls)" for c in ("lexical", "lexical_document") if c in ex.controls]
     asks += [f"extract.lexical_weight {ex.lexical_weight}"] if ex.lexical_weight > 0 else []
     asks += [f"extract.related_head_weight {ex.related_head_weight}"] if ex.related_head_weight > 0 else []
     if ex.type_head_weight > 0 and ex.relation_choice != "typer":

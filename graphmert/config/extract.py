@@ -143,13 +143,21 @@ class ExtractConfig:
                               help="'fixed' leaf-query models: rankings of the same questions without "
                                    "the trained model, written beside the triples and scored by "
                                    "evaluate (graphmert.extract.pairs.RANKERS); 'lexical', the "
-                                   "supervised word-feature baseline, needs typer_files")
+                                   "supervised word-feature baseline, and 'lexical_document', a "
+                                   "regression over its score and the document's counts, need typer_files")
     control_tails_per_query: dict[str, int] = opt(
         factory=dict, help="tails_per_query of each control named here (e.g. {salience: 2}); a "
                            "control not named uses tails_per_query. Not 'candidates', which keeps all")
     control_min_confidence: dict[str, float] = opt(
         factory=dict, help="min_confidence of each control named here whose score is a probability "
-                           "(untrained, lexical); such a control not named uses min_confidence")
+                           "(untrained, lexical, lexical_document); such a control not named uses "
+                           "min_confidence")
+    stack_c: float = opt(0.1, min=0.0, min_exclusive=True, help="the lexical_document control: inverse L2 "
+                         "strength of its regression (chosen on the tuning slice by "
+                         "experiments/pair_stack.py)")
+    stack_folds: int = opt(5, min=2, help="the lexical_document control: folds of the typer's documents "
+                           "across which the word score it reads there is cross-fitted "
+                           "(graphmert.extract.lexical_document)")
     lexical_weight: float = opt(0.0, min=0.0, max=1.0,
                                 help="pool the model rankers' probability p with the relation typer's "
                                      "probability q that the words relate the pair (the lexical "

@@ -17,8 +17,17 @@ from graphmert.config.options import ConfigError, build_section
 from graphmert.config.sections import Config
 
 
+def _layer(base: dict, over: dict) -> dict:
+    """A variant config ``over`` laid on its ``base:``: each section it names is merged option by
+    option, and each option it names replaces the base's value whole, a mapping as a list does (so
+    a variant that runs fewer controls can give ``extract.control_tails_per_query`` without them)."""
+    return {**base, **{k: {**base[k], **v} if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+                       for k, v in over.items()}}
+
+
 def _merge(base: dict, over: dict) -> dict:
-    """``over`` laid on ``base``: nested mappings are merged key by key, other values replaced."""
+    """``over`` laid on ``base``: nested mappings are merged key by key, other values replaced (the
+    dotted command-line overrides: ``extract.control_min_confidence.lexical=0.3`` sets one key)."""
     out = dict(base)
     for k, v in over.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict):
@@ -80,7 +89,8 @@ def read_yaml(path: str | Path) -> dict:
 
 def read_layers(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
     """A config file's mapping over its ``base:`` chain: ``base: other.yaml`` (relative to the file)
-    is read first and this file's keys override it, so a variant config names only what it changes.
+    is read first and this file's options override it (:func:`_layer`: each option named replaces
+    the base's value whole), so a variant config names only what it changes.
 
     Each file is checked where it is: alone when it has no base, else merged over its base, so an
     error names the file that brings it, and a variant may change one side of a rule that ties two
@@ -96,7 +106,7 @@ def read_layers(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict:
             raise ConfigError(f"{path}: base: {base} leads back to a config already read (a cycle)")
         if not parent.is_file():
             raise ConfigError(f"{path}: base: {parent} does not exist")
-        data = _merge(read_layers(parent, (*_seen, path.resolve())), data)
+        data = _layer(read_layers(parent, (*_seen, path.resolve())), data)
     try:
         build(data)
     except ConfigError as e:

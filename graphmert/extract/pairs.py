@@ -69,8 +69,11 @@ random, ``nearest`` by the root distance from the head to the candidate's neares
 initialised model of the same configuration, and ``lexical`` by the relation typer's probability q
 that the words around the pair relate it (:meth:`RelationTyper.relatedness`): the supervised,
 non-neural baseline, fitted on the same gold relations (``extract.typer_files``) as the candidate
-head is trained on. Each control runs at its own k and, where its score is a probability
-(``untrained``, ``lexical``), its own threshold (``extract.control_tails_per_query``,
+head is trained on; ``lexical_document`` by a regression over log q and the document's counts (the
+mentions of each entity, their distance, the number of candidates, the relation and category pair),
+fitted on the same relations (:mod:`graphmert.extract.lexical_document`): the strongest supervised
+baseline without the model. Each control runs at its own k and, where its score is a probability
+(``untrained``, ``lexical``, ``lexical_document``), its own threshold (``extract.control_tails_per_query``,
 ``extract.control_min_confidence``; :meth:`PairExtractor.for_ranker`), so none is held to the
 model's settings; the other scores are not probabilities and take no threshold.
 
@@ -103,6 +106,7 @@ from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.heads import head_sentence
+from graphmert.extract.lexical_document import LexicalDocumentStack, candidate_features
 from graphmert.extract.relation_typer import RelationTyper
 from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.text_entities import is_text_entity, with_text_entities
@@ -123,8 +127,8 @@ __all__ = ["PairQuery", "PairExtractor", "RANKERS", "CONTROLS", "MODEL_RANKERS",
 
 MODEL_RANKERS = ("model", "margin", "likelihood")
 SOFTMAX_RANKERS = ("model", "likelihood", "untrained")       # P over {none} ∪ candidates
-CONTROLS = ("candidates", "random", "nearest", "salience", "untrained", "lexical")
-PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained", "lexical")
+CONTROLS = ("candidates", "random", "nearest", "salience", "untrained", "lexical", "lexical_document")
+PROBABILITY_RANKERS = ("model", "margin", "likelihood", "untrained", "lexical", "lexical_document")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,6 +169,7 @@ class PairExtractor:
         typer: the fitted relation typer ``relation_choice`` 'typer' and 'typer_score' ask.
         members: further trained models of the same configuration (an ensemble): the model rankers
             answer with the mean of ``model``'s and their scores.
+        stack: the fitted regression of the ``lexical_document`` control.
     """
 
     def __init__(self, model: GraphMERT | None, tokenizer, kg: SeedKG, schema: RelationSchema,
@@ -172,7 +177,7 @@ class PairExtractor:
                  relations: Sequence[str], checkpoint_id: str = "", run_id: str = "",
                  untrained: GraphMERT | None = None, typer: RelationTyper | None = None,
                  members: Sequence[GraphMERT] = (), type_head: PairHead | None = None,
-                 related_head: PairHead | None = None) -> None:
+                 related_head: PairHead | None = None, stack: LexicalDocumentStack | None = None) -> None:
         unknown = [r for r in relations if r not in relation_map]
         if unknown:
             raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
@@ -181,7 +186,7 @@ class PairExtractor:
         check_outside_scope(cfg)
         check_control_settings(cfg)
         self.model, self.untrained, self.typer = model, untrained, typer
-        self.type_head, self.related_head = type_head, related_head
+        self.type_head, self.related_head, self.stack = type_head, related_head, stack
         self.members = list(members)
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
         self.relation_map, self.relations = relation_map, sorted(relations)
@@ -810,6 +815,17 @@ def _rank_lexical(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
     """The relation typer's probability that the words relate the head and the candidate: the
     supervised word-feature baseline (module docstring, "Controls")."""
     return ex.lexical_scores(plans, queries)
+
+
+@RANKERS.register("lexical_document")
+def _rank_lexical_document(ex: PairExtractor, plans, queries) -> list[np.ndarray]:
+    """The lexical + document regression's probability that the document relates the head and the
+    candidate (:mod:`graphmert.extract.lexical_document`)."""
+    if ex.stack is None:
+        raise KGError("extract ranker 'lexical_document' needs its fitted regression (the extract stage "
+                      "fits it on extract.typer_files), and none was given")
+    near = ex.answers(plans, queries, "nearest", pooled=False)
+    return ex.stack.probabilities(candidate_features(plans, queries, ex.lexical_scores(plans, queries), near))
 
 
 @RANKERS.register("candidates")

@@ -70,8 +70,9 @@ class TyperError(GraphmertError, ValueError):
 
 def needs_relatedness(ex: ExtractConfig) -> bool:
     """Whether extraction reads the typer's related-or-not regression: ``typer_min_relation``, the
-    ``lexical`` control, or graphmert's score pooled with it (``lexical_weight``)."""
-    return ex.typer_min_relation > 0 or "lexical" in ex.controls or ex.lexical_weight > 0
+    ``lexical`` or ``lexical_document`` control, or graphmert's score pooled with it (``lexical_weight``)."""
+    return (ex.typer_min_relation > 0 or ex.lexical_weight > 0
+            or any(c in ex.controls for c in ("lexical", "lexical_document")))
 
 
 def _token(m: Mention) -> str:

@@ -42,6 +42,7 @@ from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
 from graphmert.extract.sorted_merge import sort_run
 from graphmert.extract.triples import read_triples, with_run, write_systems, write_triples
 from graphmert.extract.pair_heads import RELATED, PairHead
+from graphmert.extract.lexical_document import LexicalDocumentStack, fit_stack
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import KGError, load_relation_map
 from graphmert.kg.loaders import load_kg
@@ -126,6 +127,7 @@ class ExtractInputs:
     typer: RelationTyper | None = None  # fitted in the driver when extract.relation_choice asks for it
     type_head: PairHead | None = None     # fitted in the driver when extract.type_head_weight asks for it
     related_head: PairHead | None = None  # ... and extract.related_head_weight
+    stack: LexicalDocumentStack | None = None  # ... and the lexical_document control
     model_only: bool = False          # also decide without the typer (the MODEL_ONLY control)
     chunking: Chunking | None = None  # how to chunk a part's recognised or extract.paths documents
 
@@ -152,7 +154,7 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
                              inp.num_leaves, relations=inp.extract.relations or inp.relations,
                              checkpoint_id=inp.checkpoint_id,
                              run_id=inp.run_id, untrained=untrained, typer=inp.typer, members=members,
-                             type_head=inp.type_head, related_head=inp.related_head)
+                             type_head=inp.type_head, related_head=inp.related_head, stack=inp.stack)
     if members:
         raise ConfigError(f"{inp.checkpoint}: an ensemble of {len(members) + 1} models needs "
                           f"model.leaf_query 'fixed'; this checkpoint asks one query per tail length")
@@ -250,6 +252,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         inputs.typer = fit_typer(ctx, held_out)
         inputs.model_only = inputs.typer is not None
         inputs.type_head, inputs.related_head = fit_pair_heads(ctx, inputs, held_out)
+        inputs.stack = fit_lexical_document(ctx, inputs, held_out)
     del model                                   # workers load their own copy (once each)
 
     done = ctx.map_shards(extract_part, parts, name="part", shared=inputs)
@@ -283,6 +286,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "typer": dict(inputs.typer.fit_counts) if inputs.typer else None,
         "type_head": dict(inputs.type_head.fit_counts) if inputs.type_head else None,
         "related_head": dict(inputs.related_head.fit_counts) if inputs.related_head else None,
+        "lexical_document": dict(inputs.stack.fit_counts) if inputs.stack else None,
         "relations": sorted(cfg.extract.relations or trained),
         "parts": len(parts),
         "merge_ranges": ranges,
@@ -424,11 +428,8 @@ def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset
     ex = ctx.cfg.extract
     if ex.type_head_weight <= 0 and ex.related_head_weight <= 0:
         return None, None
-    extractor = _build_extractor(replace(inputs, extract=replace(ex, controls=[]), typer=None))
-    docs = list(typer_documents(ctx.cfg, held_out))
-    log.info("extract: fitting the pair heads on the %d documents of extract.typer_files", len(docs))
-    plans = extractor.questions(docs, list(chunk_documents(docs, extractor.tok, ctx.cfg.corpus, ctx.cfg.graph)))
-    vectors = extractor.pair_vectors(plans)
+    extractor, docs, chunks = _typer_questions(ctx, inputs, held_out, "the pair heads")
+    vectors = extractor.pair_vectors(extractor.questions(docs, chunks))
     types = {(d.id, frozenset((r.head, r.tail))): r.type for d in docs for r in d.relations}
     type_head = PairHead(extractor.relations, ex.type_head_c).fit(vectors, types) \
         if ex.type_head_weight > 0 else None
@@ -436,6 +437,31 @@ def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset
     related_head = PairHead(list(RELATED), ex.related_head_c).fit(vectors, related) \
         if ex.related_head_weight > 0 else None
     return type_head, related_head
+
+
+def fit_lexical_document(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]
+                         ) -> LexicalDocumentStack | None:
+    """The regression of the ``lexical_document`` control (None when ``extract.controls`` does not
+    name it), fitted on the questions of :func:`typer_documents` with their word score cross-fitted
+    (:mod:`graphmert.extract.lexical_document`)."""
+    ex = ctx.cfg.extract
+    if "lexical_document" not in ex.controls:
+        return None
+    extractor, docs, chunks = _typer_questions(ctx, inputs, held_out, "the lexical_document control")
+    stack = fit_stack(extractor, docs, chunks, lambda: RelationTyper.from_config(ex),   # with relatedness
+                      folds=ex.stack_folds, c=ex.stack_c)
+    log.info("extract: lexical_document control fitted on %s", stack.fit_counts)
+    return stack
+
+
+def _typer_questions(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str], what: str
+                     ) -> tuple[PairExtractor, list[Document], list]:
+    """(an extractor of the run's models without controls or typer, the documents of
+    :func:`typer_documents`, their chunks as the run chunks them): what ``what`` is fitted on."""
+    extractor = _build_extractor(replace(inputs, extract=replace(ctx.cfg.extract, controls=[]), typer=None))
+    docs = list(typer_documents(ctx.cfg, held_out))
+    log.info("extract: fitting %s on the %d documents of extract.typer_files", what, len(docs))
+    return extractor, docs, list(chunk_documents(docs, extractor.tok, ctx.cfg.corpus, ctx.cfg.graph))
 
 
 def fit_typer(ctx: StageContext, held_out: frozenset[str]) -> RelationTyper | None:
