@@ -272,6 +272,37 @@ def test_the_pair_heads_are_fitted_on_the_typer_documents_and_serve_graphmert_on
     assert lexical1 == lexical0 and lexical0                     # each copy names its own run
 
 
+def test_a_rerun_reuses_the_fits_a_selection_change_leaves_alone(run, tmp_path, monkeypatch):
+    """Extract with the typer, the relatedness head and lexical_document; again with the lexical
+    pooling on (a selection setting): the three fits come from RUN/cache/extract and the control's
+    triples are the same; then extract.stack_c changed: that regression alone is fitted anew."""
+    import pipelines.stages.extract as stage
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    base = ["extract.relation_choice=typer", f"extract.typer_files=[{typer_corpus(tmp_path)}]",
+            "extract.controls=[lexical_document]", "extract.related_head_weight=0.5"]
+
+    def extract(*more):
+        r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", *base, *more)
+        assert r.exit_code == 0, r.output
+        return manifest(copy, "extract"), [t.to_dict() for t in read_triples(copy / "extract" / "control-lexical_document.parquet")]
+
+    m0, control0 = extract()
+    assert len(list((copy / "cache" / "extract").glob("*.pkl"))) == 3
+    fitted = []
+    for name in ("fit_typer", "fit_pair_heads", "fit_lexical_document"):
+        real = getattr(stage, name)
+        monkeypatch.setattr(stage, name, lambda *a, _name=name, _real=real: fitted.append(_name) or _real(*a))
+    m1, control1 = extract("extract.lexical_weight=0.5")
+    assert fitted == [] and control1 == control0 and m1["lexical_document"] == m0["lexical_document"]
+    assert m1["triples"] != m0["triples"] or m1["config_hash"] != m0["config_hash"]     # the stage did rerun
+    log = (copy / "logs" / "graphmert.log").read_text()
+    assert all(f"extract: {n} reused from" in log for n in ("typer", "pair_heads", "lexical_document"))
+    extract("extract.stack_c=1")
+    assert fitted == ["fit_lexical_document"]
+
+
 def test_pair_features_train_and_extract_through_the_pipeline(run, tmp_path):
     """model.pair_features=true on the same run: the between spans reach the candidate head in
     training and in extraction, the checkpoint keeps the option, and the model table reports the leaf

@@ -49,6 +49,7 @@ from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.model import build_model
 from graphmert.model.checkpoint import CheckpointError, load_checkpoint
+from pipelines.fit_cache import cached_fit, fit_key
 from pipelines.holdout import held_out_documents
 from pipelines.scheduler import worker_cache
 from pipelines.stage import Shard, Stage, StageContext, output_hash
@@ -249,10 +250,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     if cfg.extract.beta > 0:
         inputs.similarity = _similarity(ctx)
     if query_groups:
-        inputs.typer = fit_typer(ctx, held_out)
-        inputs.model_only = inputs.typer is not None
-        inputs.type_head, inputs.related_head = fit_pair_heads(ctx, inputs, held_out)
-        inputs.stack = fit_lexical_document(ctx, inputs, held_out)
+        fit_on_typer_documents(ctx, inputs, held_out)
     del model                                   # workers load their own copy (once each)
 
     done = ctx.map_shards(extract_part, parts, name="part", shared=inputs)
@@ -417,6 +415,25 @@ def typer_documents(cfg: Config, held_out: frozenset[str]) -> Iterator[Document]
     reader = read_corpus(cfg.extract.typer_files, format="auto",
                          skip_bad_records=cfg.corpus.skip_bad_records)
     return TextAnalyzer(sentences=True, abbreviations=False).annotate(d for d in reader if d.id not in held_out)
+
+
+def fit_on_typer_documents(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]) -> None:
+    """``inputs``' relation typer, pair heads and ``lexical_document`` regression, each as the config
+    asks for it, read from the run's fit cache when an identical fit is stored there
+    (:mod:`pipelines.fit_cache`), else fitted and stored."""
+    ex = ctx.cfg.extract
+    def cached(name: str, fit, **parts):
+        return cached_fit(ctx.run_dir, name, fit_key(ctx.cfg, name, held_out, inputs.schema, **parts), fit)
+
+    if ex.relation_choice in TYPER_CHOICES or needs_relatedness(ex):
+        inputs.typer = cached("typer", lambda: fit_typer(ctx, held_out), related=needs_relatedness(ex))
+    inputs.model_only = inputs.typer is not None
+    heads = (ex.type_head_weight > 0, ex.related_head_weight > 0)
+    if any(heads):
+        inputs.type_head, inputs.related_head = cached("pair_heads", lambda: fit_pair_heads(ctx, inputs, held_out),
+                                                       heads=heads, checkpoint=inputs.checkpoint_id)
+    if "lexical_document" in ex.controls:
+        inputs.stack = cached("lexical_document", lambda: fit_lexical_document(ctx, inputs, held_out))
 
 
 def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]
