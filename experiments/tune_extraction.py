@@ -155,9 +155,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True)
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--scopes", nargs="+", default=["sentence", "chunk"],
+    p.add_argument("--scopes", nargs="+", default=None,
                    metavar="SCOPE[,CatA|CatB=SCOPE]", help="tail scopes to compare: extract.tail_scope, optionally followed by "
-                        "extract.tail_scope_by_category entries, e.g. 'sentence,Disease|SequenceVariant=title'")
+                        "extract.tail_scope_by_category entries, e.g. 'sentence,Disease|SequenceVariant=title' "
+                        "(default: the config's own, its per-category scopes included)")
     p.add_argument("--documents", type=Path, default=None, metavar="PARQUET",
                    help="extract from the documents an extract stage wrote (RUN/extract/documents.parquet) "
                         "instead of extract.paths: on raw text, what the recogniser and linker found")
@@ -198,7 +199,7 @@ def main() -> None:
         ex = _extractor(cfg, a.run_dir, docs, relations, a.models, stack="lexical_document" in a.rankers)
         chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
         weights = a.outside_weights or [cfg.extract.outside_scope_weight]
-        for scope, weight in itertools.product(a.scopes, weights):
+        for scope, weight in itertools.product(a.scopes or [config_scope(cfg.extract)], weights):
             rows += _sweep(ex, cfg, a, docs, chunks, gold, rmap, scope, weight, choices,
                            "+".join(r[:5] for r in relations))
     print_table(rows, f"extraction settings on {len(docs)} documents, {len(gold.untyped)} gold pairs")
@@ -222,6 +223,11 @@ def main() -> None:
                 "relation choice)")
     write_json("tune_extraction", rows, a.out, run_dir=str(a.run_dir), documents=len(docs),
                gold_pairs=len(gold.untyped), overrides=a.overrides)
+
+
+def config_scope(ex: ExtractConfig) -> str:
+    """The ``--scopes`` item of ``ex``'s own scopes: ``tail_scope`` then its per-category entries."""
+    return ",".join([ex.tail_scope, *(f"{pair}={scope}" for pair, scope in ex.tail_scope_by_category.items())])
 
 
 def _scope_spec(ex: ExtractConfig, spec: str) -> ExtractConfig:

@@ -415,6 +415,19 @@ def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_pa
     assert f1[("model", 1.0, 1)] == f1[("lexical", 0.0, 1)] and f1[("model", 1.0, 2)] == f1[("lexical", 0.0, 2)]
 
 
+def test_the_tuning_script_sweeps_the_configs_own_scopes_by_default(monkeypatch):
+    """Without --scopes, experiments/tune_extraction.py asks the config's questions: its tail scope
+    with the per-category scopes (disease–variant pairs over the chunk for BioRED), not the bare one."""
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(root / "experiments"))
+    from tune_extraction import _scope_spec, config_scope
+
+    ex = load_config(root / "configs" / "biored.yaml").extract
+    assert config_scope(ex) == "sentence,Disease|SequenceVariant=chunk"
+    back = _scope_spec(load_config(None).extract, config_scope(ex))
+    assert (back.tail_scope, back.tail_scope_by_category) == (ex.tail_scope, ex.tail_scope_by_category)
+
+
 @pytest.mark.parametrize("script", ["category_pairs.py", "raw_pairs.py"])
 def test_the_pair_diagnostics_run_on_a_finished_run(run, tmp_path, monkeypatch, capsys, script):
     """experiments/category_pairs.py and experiments/raw_pairs.py on the run (gold mentions; run in
