@@ -5,7 +5,9 @@
 For every system of a finished ``extract`` stage (``graphmert``: the triples; any other name: its
 ``control-<name>.parquet``), the document-level pairs are scored against the gold as
 ``graphmert evaluate`` scores them (:func:`graphmert.eval.pair_sets`), split by the unordered pair of
-the two entities' Biolink categories (the gold's category of each id in its document). The gold pairs
+the two entities' Biolink categories (the gold's category of each id in its document), with the
+type accuracy of the found pairs (``type_acc``: the share of found gold pairs whose type is right,
+types mapped by the run's ``evaluate.relation_map``). The gold pairs
 that the ``candidates`` control misses were never asked: they are split by whether one of the two
 entities is mentioned in the title. Run it on the tuning slice to choose; on dev only to explain a
 number already reported.
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _study import print_table, run_documents, system_files, write_json  # noqa: E402
 
+from graphmert.config import load_config  # noqa: E402
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 
@@ -40,17 +43,20 @@ def main() -> None:
     docs = run_documents(a.run_dir)
     gold = load_gold(a.gold).subset(docs)
     rows = []
+    rmap = dict(load_config(a.run_dir / "config.yaml").evaluate.relation_map)
     for name in a.systems:
-        pred, _ = pair_sets(read_triples(system_files(a.run_dir, name)), linked_only=True)
+        pred, typed = pair_sets(read_triples(system_files(a.run_dir, name)), rmap, linked_only=True)
         pred = {x for x in pred if x[0] in docs}
         counts: dict[str, Counter] = defaultdict(Counter)
-        for key, part in (("predicted", pred), ("gold", gold.untyped), ("tp", pred & gold.untyped)):
+        for key, part in (("predicted", pred), ("gold", gold.untyped), ("tp", pred & gold.untyped),
+                          ("typed_tp", {(d, pair) for d, pair, _ in typed & gold.typed})):
             for doc, pair in part:
                 counts[_category_pair(gold, doc, pair)][key] += 1
         for cats, c in sorted(counts.items(), key=lambda kv: -kv[1]["gold"]):
             rows.append({"system": name, "categories": cats, "gold": c["gold"], "predicted": c["predicted"],
                          "tp": c["tp"], "P": c["tp"] / c["predicted"] if c["predicted"] else 0.0,
-                         "R": c["tp"] / c["gold"] if c["gold"] else 0.0})
+                         "R": c["tp"] / c["gold"] if c["gold"] else 0.0,
+                         "type_acc": c["typed_tp"] / c["tp"] if c["tp"] else 0.0})
     print_table(rows, f"{a.run_dir}: pairs per category pair, {len(docs)} documents")
     missed = []
     if "candidates" in a.systems:
