@@ -184,6 +184,9 @@ class ExtractConfig:
                                  "extraction or evaluation reads are left out (pipelines/holdout.py)")
     typer_window: int = opt(2, min=0, help="relation typer: words kept before and after a pair's "
                             "mentions (chosen by experiments/relation_typer.py)")
+    typer_apart: bool = opt(False, help="relation typer: also learn from the gold pairs whose entities "
+                            "share no sentence, from their mention words and the document's words, and "
+                            "type such a pair from them (off: from its category pair alone)")
     typer_c: float = opt(1.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
                          "strength of its logistic regressions (chosen by experiments/relation_typer.py)")
     type_head_weight: float = opt(0.0, min=0.0, max=1.0,

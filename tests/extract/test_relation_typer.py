@@ -10,7 +10,7 @@ import pytest
 
 from graphmert.config import ExtractConfig
 from graphmert.corpus.document import Document, Mention, Relation
-from graphmert.extract.relation_typer import RelationTyper, TyperError, pair_sentence_features
+from graphmert.extract.relation_typer import RelationTyper, TyperError, _apart_row, pair_sentence_features
 
 CHEMS = ["metformin", "aspirin", "statin", "insulin", "cisplatin", "lithium", "heparin", "caffeine"]
 DISEASES = ["diabetes", "obesity", "asthma", "anemia", "gout", "colitis", "psoriasis", "glaucoma"]
@@ -86,6 +86,43 @@ def test_sentences_add_evidence_and_unshared_or_absent_pairs_are_told_apart():
     assert c is not None and set(c) == set(typer.types)      # no shared sentence: the category pair alone
     assert d is None                                          # gout is not in the document
     assert len(pair_sentence_features(split, "C:lithium", "D:psoriasis", 3)) == 0
+
+
+def apart(doc_id: str, chem: str, dis: str, cue: str, relation: str | None = None) -> Document:
+    """"<chem> was given. Then <dis> <cue>.": the two entities share no sentence; the cue is in the
+    disease's sentence."""
+    first, second = f"{chem} was given.", f"Then {dis} {cue}."
+    text = f"{first} {second}"
+    d0 = len(first) + 6
+    men = [Mention(0, len(chem), chem, "Chemical", [f"C:{chem}"]), Mention(d0, d0 + len(dis), dis, "Disease", [f"D:{dis}"])]
+    rels = [Relation(type=relation, head=f"C:{chem}", tail=f"D:{dis}")] if relation else []
+    return Document(doc_id, text, mentions=men, sentences=[(0, len(first)), (len(first) + 1, len(text))],
+                    relations=rels)
+
+
+def test_pairs_apart_are_typed_from_their_document_when_learnt():
+    """Pairs that share no sentence: 'worsened' in the document means positive, 'resolved' negative.
+    Learnt (learn_apart), unseen pairs are typed by the cue; otherwise every one gets the same type."""
+    fit = training_docs()[:4] + [
+        apart(f"a{i}", CHEMS[i % 6], DISEASES[(i * 5) % 6], *(("worsened", "Positive_Correlation") if i % 2
+                                                               else ("resolved", "Negative_Correlation")))
+        for i in range(40)]
+    new = [apart("n1", "lithium", "psoriasis", "worsened"), apart("n2", "heparin", "glaucoma", "resolved")]
+    items = [(new[0], "C:lithium", "D:psoriasis"), (new[1], "D:glaucoma", "C:heparin")]
+    learnt = RelationTyper(window=2, c=3.0, learn_apart=True).fit(fit)
+    assert learnt.fit_counts["apart_rows"] == 40 and learnt.fit_counts["rows"] == 44
+    assert [best(x) for x in learnt.log_probabilities(items)] == ["Positive_Correlation", "Negative_Correlation"]
+    plain = RelationTyper(window=2, c=3.0).fit(fit)
+    assert plain.fit_counts["rows"] == 4 and "apart_rows" not in plain.fit_counts
+    assert len({best(x) for x in plain.log_probabilities(items)}) == 1
+    row = _apart_row(new[0], "C:lithium", "D:psoriasis")
+    assert row["apart=@ChemicalEntity|@Disease"] == 1.0
+    assert row["d:@ChemicalEntity|@Disease:worsened"] == pytest.approx(0.3)
+    assert row["am@ChemicalEntity:@ChemicalEntity|@Disease:lithium"] == 1.0
+    assert _apart_row(new[0], "C:lithium", "D:gout") is None
+    assert "am@ChemicalEntity:@ChemicalEntity|@Disease:rs0" in _apart_row(apart("n3", "rs1234", "gout", "x"),
+                                                                          "C:rs1234", "D:gout")   # digit runs as 0
+    assert RelationTyper.from_config(ExtractConfig(typer_apart=True)).learn_apart is True
 
 
 def test_the_typer_learns_which_pairs_the_text_relates():
