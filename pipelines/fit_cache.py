@@ -13,6 +13,7 @@ stored as ``RUN/cache/extract/<name>-<key>.pkl``, where the key hashes everythin
 - the config sections that shape the documents and questions (``corpus``, ``graph``, ``kg``, the
   relation schema, ``train.device``) and every ``extract`` option but :data:`SELECTION_ONLY`, a fit's
   own settings (:data:`FIT_OPTIONS`: C, folds, window) in that fit's key alone;
+- the graphs stage's output hash (it changes with the seed KG the questions read);
 - for the pair heads, the checkpoint (and ensemble) id.
 
 A cache file that cannot be read is logged and fitted anew. Each name keeps its :data:`KEEP` most

@@ -422,8 +422,11 @@ def fit_on_typer_documents(ctx: StageContext, inputs: ExtractInputs, held_out: f
     asks for it, read from the run's fit cache when an identical fit is stored there
     (:mod:`pipelines.fit_cache`), else fitted and stored."""
     ex = ctx.cfg.extract
+    graphs = ctx.upstream.get("graphs", {}).get("output_hash")      # the seed KG and vocabulary it read
+
     def cached(name: str, fit, **parts):
-        return cached_fit(ctx.run_dir, name, fit_key(ctx.cfg, name, held_out, inputs.schema, **parts), fit)
+        key = fit_key(ctx.cfg, name, held_out, inputs.schema, graphs=graphs, **parts)
+        return cached_fit(ctx.run_dir, name, key, fit)
 
     if ex.relation_choice in TYPER_CHOICES or needs_relatedness(ex):
         inputs.typer = cached("typer", lambda: fit_typer(ctx, held_out), related=needs_relatedness(ex))
