@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -49,38 +48,29 @@ from tune_extraction import split_overrides, study_parser, tuning_questions  # n
 from _study import document_fold, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
+from graphmert.extract.lexical_document import NUMERIC, candidate_features  # noqa: E402
 from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
 
 #: the document features, each a group of its own
 DOCUMENT = ["mentions", "nearest", "count", "relation", "category"]
-#: the numeric columns of each feature group, in design order (relation and category are one-hot)
+#: the numeric columns of each feature group, in design order (relation and category are one-hot); the
+#: lexical and document columns are the ``lexical_document`` control's own (graphmert.extract.lexical_document)
 COLUMNS = {"model": ("log_p", "best_p"), "lexical": ("log_q",), "pooled": ("log_pooled",),
-           "mentions": ("tail_mentions", "head_mentions"), "nearest": ("nearest",), "count": ("candidates",)}
+           "mentions": ("log_tail_mentions", "log_head_mentions"), "nearest": ("nearest",),
+           "count": ("log_candidates",)}
 FEATURE_SETS = ("lexical", "lexical+document", "model", "model+document", "model+lexical",
                 "model+lexical+document", "pooled", "pooled+document")
 
 
 def question_features(ex, plans, queries, p: list[np.ndarray], q: list[np.ndarray],
                       pooled: list[np.ndarray]) -> list[dict]:
-    """Per question, the raw feature columns of its candidates (module docstring)."""
+    """Per question, the raw feature columns of its candidates (module docstring): the control's
+    (:func:`~graphmert.extract.lexical_document.candidate_features`) and the model's."""
     near = ex.answers(plans, queries, "nearest", pooled=False)
-    counts = {pl.doc.id: Counter(i for m in pl.doc.mentions for i in m.ids) for pl in plans}
-    out = []
-    for i, qu in enumerate(queries):
-        pl = plans[qu.chunk]
-        cats = pl.entities.categories
-        n = len(qu.candidates)
-        out.append({
-            "log_p": np.log(np.clip(p[i], 1e-6, 1)), "best_p": (p[i] == p[i].max()).astype(float),
-            "log_q": np.log(np.clip(q[i], 1e-6, 1)),
-            "log_pooled": np.log(np.clip(pooled[i], 1e-6, 1)),
-            "tail_mentions": np.log1p([counts[pl.doc.id][c] for c in qu.candidates]),
-            "head_mentions": np.full(n, np.log1p(counts[pl.doc.id][qu.head])),
-            "nearest": near[i], "candidates": np.full(n, np.log(n)),
-            "relation": qu.relation,
-            "category": ["|".join(sorted((cats.get(qu.head, ""), cats.get(c, "")))) for c in qu.candidates],
-        })
-    return out
+    return [{"log_p": np.log(np.clip(pi, 1e-6, 1)), "best_p": (pi == pi.max()).astype(float),
+             "log_pooled": np.log(np.clip(po, 1e-6, 1)), **dict(zip(NUMERIC, f.numeric.T)),
+             "relation": f.relation, "category": list(f.category)}
+            for f, pi, po in zip(candidate_features(plans, queries, q, near), p, pooled)]
 
 
 def design(feats: dict, which: str, relations: list[str], categories: list[str]) -> np.ndarray:

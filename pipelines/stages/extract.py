@@ -18,6 +18,7 @@ the manifest counts triples, filter drops and model work.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import shutil
@@ -423,6 +424,7 @@ def fit_on_typer_documents(ctx: StageContext, inputs: ExtractInputs, held_out: f
     (:mod:`pipelines.fit_cache`), else fitted and stored."""
     ex = ctx.cfg.extract
     graphs = ctx.upstream.get("graphs", {}).get("output_hash")      # the seed KG and vocabulary it read
+    typer_set = functools.cache(lambda: _typer_questions(ctx, inputs, held_out))   # read once for both fits
 
     def cached(name: str, fit, **parts):
         key = fit_key(ctx.cfg, name, held_out, inputs.schema, graphs=graphs, **parts)
@@ -433,22 +435,25 @@ def fit_on_typer_documents(ctx: StageContext, inputs: ExtractInputs, held_out: f
     inputs.model_only = inputs.typer is not None
     heads = (ex.type_head_weight > 0, ex.related_head_weight > 0)
     if any(heads):
-        inputs.type_head, inputs.related_head = cached("pair_heads", lambda: fit_pair_heads(ctx, inputs, held_out),
-                                                       heads=heads, checkpoint=inputs.checkpoint_id)
+        inputs.type_head, inputs.related_head = cached(
+            "pair_heads", lambda: fit_pair_heads(ctx, inputs, held_out, typer_set),
+            heads=heads, checkpoint=inputs.checkpoint_id)
     if "lexical_document" in ex.controls:
-        inputs.stack = cached("lexical_document", lambda: fit_lexical_document(ctx, inputs, held_out))
+        inputs.stack = cached("lexical_document", lambda: fit_lexical_document(ctx, inputs, held_out, typer_set))
 
 
-def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]
+def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str], typer_set=None
                    ) -> tuple[PairHead | None, PairHead | None]:
     """(type head, relatedness head) as ``extract.type_head_weight`` and ``related_head_weight`` ask
     for them (None where 0): the run's models encode the questions of :func:`typer_documents`,
     chunked as the run chunks, once for both, and each head is fitted on their gold pairs
-    (:mod:`graphmert.extract.pair_heads`)."""
+    (:mod:`graphmert.extract.pair_heads`). ``typer_set``: a function giving :func:`_typer_questions`
+    (default: read here)."""
     ex = ctx.cfg.extract
     if ex.type_head_weight <= 0 and ex.related_head_weight <= 0:
         return None, None
-    extractor, docs, chunks = _typer_questions(ctx, inputs, held_out, "the pair heads")
+    extractor, docs, chunks = (typer_set or (lambda: _typer_questions(ctx, inputs, held_out)))()
+    log.info("extract: fitting the pair heads on the %d documents of extract.typer_files", len(docs))
     vectors = extractor.pair_vectors(extractor.questions(docs, chunks))
     types = {(d.id, frozenset((r.head, r.tail))): r.type for d in docs for r in d.relations}
     type_head = PairHead(extractor.relations, ex.type_head_c).fit(vectors, types) \
@@ -459,28 +464,29 @@ def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset
     return type_head, related_head
 
 
-def fit_lexical_document(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]
+def fit_lexical_document(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str], typer_set=None
                          ) -> LexicalDocumentStack | None:
     """The regression of the ``lexical_document`` control (None when ``extract.controls`` does not
     name it), fitted on the questions of :func:`typer_documents` with their word score cross-fitted
-    (:mod:`graphmert.extract.lexical_document`)."""
+    (:mod:`graphmert.extract.lexical_document`). ``typer_set``: as :func:`fit_pair_heads`'s."""
     ex = ctx.cfg.extract
     if "lexical_document" not in ex.controls:
         return None
-    extractor, docs, chunks = _typer_questions(ctx, inputs, held_out, "the lexical_document control")
+    extractor, docs, chunks = (typer_set or (lambda: _typer_questions(ctx, inputs, held_out)))()
+    log.info("extract: fitting the lexical_document control on the %d documents of extract.typer_files", len(docs))
     stack = fit_stack(extractor, docs, chunks, lambda: RelationTyper.from_config(ex),   # with relatedness
                       folds=ex.stack_folds, c=ex.stack_c)
     log.info("extract: lexical_document control fitted on %s", stack.fit_counts)
     return stack
 
 
-def _typer_questions(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str], what: str
+def _typer_questions(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]
                      ) -> tuple[PairExtractor, list[Document], list]:
     """(an extractor of the run's models without controls or typer, the documents of
-    :func:`typer_documents`, their chunks as the run chunks them): what ``what`` is fitted on."""
+    :func:`typer_documents`, their chunks as the run chunks them): what the pair heads and the
+    lexical_document regression are fitted on."""
     extractor = _build_extractor(replace(inputs, extract=replace(ctx.cfg.extract, controls=[]), typer=None))
     docs = list(typer_documents(ctx.cfg, held_out))
-    log.info("extract: fitting %s on the %d documents of extract.typer_files", what, len(docs))
     return extractor, docs, list(chunk_documents(docs, extractor.tok, ctx.cfg.corpus, ctx.cfg.graph))
 
 
