@@ -51,7 +51,7 @@ SELECTION_ONLY = frozenset({
     "require_tail_in_document", "shard_size", "part_documents", "llm_url", "llm_model", "llm_api_key_env"})
 #: ``extract`` options that only some fits read: in those fits' keys alone
 FIT_OPTIONS = {"typer_window": ("typer", "lexical_document"), "typer_c": ("typer", "lexical_document"),
-               "typer_apart": ("typer", "lexical_document"),
+               "typer_apart": ("typer", "lexical_document"), "typer_shared": ("typer",),
                "stack_c": ("lexical_document",), "stack_folds": ("lexical_document",),
                "type_head_c": ("pair_heads",), "related_head_c": ("pair_heads",)}
 

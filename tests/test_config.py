@@ -196,12 +196,14 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                name_mentions=biored.extract.name_mentions,
                                text_entities=biored.extract.text_entities,
                                related_head_weight=biored.extract.related_head_weight,
-                               typer_apart=biored.extract.typer_apart,
+                               typer_apart=biored.extract.typer_apart, typer_shared=biored.extract.typer_shared,
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
     # the relatedness head is measured on gold mentions only: off on raw text
     assert raw.extract.related_head_weight == 0 < biored.extract.related_head_weight
     # and so is the typer's reading of pairs that share no sentence (it lowers the raw slice's typing)
     assert biored.extract.typer_apart and not raw.extract.typer_apart
+    # shared cue words were chosen on gold mentions, not on the raw slice
+    assert biored.extract.typer_shared and not raw.extract.typer_shared
 
 
 def test_abbreviation_veto_names_categories_the_recognizer_finds():

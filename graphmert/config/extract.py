@@ -187,6 +187,10 @@ class ExtractConfig:
     typer_apart: bool = opt(False, help="relation typer: also learn from the gold pairs whose entities "
                             "share no sentence, from their mention words and the document's words, and "
                             "type such a pair from them (off: from its category pair alone)")
+    typer_shared: bool = opt(False, help="relation typer: give each type row's between and window "
+                             "words a second copy shared by every category pair, so that a cue word "
+                             "learnt on one pair types another (feature augmentation; graphmert.extract."
+                             "relation_typer)")
     typer_c: float = opt(1.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
                          "strength of its logistic regressions (chosen by experiments/relation_typer.py)")
     type_head_weight: float = opt(0.0, min=0.0, max=1.0,

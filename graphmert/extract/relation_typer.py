@@ -31,6 +31,14 @@ and the document's words at weight 0.3, all keyed by the category pair. About on
 shares no sentence, most of them disease–variant pairs (BioRED train: 129 Association, 132
 Positive_Correlation), which the category pair alone cannot tell apart.
 
+Shared cue words (``shared``, ``extract.typer_shared``). Keying every word by the category pair
+means that "increased" learnt between a chemical and a gene says nothing between two genes, and the
+rarer pairs (chemical–chemical, gene–gene) have few rows to learn from. With ``shared`` each type
+row's ``between`` and ``window`` words also appear once more keyed by ``*`` instead of the pair: the
+feature augmentation of Daumé III (2007, "Frustratingly easy domain adaptation"), with the category
+pairs as the domains. The regression then learns what a word means for every pair, and what it
+means for this one beyond that. Only the type regression reads the shared copies.
+
 Whether a pair is related at all. A second, binary regression on the same features learns
 p(related | sentence) from every pair of entities that share a sentence in a relation-annotated
 document (positive when the document relates them). A pair's probability of being related is the
@@ -125,6 +133,18 @@ def _row(doc: Document, sentence: tuple[int, int], x: Mention, y: Mention,
     return f
 
 
+def _shared(row: Counter) -> Counter:
+    """``row`` plus a copy of its between and window word features keyed by ``*`` instead of the
+    category pair (module docstring, "Shared cue words"): ``b:@A|@B:w`` also as ``b:*:w``, ``bb:`` as
+    ``bb:*:``, ``l@A:@A|@B:w`` as ``l:*:w`` and ``r@B:…`` as ``r:*:w``."""
+    out = Counter(row)
+    for key, value in row.items():
+        group, _, rest = key.partition(":")
+        if group in ("b", "bb") or group[:2] in ("l@", "r@"):
+            out[f"{group if group in ('b', 'bb') else group[0]}:*:{rest.partition(':')[2]}"] += value
+    return out
+
+
 def pair_sentence_features(doc: Document, head: str, tail: str, window: int) -> list[Counter]:
     """One feature row per sentence of ``doc`` that mentions entity ids ``head`` and ``tail`` (their
     closest mentions there); [] when no sentence mentions both."""
@@ -201,12 +221,13 @@ class RelationTyper:
     """Fitted typer (module docstring). ``window``: words kept before and after the pair; ``c``: the
     inverse L2 strength of the regressions; ``related``: fit the related-or-not regression too
     (:meth:`relation_probabilities`); ``learn_apart``: learn and type the pairs that share no sentence
-    from their apart rows (module docstring)."""
+    from their apart rows; ``shared``: the type rows' shared cue words (module docstring)."""
 
     window: int = ExtractConfig.typer_window
     c: float = ExtractConfig.typer_c
     related: bool = False
     learn_apart: bool = ExtractConfig.typer_apart
+    shared: bool = ExtractConfig.typer_shared
     fit_counts: Counter = field(default_factory=Counter)     # documents, relations, rows of the fit
     apart: dict[str, tuple[int, int]] = field(default_factory=dict)   # category pair → (related, pairs)
 
@@ -215,7 +236,7 @@ class RelationTyper:
         """The unfitted typer the ``extract`` section asks for (``related`` when
         ``typer_min_relation``, the ``lexical`` control or ``lexical_weight`` reads it)."""
         return cls(window=ex.typer_window, c=ex.typer_c, related=needs_relatedness(ex),
-                   learn_apart=ex.typer_apart)
+                   learn_apart=ex.typer_apart, shared=ex.typer_shared)
 
     def fit(self, docs: Iterable[Document], where: str = "typer documents") -> "RelationTyper":
         """Fit on the typed relations of ``docs`` (sentence spans filled in); ``where`` names the
@@ -230,7 +251,7 @@ class RelationTyper:
                 raise TyperError(f"{where}: document {doc.id} has relations but no sentence spans")
             self.fit_counts["documents"] += 1
             for rel in doc.relations:
-                found = pair_sentence_features(doc, rel.head, rel.tail, self.window)
+                found = self._type_rows(doc, rel.head, rel.tail)
                 self.fit_counts["relations"] += 1
                 self.fit_counts["relations_in_one_sentence"] += bool(found)
                 if not found and self.learn_apart:
@@ -261,6 +282,12 @@ class RelationTyper:
             self._related = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(pair_rows),
                                                                             related)
         return self
+
+    def _type_rows(self, doc: Document, head: str, tail: str) -> list[Counter]:
+        """The type regression's rows of a pair's sentences: :func:`pair_sentence_features`, with
+        their shared copies when :attr:`shared`."""
+        rows = pair_sentence_features(doc, head, tail, self.window)
+        return [_shared(r) for r in rows] if self.shared else rows
 
     def _count_apart(self, doc: Document, gold: set[frozenset]) -> None:
         """Count the pairs of ``doc`` that share no sentence, and the related ones, per category pair."""
@@ -315,7 +342,7 @@ class RelationTyper:
         self._check_fitted()
         rows, owner, out = [], [], []
         for i, (doc, head, tail) in enumerate(items):
-            found = pair_sentence_features(doc, head, tail, self.window) or \
+            found = self._type_rows(doc, head, tail) or \
                 [r for r in [(_apart_row if self.learn_apart else _pair_only)(doc, head, tail)] if r is not None]
             rows += found
             owner += [i] * len(found)

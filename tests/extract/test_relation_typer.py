@@ -5,12 +5,14 @@ and bad input gets a clear error."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pytest
 
 from graphmert.config import ExtractConfig
 from graphmert.corpus.document import Document, Mention, Relation
-from graphmert.extract.relation_typer import RelationTyper, TyperError, _apart_row, pair_sentence_features
+from graphmert.extract.relation_typer import (RelationTyper, TyperError, _apart_row, _shared,
+                                              pair_sentence_features)
 
 CHEMS = ["metformin", "aspirin", "statin", "insulin", "cisplatin", "lithium", "heparin", "caffeine"]
 DISEASES = ["diabetes", "obesity", "asthma", "anemia", "gout", "colitis", "psoriasis", "glaucoma"]
@@ -123,6 +125,38 @@ def test_pairs_apart_are_typed_from_their_document_when_learnt():
     assert "am@ChemicalEntity:@ChemicalEntity|@Disease:rs0" in _apart_row(apart("n3", "rs1234", "gout", "x"),
                                                                           "C:rs1234", "D:gout")   # digit runs as 0
     assert RelationTyper.from_config(ExtractConfig(typer_apart=True)).learn_apart is True
+
+
+def gene_sentence(doc_id: str, gene: str, cue: str, disease: str) -> Document:
+    """"<gene> <cue> <disease>." with a gene and a disease mention, no relations."""
+    d0 = len(gene) + len(cue) + 2
+    text = f"{gene} {cue} {disease}."
+    return Document(doc_id, text, sentences=[(0, len(text))],
+                    mentions=[Mention(0, len(gene), gene, "GeneOrGeneProduct", [f"G:{gene}"]),
+                              Mention(d0, d0 + len(disease), disease, "Disease", [f"D:{disease}"])])
+
+
+def test_shared_cue_words_carry_to_a_category_pair_never_seen():
+    """Cues learnt between chemicals and diseases type a gene–disease pair only with shared copies;
+    the shared copy is made of the between and window words alone, keyed by '*'."""
+    new = [gene_sentence("g1", "brca1", "induces", "psoriasis"), gene_sentence("g2", "tp53", "relieves", "glaucoma")]
+    items = [(new[0], "G:brca1", "D:psoriasis"), (new[1], "D:glaucoma", "G:tp53")]
+    shared = RelationTyper(window=2, c=3.0, shared=True).fit(training_docs())
+    assert [best(x) for x in shared.log_probabilities(items)] == ["Positive_Correlation", "Negative_Correlation"]
+    plain = RelationTyper(window=2, c=3.0).fit(training_docs())
+    a, b = plain.log_probabilities(items)
+    assert a == pytest.approx(b)                       # nothing it learnt reads a gene–disease sentence
+    assert RelationTyper.from_config(ExtractConfig(typer_shared=True)).shared is True
+
+    doc = make("w", [("aspirin", "strongly induces", "gout")], [])
+    doc.text = "Here " + doc.text.replace(".", " in rats.")
+    doc.mentions = [Mention(m.start + 5, m.end + 5, m.text, m.type, m.ids) for m in doc.mentions]
+    doc.sentences = [(0, len(doc.text))]
+    row = pair_sentence_features(doc, "C:aspirin", "D:gout", 2)[0]
+    copies = {k: v for k, v in _shared(row).items() if k not in row}
+    assert copies == {"b:*:strongly": 1.0, "b:*:induces": 1.0, "bb:*:strongly_induces": 1.0,
+                      "l:*:here": 1.0, "r:*:in": 1.0, "r:*:rats": 1.0}
+    assert _shared(row) - Counter(copies) == row       # the pair's own features are kept
 
 
 def test_the_typer_learns_which_pairs_the_text_relates():

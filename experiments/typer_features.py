@@ -1,0 +1,207 @@
+"""What else could type a found pair? Three sources for the relation typer, by cross-validation over
+BioRED train (docs/experiments/relation-typer.md, "Shared cue words, distant labels, word vectors").
+
+    .venv/bin/python experiments/typer_features.py [--folds 5] [--salts cv cv2] \\
+        [--variants shipped shared distant distant_treats vectors]
+
+Every variant is the shipped typer (``configs/biored.yaml``: window 2, C 1, ``typer_apart``) plus one
+thing:
+
+* ``shared``: the type rows' between and window words also keyed by ``*`` (``extract.typer_shared``);
+* ``distant``: BC5CDR's documents outside BioRED (train and dev) added to each fold's fit, their
+  ``CID`` relations typed Positive_Correlation;
+* ``distant_treats``: that, plus each chemical–disease pair of those documents that is not CID and
+  that the seed KG says ``treats`` or ``palliates``, typed Negative_Correlation;
+* ``vectors``: skip-gram vectors (gensim, 50 dimensions) learnt on BioRED train's, the shared
+  corpus's and ``pubmed_unlabeled``'s texts, never a BioRED dev document's; the mean vector of a row's
+  between words and of its window words, keyed by the category pair, added to the row.
+
+The BioRED-train documents are cut into ``--folds`` folds by a salted hash of their ids; each fold's
+gold pairs (every pair, sharing a sentence or not) are typed by the variant fitted on the other folds.
+The table gives the type accuracy per category pair, and per variant the pairs it types right and
+the shipped typer wrong (``won``) and the other way (``lost``), with a two-sided sign test. Nothing
+here reads BioRED dev's relations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import math
+import re
+import sys
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _study import document_fold, print_table, require_shared, write_json  # noqa: E402
+
+import graphmert.extract.relation_typer as relation_typer  # noqa: E402
+from graphmert.corpus.document import Relation  # noqa: E402
+from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
+from graphmert.corpus.readers import read_corpus  # noqa: E402
+from graphmert.kg.schema import mention_category  # noqa: E402
+
+VARIANTS = ("shipped", "shared", "distant", "distant_treats", "vectors")
+DIM = 50
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def all_gold_pairs(docs) -> list[tuple]:
+    """(document, head, tail, gold type, category pair) per unordered gold pair of ``docs`` (the
+    smallest type name where a pair has several)."""
+    out = []
+    for d in docs:
+        cat = {i: mention_category(m.type).removeprefix("biolink:") for m in d.mentions for i in m.ids}
+        types: dict = defaultdict(list)
+        for r in d.relations:
+            types[frozenset((r.head, r.tail))].append(r.type)
+        for pair, ts in types.items():
+            if len(pair) == 2:
+                head, tail = sorted(pair)
+                out.append((d, head, tail, min(ts), "–".join(sorted((cat.get(head, "?"), cat.get(tail, "?"))))))
+    return out
+
+
+def distant_documents(analyzer, biored_ids: set[str], treats: bool) -> list:
+    """BC5CDR's documents outside BioRED, sentence-split, CID typed Positive_Correlation; with
+    ``treats``, the seed KG's treats / palliates pairs among the rest typed Negative_Correlation."""
+    files = [require_shared("bc5cdr", f"CDR_{s}Set.PubTator.txt") for s in ("Training", "Development", "Test")]
+    known = _seed_treats() if treats else set()
+    out = []
+    for d in read_corpus(files):
+        if d.id in biored_ids:
+            continue
+        cid = {frozenset((r.head, r.tail)) for r in d.relations}
+        rels = [Relation(type="Positive_Correlation", head=r.head, tail=r.tail) for r in d.relations]
+        chemicals = {i for m in d.mentions if m.type == "Chemical" for i in m.ids}
+        diseases = {i for m in d.mentions if m.type == "Disease" for i in m.ids}
+        rels += [Relation(type="Negative_Correlation", head=c, tail=x) for c in sorted(chemicals)
+                 for x in sorted(diseases) if (c, x) in known and frozenset((c, x)) not in cid]
+        out.append(replace(d, relations=rels))
+    return list(analyzer.annotate(out))
+
+
+def _seed_treats() -> set[tuple[str, str]]:
+    path = require_shared("seed_kg_hetionet_disgenet_mesh", "edges_hetionet_mesh_harmonized.tsv.gz")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return {(r["subject"], r["object"]) for r in csv.DictReader(f, delimiter="\t")
+                if r["predicate"] in ("treats", "palliates")}
+
+
+def word_vectors(train, dev_ids: set[str]) -> dict[str, np.ndarray]:
+    """Unit skip-gram vectors of :data:`DIM` dimensions over the texts of ``train``, the shared corpus
+    and pubmed_unlabeled, leaving out every document of ``dev_ids``."""
+    from gensim.models import Word2Vec
+
+    texts = [d.text for d in train]
+    for path in (require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz"),
+                 require_shared("pubmed_unlabeled", "texts.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                r = json.loads(line)
+                if r["doc_id"].removeprefix("PMID:") not in dev_ids:
+                    texts.append(f"{r.get('title') or ''} {r.get('abstract') or ''}")
+    w2v = Word2Vec([_WORD.findall(t.lower()) for t in texts], vector_size=DIM, window=5, min_count=3,
+                   sg=1, epochs=5, workers=2, seed=0)
+    return {w: w2v.wv[w] / (np.linalg.norm(w2v.wv[w]) + 1e-8) for w in w2v.wv.index_to_key}
+
+
+def with_vectors(features, vectors: dict[str, np.ndarray]):
+    """``pair_sentence_features`` whose rows also hold the mean vector of their between words
+    (``vb``) and of their window words (``vw``), keyed by the category pair."""
+    def rows(doc, head, tail, window):
+        out = features(doc, head, tail, window)
+        for row in out:
+            pair = next(k.removeprefix("pair=") for k in row if k.startswith("pair="))
+            sums = defaultdict(lambda: [np.zeros(DIM), 0.0])
+            for key, value in list(row.items()):
+                group, word = key.split(":", 1)[0], key.rsplit(":", 1)[-1]
+                name = "vb" if group == "b" else "vw" if group[:2] in ("l@", "r@") else None
+                if name and word in vectors:
+                    sums[name][0] += value * vectors[word]
+                    sums[name][1] += value
+            for name, (total, n) in sums.items():
+                row.update({f"{name}:{pair}:{i}": float(x) for i, x in enumerate(total / n)})
+        return out
+    return rows
+
+
+def cross_validate(make, train, extra, folds: int, salt: str, features=None) -> list[bool]:
+    """Per gold pair of ``train`` (in :func:`all_gold_pairs` order over folds): whether the typer
+    ``make()`` fitted on the other folds plus ``extra`` types it right."""
+    original = relation_typer.pair_sentence_features
+    relation_typer.pair_sentence_features = features or original
+    try:
+        right = []
+        for k in range(folds):
+            fit = [d for d in train if document_fold(f"{salt}:{d.id}", folds) != k] + extra
+            test = all_gold_pairs([d for d in train if document_fold(f"{salt}:{d.id}", folds) == k])
+            answers = make().fit(fit).log_probabilities([(d, h, t) for d, h, t, _, _ in test])
+            right += [a is not None and max(a, key=a.get) == gold for a, (*_, gold, _) in zip(answers, test)]
+        return right
+    finally:
+        relation_typer.pair_sentence_features = original
+
+
+def sign_test(won: int, lost: int) -> float:
+    """Two-sided exact sign test of ``won`` against ``lost`` discordant pairs."""
+    n = won + lost
+    tail = sum(math.comb(n, i) for i in range(min(won, lost) + 1)) / 2 ** n if n else 1.0
+    return min(1.0, 2 * tail)
+
+
+def row(variant: str, salt: str, right: list[bool], shipped: list[bool], cats: list[str]) -> dict:
+    """One table row: accuracy overall and per category pair, and the paired comparison with the
+    shipped typer's answers on the same pairs."""
+    out = {"variant": variant, "salt": salt, "pairs": len(right), "accuracy": round(sum(right) / len(right), 4)}
+    for cat in sorted(set(cats)):
+        hits = [r for r, c in zip(right, cats) if c == cat]
+        if len(hits) >= 50:
+            out[cat] = round(sum(hits) / len(hits), 3)
+    won = sum(r and not s for r, s in zip(right, shipped))
+    lost = sum(s and not r for r, s in zip(right, shipped))
+    return {**out, "won": won, "lost": lost, "sign_p": round(sign_test(won, lost), 4)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--salts", nargs="+", default=["cv", "cv2"], help="one cross-validation per fold salt")
+    p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    p.add_argument("--out", type=Path)
+    a = p.parse_args()
+    analyzer = TextAnalyzer(sentences=True, abbreviations=False)
+    train = list(analyzer.annotate(read_corpus([require_shared("biored", "Train.PubTator")])))
+    dev_ids = {d.id for d in read_corpus([require_shared("biored", "Dev.PubTator")])}
+    biored_ids = dev_ids | {d.id for d in train}
+    make = lambda **kw: (lambda: relation_typer.RelationTyper(window=2, c=1.0, learn_apart=True, **kw))  # noqa: E731
+    setups = {"shipped": lambda: (make(), [], None),
+              "shared": lambda: (make(shared=True), [], None),
+              "distant": lambda: (make(), distant_documents(analyzer, biored_ids, treats=False), None),
+              "distant_treats": lambda: (make(), distant_documents(analyzer, biored_ids, treats=True), None),
+              "vectors": lambda: (make(), [], with_vectors(relation_typer.pair_sentence_features,
+                                                             word_vectors(train, dev_ids)))}
+    built = {v: setups[v]() for v in a.variants}                 # (typer maker, extra documents, features)
+    rows = []
+    for salt in a.salts:
+        cats = [c for k in range(a.folds) for *_, c in
+                all_gold_pairs([d for d in train if document_fold(f"{salt}:{d.id}", a.folds) == k])]
+        shipped = cross_validate(make(), train, [], a.folds, salt)
+        for variant in a.variants:
+            typer, extra, features = built[variant]
+            right = shipped if variant == "shipped" else cross_validate(typer, train, extra, a.folds, salt, features)
+            rows.append(row(variant, salt, right, shipped, cats))
+            print(rows[-1], flush=True)
+    print_table(rows, f"type accuracy over BioRED train's gold pairs, {a.folds}-fold document cross-validation")
+    write_json("typer_features", rows, a.out, folds=a.folds)
+
+
+if __name__ == "__main__":
+    main()
