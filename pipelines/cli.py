@@ -35,9 +35,9 @@ import typer
 from graphmert import __version__
 from graphmert.config import ConfigError, describe, load_config, to_dict
 from graphmert.errors import GraphmertError
-from pipelines.fingerprint import package_fingerprint
+from pipelines.fingerprint import clear_cache, package_fingerprint
 from pipelines.scheduler import Session
-from pipelines.stage import UpstreamMissing, log_file, run_stage, setup_logging
+from pipelines.stage import StageError, UpstreamMissing, log_file, run_stage, setup_logging
 from pipelines.store import RunDirBusy, RunStore, is_url
 from pipelines.stages import CATALOG
 
@@ -155,14 +155,31 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
         setup_logging(store.local, quiet)
         if store.remote and not quiet:
             typer.echo(f"run directory {store.url}: working copy {store.local}")
+        started = package_fingerprint()
         for name in names:
             with _errors(name, store.local):
+                _same_code(started)
                 m = run_stage(_stage(name), cfg, run_dir, quiet=quiet, force=name in force,
                               session=session)
             _report(name, m, store, quiet)
     if quiet and folder_last and names:
         typer.echo(store.display(names[-1]))
     return session
+
+
+def _same_code(started: str) -> None:
+    """Refuse to start the next stage once the library's source differs from the code this command
+    started with (``started``, :func:`package_fingerprint`). Stage modules are imported when their
+    stage starts, so a run whose source was edited mid-way would go on with a mix of the modules it
+    imported before the edit and those it imports after, which is neither version (it once failed
+    on a config class without the option its new typer read). The finished stages keep their
+    outputs; the same command resumes with the new code."""
+    clear_cache()
+    now = package_fingerprint()
+    if now != started:
+        raise StageError(f"the graphmert code changed while this command ran (code fingerprint {started} "
+                         f"-> {now}), so its next stage would mix the two versions; the stages before "
+                         f"this one are done and kept: run the same command again to go on with the new code")
 
 
 def _stage(name: str):

@@ -228,3 +228,33 @@ def test_a_rerun_names_the_modules_whose_code_changed():
     assert _stale(old, new, Path("unused")).endswith(f" and {len(mods) - 3} more")
     del old["code_modules"]
     assert _stale(old, new, Path("unused")) == "its code changed"
+
+
+def test_a_command_stops_before_a_stage_once_the_code_changed_under_it(tmp_path, monkeypatch):
+    """Source edited while a run goes: the stage that would import the new code next is refused with
+    a clear error, the finished one is kept, and the same command then resumes."""
+    from pipelines import cli
+
+    monkeypatch.chdir(ROOT)
+    lines = (ROOT / "data" / "demo" / "corpus.jsonl").read_text().splitlines()[:6]
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("\n".join(lines) + "\n")
+    run_dir = tmp_path / "run"
+    args = ["run", "--config", str(ROOT / "configs" / "demo.yaml"), "--run-dir", str(run_dir),
+            "--to", "tokenizer", "--quiet", "--scheduler", "synchronous", f"corpus.paths=[{corpus}]",
+            "tokenizer.vocab_size=400"]
+    def edited_after_ingest() -> str:          # the source is edited once ingest has finished
+        return "fedcba9876543210" if (run_dir / "ingest" / "manifest.json").exists() else "0123456789abcdef"
+
+    monkeypatch.setattr(cli, "package_fingerprint", edited_after_ingest)
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code != 0
+    assert ("tokenizer: the graphmert code changed while this command ran (code fingerprint "
+            "0123456789abcdef -> fedcba9876543210)") in r.output
+    assert manifest(run_dir, "ingest")["status"] == "ran" and not (run_dir / "tokenizer" / "manifest.json").exists()
+
+    monkeypatch.undo()
+    monkeypatch.chdir(ROOT)
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert manifest(run_dir, "ingest")["status"] == "skipped" and manifest(run_dir, "tokenizer")["status"] == "ran"
