@@ -39,6 +39,18 @@ def test_relation_typer_study_fits_one_setting(tmp_path):
     assert rows and "prior" in stdout
 
 
+def test_typer_features_study_compares_variants_on_the_same_pairs(tmp_path):
+    _, rows = _study("typer_features.py", tmp_path, "--folds", "2", "--salts", "cv",
+                     "--variants", "shipped", "shared", "distant_treats")
+    assert [r["variant"] for r in rows] == ["shipped", "shared", "distant_treats"]
+    assert len({r["pairs"] for r in rows}) == 1 and rows[0]["pairs"] > 3000
+    assert (rows[0]["won"], rows[0]["lost"], rows[0]["sign_p"]) == (0, 0, 1.0)
+    assert all(r["won"] + r["lost"] > 0 and 0 < r["accuracy"] < 1 for r in rows[1:])
+    from scipy.stats import binomtest                     # the sign test against scipy's exact one
+    for r in rows[1:]:
+        assert r["sign_p"] == pytest.approx(binomtest(r["won"], r["won"] + r["lost"]).pvalue, abs=1e-4)
+
+
 def test_linking_study_at_one_threshold_with_the_vocabularies(tmp_path):
     _, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies")
     assert len(rows) == 1 and rows[0]["reference"] > 0 and rows[0]["terms"] > 0
