@@ -4,8 +4,8 @@ BioRED train (docs/experiments/relation-typer.md, "Shared cue words, distant lab
     .venv/bin/python experiments/typer_features.py [--folds 5] [--salts cv cv2] \\
         [--variants shipped shared distant distant_treats vectors]
 
-Every variant is the shipped typer (``configs/biored.yaml``: window 2, C 1, ``typer_apart``) plus one
-thing:
+Every variant is the typer as ``configs/biored.yaml`` shipped it before this study (window 2, C 1,
+``typer_apart``; the ``shipped`` row) plus one thing:
 
 * ``shared``: the type rows' between and window words also keyed by ``*`` (``extract.typer_shared``);
 * ``distant``: BC5CDR's documents outside BioRED (train and dev) added to each fold's fit, their
