@@ -2,7 +2,7 @@
 BioRED train (docs/experiments/relation-typer.md, "Shared cue words, distant labels, word vectors").
 
     .venv/bin/python experiments/typer_features.py [--folds 5] [--salts cv cv2] \\
-        [--variants shipped shared distant distant_treats vectors]
+        [--variants shipped shared distant distant_treats vectors] [--related]
 
 Every variant is the typer as ``configs/biored.yaml`` shipped it before this study (window 2, C 1,
 ``typer_apart``; the ``shipped`` row) plus one thing:
@@ -19,7 +19,8 @@ Every variant is the typer as ``configs/biored.yaml`` shipped it before this stu
 The BioRED-train documents are cut into ``--folds`` folds by a salted hash of their ids; each fold's
 gold pairs (every pair, sharing a sentence or not) are typed by the variant fitted on the other folds.
 The table gives the type accuracy per category pair, and per variant the pairs it types right and
-the shipped typer wrong (``won``) and the other way (``lost``), with a two-sided sign test. Nothing
+the shipped typer wrong (``won``) and the other way (``lost``), with a two-sided sign test.
+``--related`` also scores the related-or-not regression with and without the shared copies. Nothing
 here reads BioRED dev's relations.
 """
 
@@ -150,6 +151,35 @@ def cross_validate(make, train, extra, folds: int, salt: str, features=None) -> 
         relation_typer.pair_sentence_features = original
 
 
+def related_study(train, folds: int, salt: str) -> list[dict]:
+    """The related-or-not regression with and without the shared copies in its rows: AUC, average
+    precision and log loss over every pair of entities that share a sentence, each fold's pairs
+    scored by the regression fitted on the other folds."""
+    from sklearn.metrics import average_precision_score, log_loss, roc_auc_score
+
+    original = relation_typer.pair_sentence_features
+    shared = lambda doc, head, tail, window: [relation_typer._shared(r) for r in original(doc, head, tail, window)]  # noqa: E731
+    rows = []
+    for name, features in (("related, shipped", original), ("related, shared copies", shared)):
+        relation_typer.pair_sentence_features = features
+        try:
+            y, p = [], []
+            for k in range(folds):
+                typer = relation_typer.RelationTyper(window=2, c=1.0, related=True).fit(
+                    [d for d in train if document_fold(f"{salt}:{d.id}", folds) != k])
+                items = [(d, a, b) for d in train if document_fold(f"{salt}:{d.id}", folds) == k
+                         for a, b in relation_typer._entity_pairs(d)]
+                p += typer.relation_probabilities(items)
+                y += [frozenset((a, b)) in {frozenset((r.head, r.tail)) for r in d.relations} for d, a, b in items]
+        finally:
+            relation_typer.pair_sentence_features = original
+        p = np.clip(p, 1e-6, 1 - 1e-6)
+        rows.append({"variant": name, "salt": salt, "pairs": len(y), "AUC": round(roc_auc_score(y, p), 4),
+                     "average_precision": round(average_precision_score(y, p), 4),
+                     "log_loss": round(log_loss(y, p), 4)})
+    return rows
+
+
 def sign_test(won: int, lost: int) -> float:
     """Two-sided exact sign test of ``won`` against ``lost`` discordant pairs."""
     n = won + lost
@@ -175,6 +205,8 @@ def main() -> None:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--salts", nargs="+", default=["cv", "cv2"], help="one cross-validation per fold salt")
     p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    p.add_argument("--related", action="store_true", help="also the related-or-not regression with and "
+                   "without the shared copies (first salt)")
     p.add_argument("--out", type=Path)
     a = p.parse_args()
     analyzer = TextAnalyzer(sentences=True, abbreviations=False)
@@ -200,6 +232,10 @@ def main() -> None:
             rows.append(row(variant, salt, right, shipped, cats))
             print(rows[-1], flush=True)
     print_table(rows, f"type accuracy over BioRED train's gold pairs, {a.folds}-fold document cross-validation")
+    if a.related:
+        related = related_study(train, a.folds, a.salts[0])
+        print_table(related, "the related-or-not regression over pairs that share a sentence")
+        rows += related
     write_json("typer_features", rows, a.out, folds=a.folds)
 
 
