@@ -202,7 +202,7 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert raw.extract.related_head_weight == 0 < biored.extract.related_head_weight
     # and so is the typer's reading of pairs that share no sentence (it lowers the raw slice's typing)
     assert biored.extract.typer_apart and not raw.extract.typer_apart
-    # shared cue words were chosen on gold mentions, not on the raw slice
+    # shared cue words were chosen on gold mentions; on the raw slice they move nothing
     assert biored.extract.typer_shared and not raw.extract.typer_shared
 
 
