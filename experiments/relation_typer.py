@@ -29,9 +29,10 @@ from graphmert.kg.schema import mention_category  # noqa: E402
 from pipelines.holdout import document_fraction, in_slice  # noqa: E402
 
 
-def gold_pairs(docs) -> list[tuple]:
+def gold_pairs(docs, shared_sentence: bool = True) -> list[tuple]:
     """(document, head, tail, gold type, category pair) per gold relation whose entities share a
-    sentence (the smallest type name when a pair has several)."""
+    sentence, or per every gold relation when not ``shared_sentence`` (the smallest type name when a
+    pair has several)."""
     out = []
     for d in docs:
         cat = {i: mention_category(m.type) for m in d.mentions for i in m.ids}
@@ -42,7 +43,7 @@ def gold_pairs(docs) -> list[tuple]:
             if len(pair) != 2:                                  # a self-pair
                 continue
             head, tail = sorted(pair)
-            if pair_sentence_features(d, head, tail, 0):
+            if not shared_sentence or pair_sentence_features(d, head, tail, 0):
                 out.append((d, head, tail, min(ts), "|".join(sorted((cat.get(head, ""), cat.get(tail, ""))))))
     return out
 

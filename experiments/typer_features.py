@@ -33,6 +33,7 @@ import json
 import math
 import re
 import sys
+import time
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -42,32 +43,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _study import document_fold, print_table, require_shared, write_json  # noqa: E402
+from relation_typer import gold_pairs  # noqa: E402  (experiments/relation_typer.py)
 
 import graphmert.extract.relation_typer as relation_typer  # noqa: E402
 from graphmert.corpus.document import Relation  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
-from graphmert.kg.schema import mention_category  # noqa: E402
 
 VARIANTS = ("shipped", "shared", "distant", "distant_treats", "vectors")
 DIM = 50
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-def all_gold_pairs(docs) -> list[tuple]:
-    """(document, head, tail, gold type, category pair) per unordered gold pair of ``docs`` (the
-    smallest type name where a pair has several)."""
-    out = []
-    for d in docs:
-        cat = {i: mention_category(m.type).removeprefix("biolink:") for m in d.mentions for i in m.ids}
-        types: dict = defaultdict(list)
-        for r in d.relations:
-            types[frozenset((r.head, r.tail))].append(r.type)
-        for pair, ts in types.items():
-            if len(pair) == 2:
-                head, tail = sorted(pair)
-                out.append((d, head, tail, min(ts), "–".join(sorted((cat.get(head, "?"), cat.get(tail, "?"))))))
-    return out
 
 
 def distant_documents(analyzer, biored_ids: set[str], treats: bool) -> list:
@@ -109,8 +94,11 @@ def word_vectors(train, dev_ids: set[str]) -> dict[str, np.ndarray]:
                 r = json.loads(line)
                 if r["doc_id"].removeprefix("PMID:") not in dev_ids:
                     texts.append(f"{r.get('title') or ''} {r.get('abstract') or ''}")
+    start = time.monotonic()
     w2v = Word2Vec([_WORD.findall(t.lower()) for t in texts], vector_size=DIM, window=5, min_count=3,
                    sg=1, epochs=5, workers=2, seed=0)
+    print(f"word vectors: {len(w2v.wv.index_to_key)} words from {len(texts)} texts in "
+          f"{time.monotonic() - start:.0f} s", flush=True)
     return {w: w2v.wv[w] / (np.linalg.norm(w2v.wv[w]) + 1e-8) for w in w2v.wv.index_to_key}
 
 
@@ -135,7 +123,7 @@ def with_vectors(features, vectors: dict[str, np.ndarray]):
 
 
 def cross_validate(make, train, extra, folds: int, salt: str, features=None) -> list[bool]:
-    """Per gold pair of ``train`` (in :func:`all_gold_pairs` order over folds): whether the typer
+    """Per gold pair of ``train`` (in :func:`gold_pairs` order over folds): whether the typer
     ``make()`` fitted on the other folds plus ``extra`` types it right."""
     original = relation_typer.pair_sentence_features
     relation_typer.pair_sentence_features = features or original
@@ -143,7 +131,8 @@ def cross_validate(make, train, extra, folds: int, salt: str, features=None) -> 
         right = []
         for k in range(folds):
             fit = [d for d in train if document_fold(f"{salt}:{d.id}", folds) != k] + extra
-            test = all_gold_pairs([d for d in train if document_fold(f"{salt}:{d.id}", folds) == k])
+            test = gold_pairs([d for d in train if document_fold(f"{salt}:{d.id}", folds) == k],
+                              shared_sentence=False)
             answers = make().fit(fit).log_probabilities([(d, h, t) for d, h, t, _, _ in test])
             right += [a is not None and max(a, key=a.get) == gold for a, (*_, gold, _) in zip(answers, test)]
         return right
@@ -167,10 +156,11 @@ def related_study(train, folds: int, salt: str) -> list[dict]:
             for k in range(folds):
                 typer = relation_typer.RelationTyper(window=2, c=1.0, related=True).fit(
                     [d for d in train if document_fold(f"{salt}:{d.id}", folds) != k])
-                items = [(d, a, b) for d in train if document_fold(f"{salt}:{d.id}", folds) == k
-                         for a, b in relation_typer._entity_pairs(d)]
+                test = [d for d in train if document_fold(f"{salt}:{d.id}", folds) == k]
+                items = [(d, a, b) for d in test for a, b in relation_typer._entity_pairs(d)]
+                gold = {(d.id, frozenset((r.head, r.tail))) for d in test for r in d.relations}
                 p += typer.relation_probabilities(items)
-                y += [frozenset((a, b)) in {frozenset((r.head, r.tail)) for r in d.relations} for d, a, b in items]
+                y += [(d.id, frozenset((a, b))) in gold for d, a, b in items]
         finally:
             relation_typer.pair_sentence_features = original
         p = np.clip(p, 1e-6, 1 - 1e-6)
@@ -223,8 +213,8 @@ def main() -> None:
     built = {v: setups[v]() for v in a.variants}                 # (typer maker, extra documents, features)
     rows = []
     for salt in a.salts:
-        cats = [c for k in range(a.folds) for *_, c in
-                all_gold_pairs([d for d in train if document_fold(f"{salt}:{d.id}", a.folds) == k])]
+        cats = [c.replace("biolink:", "").replace("|", "–") for k in range(a.folds) for *_, c in
+                gold_pairs([d for d in train if document_fold(f"{salt}:{d.id}", a.folds) == k], shared_sentence=False)]
         shipped = cross_validate(make(), train, [], a.folds, salt)
         for variant in a.variants:
             typer, extra, features = built[variant]

@@ -141,15 +141,21 @@ def _edit_code(monkeypatch, *stages: str, tag: str) -> None:
                         property(lambda self: f"edited-{tag}" if self.name in stages else real(self)))
 
 
-def test_a_code_change_reruns_its_stage_and_downstream_but_nothing_upstream(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    lines = (ROOT / "data" / "demo" / "corpus.jsonl").read_text().splitlines()[:12]
+def _demo_run(tmp_path: Path, documents: int, to: str, *overrides: str) -> tuple[Path, list[str]]:
+    """(run directory, ``graphmert run`` arguments) for the demo config on its first ``documents``
+    documents, up to the stage ``to``, synchronously."""
+    lines = (ROOT / "data" / "demo" / "corpus.jsonl").read_text().splitlines()[:documents]
     corpus = tmp_path / "docs.jsonl"
     corpus.write_text("\n".join(lines) + "\n")
     run_dir = tmp_path / "run"
-    args = ["run", "--config", str(ROOT / "configs" / "demo.yaml"), "--run-dir", str(run_dir),
-            "--to", "graphs", "--quiet", "--scheduler", "synchronous", f"corpus.paths=[{corpus}]",
-            "corpus.shard_size=4", "kg.min_relation_count=1", "tokenizer.vocab_size=400"]
+    return run_dir, ["run", "--config", str(ROOT / "configs" / "demo.yaml"), "--run-dir", str(run_dir),
+                     "--to", to, "--quiet", "--scheduler", "synchronous", f"corpus.paths=[{corpus}]",
+                     "tokenizer.vocab_size=400", *overrides]
+
+
+def test_a_code_change_reruns_its_stage_and_downstream_but_nothing_upstream(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    run_dir, args = _demo_run(tmp_path, 12, "graphs", "corpus.shard_size=4", "kg.min_relation_count=1")
     invoke = lambda: CliRunner().invoke(app, args)       # noqa: E731
     r = invoke()
     assert r.exit_code == 0, r.output
@@ -236,13 +242,8 @@ def test_a_command_stops_before_a_stage_once_the_code_changed_under_it(tmp_path,
     from pipelines import cli
 
     monkeypatch.chdir(ROOT)
-    lines = (ROOT / "data" / "demo" / "corpus.jsonl").read_text().splitlines()[:6]
-    corpus = tmp_path / "docs.jsonl"
-    corpus.write_text("\n".join(lines) + "\n")
-    run_dir = tmp_path / "run"
-    args = ["run", "--config", str(ROOT / "configs" / "demo.yaml"), "--run-dir", str(run_dir),
-            "--to", "tokenizer", "--quiet", "--scheduler", "synchronous", f"corpus.paths=[{corpus}]",
-            "tokenizer.vocab_size=400"]
+    run_dir, args = _demo_run(tmp_path, 6, "tokenizer")
+
     def edited_after_ingest() -> str:          # the source is edited once ingest has finished
         return "fedcba9876543210" if (run_dir / "ingest" / "manifest.json").exists() else "0123456789abcdef"
 
