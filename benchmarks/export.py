@@ -1,6 +1,7 @@
 """Export throughput and memory: N-Triples streamed per shard vs an in-memory rdflib Graph.
 
-    .venv/bin/python benchmarks/export.py [--triples 100000] [--shard-size 10000] [--out FILE]
+    .venv/bin/python benchmarks/export.py [--triples 100000] [--shard-size 10000] [--formats nt,kgx]
+                                          [--modes MODE ...] [--out FILE]
 
 Synthetic merged triples (deterministic: ~N/5 entities with CURIEs, eight relations, 1–3 evidence
 sentences and documents each) are exported by one mode per row, each in its own subprocess so that
@@ -11,10 +12,12 @@ peak RSS (``ru_maxrss``) belongs to that mode alone:
 * ``graph nt``      — :func:`graphmert.export.rdf.build_graph` (all triples) + rdflib's N-Triples
   serialiser: the in-memory path the Turtle / JSON-LD writers use;
 * ``stream kgx``    — :func:`graphmert.export.kgx.write_kgx` (TSV + JSON Lines);
-* ``stage sync`` / ``stage 2 workers`` — the pipeline's export stage with ``export.formats=[nt,kgx]``
-  over the same shards written as an extract stage's Parquet files (writing them is not timed): one
-  part per shard, on the synchronous scheduler or on a LocalCluster of two workers (its start
-  included), then joined in the driver. Its ``kg.nt`` must be the bytes of ``stream nt``.
+* ``stage sync`` / ``stage 2 workers`` — the pipeline's export stage with ``export.formats`` of
+  ``--formats`` (``nt,kgx`` unless given) over the same shards written as an extract stage's Parquet
+  files (writing them is not timed): one part per shard, on the synchronous scheduler or on a
+  LocalCluster of two workers (its start included), then joined in the driver. Its ``kg.nt`` must
+  be the bytes of ``stream nt``. ``task s`` is the parts' summed seconds (work that spreads over
+  workers) and ``driver s`` the stage's time less that work over its workers (what does not).
 
 Reported: seconds, triples/s, lines (statements written), peak RSS and its growth over the process
 baseline after imports, output size. The stream and graph rows must describe the same graph: the
@@ -82,7 +85,7 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # KiB on Linux
 
 
-def worker(mode: str, n: int, shard_size: int, out: Path) -> dict:
+def worker(mode: str, n: int, shard_size: int, out: Path, formats: str = "nt,kgx") -> dict:
     """Run one mode in this process; returns its measurements."""
     from graphmert.config import ExportConfig
     from graphmert.export.kgx import write_kgx
@@ -107,9 +110,12 @@ def worker(mode: str, n: int, shard_size: int, out: Path) -> dict:
         counts = write_kgx(synthetic_shards(n, shard_size), out, terms, run)
         lines = counts["nodes"] + counts["edges"]
     elif mode.startswith("stage"):
-        m = _export_stage(out, n, shard_size, synchronous=mode == "stage sync")
+        m = _export_stage(out, n, shard_size, synchronous=mode == "stage sync", formats=formats)
         t = time.perf_counter() - m.pop("seconds")
-        lines, extra = m["lines"], {"tasks": m["tasks"]}
+        workers = 1 if mode == "stage sync" else 2
+        lines = m["lines"]
+        extra = {"tasks": m["tasks"], "task s": m["task_s"],
+                 "driver s": max(m["elapsed_s"] - m["task_s"] / workers, 0.0)}
         out = out / "run" / "export"
     else:
         raise SystemExit(f"unknown mode {mode!r}; choose from {MODES}")
@@ -120,9 +126,10 @@ def worker(mode: str, n: int, shard_size: int, out: Path) -> dict:
             "output MB": size / 1e6, **extra}
 
 
-def _export_stage(out: Path, n: int, shard_size: int, synchronous: bool) -> dict:
-    """The export stage over the synthetic shards written as a fake extract stage; returns the
-    stage's seconds (cluster start included), lines written and shard tasks."""
+def _export_stage(out: Path, n: int, shard_size: int, synchronous: bool, formats: str) -> dict:
+    """The export stage (``export.formats=[formats]``) over the synthetic shards written as a fake
+    extract stage; returns the stage's seconds (cluster start included), its own elapsed seconds
+    (manifest), the parts' summed task seconds, statements written and shard tasks."""
     from graphmert.config import load_config
     from graphmert.extract.triples import write_triples
     from graphmert.io import atomic_write_json
@@ -139,12 +146,14 @@ def _export_stage(out: Path, n: int, shard_size: int, synchronous: bool) -> dict
         write_triples(shard, ex / names[-1])
     atomic_write_json(ex / "manifest.json", {"stage": "extract", "shards": names, "config_hash": "bench",
                                              "output_hash": "bench"})
-    cfg = load_config(None, ["export.formats=[nt,kgx]", "pipeline.workers=2"])
+    cfg = load_config(None, [f"export.formats=[{formats}]", "pipeline.workers=2"])
     t = time.perf_counter()
     with Session(cfg.pipeline, run_dir, "synchronous" if synchronous else "local", quiet=True) as s:
         m = run_stage(EXPORT, cfg, run_dir, quiet=True, session=s)
-    return {"seconds": time.perf_counter() - t, "tasks": m["tasks"]["part"]["shards"],
-            "lines": m["statements"]["nt"] + m["kgx_nodes"] + m["kgx_edges"]}
+    part = m["tasks"]["part"]
+    return {"seconds": time.perf_counter() - t, "elapsed_s": m["elapsed_s"], "tasks": part["shards"],
+            "task_s": part["task_seconds"],
+            "lines": sum(m["statements"].values()) + m.get("kgx_nodes", 0) + m.get("kgx_edges", 0)}
 
 
 def _distinct_lines(path: Path) -> int:
@@ -162,12 +171,15 @@ def main() -> None:
     ap.add_argument("--triples", type=int, default=100_000)
     ap.add_argument("--shard-size", type=int, default=10_000, help="triples per shard (extract's default)")
     ap.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
+    ap.add_argument("--formats", default="nt,kgx",
+                    help="export.formats of the stage modes (comma-separated; must include nt for the "
+                         "byte check against stream nt)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--dir", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.triples, args.shard_size, args.dir)))
+        print(json.dumps(worker(args.worker, args.triples, args.shard_size, args.dir, args.formats)))
         return
 
     rows = []
@@ -178,7 +190,7 @@ def main() -> None:
             d.mkdir()
             dirs[mode] = d
             cmd = [sys.executable, __file__, "--worker", mode, "--triples", str(args.triples),
-                   "--shard-size", str(args.shard_size), "--dir", str(d)]
+                   "--shard-size", str(args.shard_size), "--dir", str(d), "--formats", args.formats]
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
             if proc.returncode:
                 raise SystemExit(f"{mode}: worker failed:\n{proc.stderr[-3000:]}")
@@ -192,7 +204,7 @@ def main() -> None:
             check = {"stream_distinct_lines": distinct, "graph_statements": graph,
                      "same_statement_count": distinct == graph}
         stage = [m for m in ("stage sync", "stage 2 workers") if m in dirs]
-        if "stream nt" in dirs and stage:
+        if "stream nt" in dirs and stage and "nt" in args.formats.split(","):
             ref = (dirs["stream nt"] / "kg.nt").read_bytes()
             check["stage_nt_equals_stream_nt"] = all(
                 (dirs[m] / "run" / "export" / "kg.nt").read_bytes() == ref for m in stage)
@@ -202,7 +214,8 @@ def main() -> None:
               f"{check['graph_statements']:,}: {'same' if check['same_statement_count'] else 'DIFFERENT'}")
     if "stage_nt_equals_stream_nt" in check:
         print(f"stage kg.nt equals stream nt byte for byte: {check['stage_nt_equals_stream_nt']}")
-    write_json("export", rows, args.out, triples=args.triples, shard_size=args.shard_size, **check)
+    write_json("export", rows, args.out, triples=args.triples, shard_size=args.shard_size,
+               formats=args.formats, **check)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ from graphmert.io import atomic_path
 
 __all__ = ["Lit", "RunInfo", "Statement", "triple_statements", "supporting_texts", "documents",
            "to_rdflib", "nt_line", "NTriplesEncoder", "OxigraphEncoder", "build_graph", "write_rdf",
-           "ntriples_lines", "write_ntriples", "RDF_FORMATS", "STREAM_FORMATS", "jsonld_context"]
+           "ntriples_lines", "write_ntriples", "RDF_FORMATS", "STREAM_FORMATS", "jsonld_context",
+           "turtle_prefixes", "statement_groups", "unseen_descriptions"]
 
 RDF_FORMATS = {"ttl": ox.RdfFormat.TURTLE, "jsonld": ox.RdfFormat.JSON_LD,   # streamed by pyoxigraph
                "trig": ox.RdfFormat.TRIG}
@@ -143,12 +144,27 @@ def documents(t: Triple) -> list[str]:
 
 def triple_statements(t: Triple, terms: ExportTerms, run: RunInfo,
                       seen: set[str] | None = None) -> tuple[str, list[Statement]]:
-    """The statements of one triple, and its run key (names its run activity and named graph).
+    """The statements of one triple, and its run key (names its run activity and named graph):
+    :func:`statement_groups`' own statements, then its descriptions.
 
     ``seen`` (optional) holds keys of the entity and run descriptions already emitted; an identical
     description is not emitted again (the set is updated). A name, category or checkpoint that
     differs is emitted, without the statements of that entity or run already emitted (its type,
     identifier, ...), so deduplication never drops a statement and never repeats one.
+    """
+    run_key, own, described = statement_groups(t, terms, run)
+    return run_key, own + unseen_descriptions(described, seen)
+
+
+def statement_groups(t: Triple, terms: ExportTerms, run: RunInfo
+                     ) -> tuple[str, list[Statement], list[tuple[str, list[Statement]]]]:
+    """``(run key, own, descriptions)`` of one triple.
+
+    ``own`` are the statements no other triple makes: the assertion ``h P(r) t``, its association
+    node and the association's ``prov:wasGeneratedBy`` links. ``descriptions`` are the ``(key,
+    statements)`` groups every triple naming the same things repeats: each ``graphmert update``
+    activity of its evidence, the head, the tail (type, label, identifier, cross-references) and the
+    run activity; :func:`unseen_descriptions` keeps each once.
     """
     run_key = terms.run_key(t.run_id, t.checkpoint_id, run.config_hash)
     head, _ = terms.entity(t.head_id, t.head_name)
@@ -157,7 +173,7 @@ def triple_statements(t: Triple, terms: ExportTerms, run: RunInfo,
     hk, _, tk = triple_key(t)
     assoc = terms.association(run_key, hk, t.relation, tk)
     activity = terms.run(run_key)
-    out: list[Statement] = [
+    own: list[Statement] = [
         (head, pred, tail),
         (assoc, _RDF_TYPE, _ASSOCIATION),
         (assoc, _SUBJECT, head),
@@ -167,37 +183,45 @@ def triple_statements(t: Triple, terms: ExportTerms, run: RunInfo,
         (assoc, _CONFIDENCE, _double(t.confidence)),
         (assoc, _EVIDENCE_COUNT, Lit(str(int(t.evidence_count)), _XSD_INT)),
     ]
-    out += association_statements(t, assoc, terms)
-    out.append((assoc, _GENERATED_BY, activity))
-    out += update_statements(t, assoc, activity, seen)
+    own += association_statements(t, assoc, terms)
+    own.append((assoc, _GENERATED_BY, activity))
+    links, described = update_statements(t, assoc, activity)
+    own += links
     for iri, eid, name, cat in ((head, t.head_id, t.head_name, t.head_category),
                                 (tail, t.tail_id, t.tail_name, t.tail_category)):
         label = clean_text(name).strip()
         cat_iri = str(terms.category(cat))
-        key = "\x1f".join((iri, cat_iri, label, eid))
-        if seen is not None:
-            if key in seen:
-                continue
-            seen.add(key)
-        described = [(iri, _RDF_TYPE, cat_iri)]
+        group = [(iri, _RDF_TYPE, cat_iri)]
         if label:
-            described.append((iri, _LABEL, Lit(label)))
+            group.append((iri, _LABEL, Lit(label)))
         if eid:
-            described.append((iri, _IDENT, Lit(clean_text(eid))))
-            described += [(iri, _XREF, Lit(clean_text(x))) for x in run.xrefs.get(eid, ())]
-        out += described if seen is None else _unseen(described, seen)
-    key = "\x1f".join((activity, t.checkpoint_id))
-    if seen is None or key not in seen:
-        if seen is not None:
+            group.append((iri, _IDENT, Lit(clean_text(eid))))
+            group += [(iri, _XREF, Lit(clean_text(x))) for x in run.xrefs.get(eid, ())]
+        described.append(("\x1f".join((iri, cat_iri, label, eid)), group))
+    group = [(activity, _RDF_TYPE, _ACTIVITY),
+             (activity, _CHECKPOINT, Lit(clean_text(t.checkpoint_id))),
+             (activity, _CONFIG_HASH, Lit(clean_text(run.config_hash))),
+             (activity, _VERSION, Lit(clean_text(run.software_version)))]
+    if run.started_at:
+        group.append((activity, _STARTED, Lit(clean_text(run.started_at), _XSD_DT)))
+    described.append(("\x1f".join((activity, t.checkpoint_id)), group))
+    return run_key, own, described
+
+
+def unseen_descriptions(groups: list[tuple[str, list[Statement]]],
+                        seen: set[str] | None) -> list[Statement]:
+    """The statements of description ``groups`` (:func:`statement_groups`) not yet in ``seen``: a
+    group whose key was seen is skipped whole, a new group loses only the statements already
+    emitted (an entity named two ways is typed and identified once). ``seen`` is updated; None keeps
+    every statement."""
+    if seen is None:
+        return [st for _, group in groups for st in group]
+    out: list[Statement] = []
+    for key, group in groups:
+        if key not in seen:
             seen.add(key)
-        described = [(activity, _RDF_TYPE, _ACTIVITY),
-                     (activity, _CHECKPOINT, Lit(clean_text(t.checkpoint_id))),
-                     (activity, _CONFIG_HASH, Lit(clean_text(run.config_hash))),
-                     (activity, _VERSION, Lit(clean_text(run.software_version)))]
-        if run.started_at:
-            described.append((activity, _STARTED, Lit(clean_text(run.started_at), _XSD_DT)))
-        out += described if seen is None else _unseen(described, seen)
-    return run_key, out
+            out += _unseen(group, seen)
+    return out
 
 
 def _unseen(statements: list[Statement], seen: set[str]) -> list[Statement]:
@@ -231,20 +255,19 @@ def association_statements(t: Triple, assoc: str, terms: ExportTerms) -> list[St
     return out
 
 
-def update_statements(t: Triple, assoc: str, activity: str,
-                      seen: set[str] | None = None) -> list[Statement]:
+def update_statements(t: Triple, assoc: str, activity: str
+                      ) -> tuple[list[Statement], list[tuple[str, list[Statement]]]]:
     """``assoc prov:wasGeneratedBy U`` for every ``graphmert update`` whose documents support the
-    triple (its evidence's ``activity``), next to the run activity ``R``; each ``U`` (``R/update-N``)
-    is described once: ``U a prov:Activity ; prov:wasInformedBy R`` (it used the run's model)."""
-    out: list[Statement] = []
+    triple (its evidence's ``activity``), next to the run activity ``R``; and each ``U``
+    (``R/update-N``)'s description group, keyed by its IRI: ``U a prov:Activity ; prov:wasInformedBy
+    R`` (it used the run's model)."""
+    links: list[Statement] = []
+    described: list[tuple[str, list[Statement]]] = []
     for name in sorted({e.activity for e in t.evidence} - {""}):
         update = f"{activity}/{encode_local(name)}"
-        out.append((assoc, _GENERATED_BY, update))
-        if seen is None or update not in seen:
-            if seen is not None:
-                seen.add(update)
-            out += [(update, _RDF_TYPE, _ACTIVITY), (update, _INFORMED_BY, activity)]
-    return out
+        links.append((assoc, _GENERATED_BY, update))
+        described.append((update, [(update, _RDF_TYPE, _ACTIVITY), (update, _INFORMED_BY, activity)]))
+    return links, described
 
 
 # --------------------------------------------------------------------------------------------------
@@ -372,7 +395,7 @@ def write_rdf(triples: Iterable[Triple], path: str | Path, fmt: str, terms: Expo
     the prefixes of the entities (:meth:`ExportTerms.bindings`), which must be known before the first
     statement: ``ids`` are every head and tail id of ``triples``, read ahead (the export stage reads
     the two id columns of its shards); None reads ``triples`` twice, so it must then be a sequence.
-    Turtle and TriG write IRIs under ``export.namespace`` in full (:func:`_turtle_prefixes`).
+    Turtle and TriG write IRIs under ``export.namespace`` in full (:func:`turtle_prefixes`).
     JSON-LD is pyoxigraph's expanded form as the ``@graph`` of an object whose ``@context`` declares
     the prefixes (:func:`jsonld_context`).
     """
@@ -390,13 +413,13 @@ def write_rdf(triples: Iterable[Triple], path: str | Path, fmt: str, terms: Expo
         if fmt == "jsonld":
             f.write(b'{"@context": ' + json.dumps(jsonld_context(terms), indent=1).encode() + b',\n"@graph": ')
         ox.serialize(_ox_statements(triples, terms, run, fmt == "trig", written), f, RDF_FORMATS[fmt],
-                     prefixes=None if fmt == "jsonld" else _turtle_prefixes(terms))
+                     prefixes=None if fmt == "jsonld" else turtle_prefixes(terms))
         if fmt == "jsonld":
             f.write(b"}\n")
     return written[0]
 
 
-def _turtle_prefixes(terms: ExportTerms) -> dict[str, str]:
+def turtle_prefixes(terms: ExportTerms) -> dict[str, str]:
     """The prefixes of a Turtle / TriG header: :meth:`ExportTerms.bindings` but the run's own
     namespace, whose paths (``association/…``) would need a backslash before each ``/``. (pyoxigraph
     orders the header itself, the same way in every process: the golden test pins it.)"""

@@ -7,12 +7,12 @@
     kgx → kg_nodes.tsv, kg_edges.tsv, kg_nodes.jsonl, kg_edges.jsonl
     store → store/    (an Oxigraph SPARQL database, :mod:`graphmert.export.store`)
 
-N-Triples / N-Quads / KGX are written in parts, one Dask task per triple shard
-(:mod:`graphmert.export.parts`), and joined in shard order in the driver; Turtle / JSON-LD / TriG are
-streamed by the driver from the shards, in their triple-key order (:func:`graphmert.export.rdf.write_rdf`:
-memory holds the entities' descriptions, not the triples). The run activity records the hash of
-the extract stage's settings (its config sections, not its code: a refactor leaves the graph's bytes
-alone).
+Every format is written in parts, one Dask task per triple shard (:mod:`graphmert.export.parts`),
+and joined in shard order in the driver. For Turtle / TriG / JSON-LD the driver first reads the
+shards' entity id columns for the prefixes every part declares, and the join writes each entity's
+and run's description once per file (memory holds their digests, not the triples). The run
+activity records the hash of the extract stage's settings (its config sections, not its code: a
+refactor leaves the graph's bytes alone).
 
 ``store`` is bulk-loaded from the joined ``kg.nq`` when ``nq`` is written (it keeps each run's named
 graph), else from ``kg.nt``; with neither, the parts' N-Triples are joined into a temporary file
@@ -37,8 +37,9 @@ from pathlib import Path
 from graphmert.config import ExportConfig
 from graphmert.corpus.document import entity_xrefs, read_documents
 from graphmert.export import (KGX_FILES, RDF_FORMATS, STREAM_FORMATS, RunInfo, ExportTerms,
-                              check_formats, write_rdf, write_report)
+                              check_formats, write_report)
 from graphmert.export.parts import join_parts, write_part
+from graphmert.export.rdf import jsonld_context, turtle_prefixes
 from graphmert.export.store import STORE_DIR, build_store
 from graphmert.extract.triples import read_entity_ids, read_triples
 from graphmert.io import atomic_write_json, read_json
@@ -68,11 +69,11 @@ def triple_shards(ctx: StageContext) -> list[Path]:
     return paths
 
 
-def export_part(shard: str, shared: tuple[list[str], ExportConfig, RunInfo], path: Path) -> dict:
-    """Shard task: one triple shard → its part of the N-Triples / N-Quads / KGX files (and the
-    fallback counts of every format) at ``path``."""
-    formats, cfg, run = shared
-    return write_part(read_triples(shard), path, formats, cfg, run)
+def export_part(shard: str, shared: tuple[list[str], ExportConfig, RunInfo, dict[str, str]], path: Path) -> dict:
+    """Shard task: one triple shard → its part of every format's file (and the fallback counts) at
+    ``path``, Turtle / TriG under the driver's ``prefixes``."""
+    formats, cfg, run, prefixes = shared
+    return write_part(read_triples(shard), path, formats, cfg, run, prefixes)
 
 
 def _extract_settings(ctx: StageContext) -> str:
@@ -93,22 +94,25 @@ def _export(ctx: StageContext) -> dict:
     shards = triple_shards(ctx)
     run = RunInfo(config_hash=_extract_settings(ctx), xrefs=_entity_xrefs(ctx))
     part_formats = formats + (["nt"] if "store" in formats and not {"nt", "nq"} & set(formats) else [])
+    terms = ExportTerms(cfg)
+    if set(RDF_FORMATS) & set(formats):       # the header names the prefixes of every entity
+        for entity_id in read_entity_ids(shards):
+            if entity_id:
+                terms.entity(entity_id, "")
     parts = ctx.map_shards(export_part, [str(p) for p in shards], name="part",
-                           shared=(part_formats, cfg, run), suffix=".part")
+                           shared=(part_formats, cfg, run, turtle_prefixes(terms)), suffix=".part")
     n = sum(p.counts["triples"] for p in parts)
-    joined = join_parts([(p.path, p.counts) for p in parts], ctx.out, formats)
+    joined = join_parts([(p.path, p.counts) for p in parts], ctx.out, formats, turtle_prefixes(terms),
+                        jsonld_context(terms))
     unmapped: Counter = Counter()
     unknown: Counter = Counter()
     for p in parts:
         unmapped.update(p.counts["unmapped_relations"])
         unknown.update(p.counts["unknown_categories"])
     body: dict = {"triples": n, "formats": formats}
-    statements = {fmt: joined[fmt] for fmt in formats if fmt in STREAM_FORMATS}
+    statements = {fmt: joined[fmt] for fmt in formats if fmt in STREAM_FORMATS or fmt in RDF_FORMATS}
     if "kgx" in formats:
         body["kgx_nodes"], body["kgx_edges"] = joined["kgx_nodes"], joined["kgx_edges"]
-    for fmt in (f for f in formats if f in RDF_FORMATS):
-        statements[fmt] = write_rdf(read_triples(shards), ctx.out / f"kg.{fmt}", fmt, ExportTerms(cfg), run,
-                                    ids=read_entity_ids(shards))
     if "store" in formats:
         body["store"] = _stage_store(ctx, [(p.path, p.counts) for p in parts], formats)
         statements["store"] = body["store"]["triples"]
