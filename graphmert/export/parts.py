@@ -203,8 +203,11 @@ def join_parts(parts: Sequence[tuple[str | Path, dict[str, Any]]], folder: str |
         if KGX_FILES["edges_tsv"] in outs:
             outs[KGX_FILES["edges_tsv"]].write(("\t".join(EDGE_COLUMNS) + "\n").encode())
         bodies = {s: _RdfBody(outs[s], s[3:], context) for s in names if s in RDF_SECTIONS}
-        described = _Descriptions(Path(stack.enter_context(
-            tempfile.TemporaryDirectory(dir=folder, prefix=".descriptions-")))) if bodies else None
+        described = None
+        if bodies:
+            described = _Descriptions(Path(stack.enter_context(
+                tempfile.TemporaryDirectory(dir=folder, prefix=".descriptions-"))))
+            stack.callback(described.file.close)
         for p, info in parts:
             with open(p, "rb") as src:
                 for s in SECTIONS:
