@@ -76,6 +76,9 @@ DEFAULT_TEXTS = (("biomed_abstracts_corpus", "abstracts.jsonl.gz"), ("pubmed_unl
 #: which would leave the merge, the triple files and export nothing to do: every size keeps every
 #: triple the extractor proposes (the model's work is the same)
 KEEP_ALL = {"min_confidence": 0.0, "beta": 0.0}
+#: the prefixes of ``configs/biored-raw.yaml``'s extract keys that the raw mode does not take: the
+#: controls, the relation typer and the heads pooled with it (its BioRED evaluation, not recognition)
+EVALUATION_KEYS = ("control", "typer", "related", "lexical")
 #: the record fields a scale corpus keeps (``entities`` in gold mode only)
 KEPT = ("doc_id", "title", "abstract", "text", "source")
 RAW_CONFIG = ROOT / "configs" / "biored-raw.yaml"
@@ -186,10 +189,13 @@ def run_command(args: list[str], log: Path) -> tuple[float, RssSampler]:
 def write_configs(work: Path, config: Path, train_steps: int, ner_minutes: float) -> dict[str, Path]:
     """The benchmark's config per mode over ``config``: ``gold`` adds the short training and
     :data:`KEEP_ALL`; ``raw`` adds ``configs/biored-raw.yaml``'s ``ner`` section (``--ner-minutes`` of
-    training) and its extract options for recognised mentions (all but ``extract.paths``)."""
+    training) and its extract options for recognised mentions: not ``extract.paths``, nor its
+    controls and relation-typer settings (:data:`EVALUATION_KEYS`), which are BioRED's evaluation
+    and need its typed relations; the controls stay ``config``'s, as in ``gold``."""
     gold = {"base": str(config.resolve()), "train": {"max_steps": train_steps}, "extract": dict(KEEP_ALL)}
     raw_src = yaml.safe_load(RAW_CONFIG.read_text())
-    extract = {k: v for k, v in raw_src.get("extract", {}).items() if k != "paths"}
+    extract = {k: v for k, v in raw_src.get("extract", {}).items()
+               if k != "paths" and not k.startswith(EVALUATION_KEYS)}
     raw = {**gold, "ner": {**raw_src["ner"], "max_minutes": ner_minutes}, "extract": {**extract, **KEEP_ALL}}
     out = {}
     for mode, body in (("gold", gold), ("raw", raw)):

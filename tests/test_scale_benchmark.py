@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import scale  # noqa: E402
+from graphmert.config import load_config  # noqa: E402
 
 
 def _read(path: Path) -> list[dict]:
@@ -166,6 +167,9 @@ def test_the_benchmark_configs_keep_every_proposed_triple(tmp_path):
         assert {k: extract[k] for k in scale.KEEP_ALL} == {"min_confidence": 0.0, "beta": 0.0}
     raw = yaml.safe_load(paths["raw"].read_text())
     assert raw["ner"]["max_minutes"] == 3.0 and "paths" not in raw["extract"]
+    assert raw["extract"]["propagate_mentions"] is True and "controls" not in raw["extract"]
+    for mode in ("gold", "raw"):            # valid configs: the raw one asks no control needing BioRED
+        assert load_config(paths[mode]).extract.controls == load_config(ROOT / "configs" / "small.yaml").extract.controls
 
 
 def test_scaling_divides_by_the_smallest_size():
