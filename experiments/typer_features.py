@@ -2,7 +2,7 @@
 BioRED train (docs/experiments/relation-typer.md, "Shared cue words, distant labels, word vectors").
 
     .venv/bin/python experiments/typer_features.py [--folds 5] [--salts cv cv2] \\
-        [--variants shipped shared distant distant_treats vectors] [--related]
+        [--variants shipped shared distant distant_treats vectors roles] [--base shipped] [--related]
 
 Every variant is the typer as ``configs/biored.yaml`` shipped it before this study (window 2, C 1,
 ``typer_apart``; the ``shipped`` row) plus one thing:
@@ -14,12 +14,17 @@ Every variant is the typer as ``configs/biored.yaml`` shipped it before this stu
   that the seed KG says ``treats`` or ``palliates``, typed Negative_Correlation;
 * ``vectors``: skip-gram vectors (gensim, 50 dimensions) learnt on BioRED train's, the shared
   corpus's and ``pubmed_unlabeled``'s texts, never a BioRED dev document's; the mean vector of a row's
-  between words and of its window words, keyed by the category pair, added to the row.
+  between words and of its window words, keyed by the category pair, added to the row;
+* ``roles`` (with ``shared``, as shipped since): ``extract.typer_roles``, what the whole abstract
+  says of each entity of the pair wherever it is named (the word before each of its mentions and
+  the word attached after it, keyed by its category and the category pair) in each of the pair's
+  sentence rows.
 
 The BioRED-train documents are cut into ``--folds`` folds by a salted hash of their ids; each fold's
 gold pairs (every pair, sharing a sentence or not) are typed by the variant fitted on the other folds.
 The table gives the type accuracy per category pair, and per variant the pairs it types right and
-the shipped typer wrong (``won``) and the other way (``lost``), with a two-sided sign test.
+the ``--base`` variant (the shipped typer unless given) wrong (``won``) and the other way (``lost``),
+with a two-sided sign test.
 ``--related`` also scores the related-or-not regression with and without the shared copies. Nothing
 here reads BioRED dev's relations.
 """
@@ -50,7 +55,7 @@ from graphmert.corpus.document import Relation  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 
-VARIANTS = ("shipped", "shared", "distant", "distant_treats", "vectors")
+VARIANTS = ("shipped", "shared", "distant", "distant_treats", "vectors", "roles")
 DIM = 50
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -179,7 +184,7 @@ def sign_test(won: int, lost: int) -> float:
 
 def row(variant: str, salt: str, right: list[bool], shipped: list[bool], cats: list[str]) -> dict:
     """One table row: accuracy overall and per category pair, and the paired comparison with the
-    shipped typer's answers on the same pairs."""
+    base variant's answers (``shipped``) on the same pairs."""
     out = {"variant": variant, "salt": salt, "pairs": len(right), "accuracy": round(sum(right) / len(right), 4)}
     for cat in sorted(set(cats)):
         hits = [r for r, c in zip(right, cats) if c == cat]
@@ -195,6 +200,8 @@ def main() -> None:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--salts", nargs="+", default=["cv", "cv2"], help="one cross-validation per fold salt")
     p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    p.add_argument("--base", choices=VARIANTS, default="shipped",
+                   help="the variant each row's won / lost / sign test compares with")
     p.add_argument("--related", action="store_true", help="also the related-or-not regression with and "
                    "without the shared copies (first salt)")
     p.add_argument("--out", type=Path)
@@ -209,17 +216,19 @@ def main() -> None:
               "distant": lambda: (make(), distant_documents(analyzer, biored_ids, treats=False), None),
               "distant_treats": lambda: (make(), distant_documents(analyzer, biored_ids, treats=True), None),
               "vectors": lambda: (make(), [], with_vectors(relation_typer.pair_sentence_features,
-                                                             word_vectors(train, dev_ids)))}
-    built = {v: setups[v]() for v in a.variants}                 # (typer maker, extra documents, features)
+                                                             word_vectors(train, dev_ids))),
+              "roles": lambda: (make(shared=True, roles=True), [], None)}
+    built = {v: setups[v]() for v in {*a.variants, a.base}}      # (typer maker, extra documents, features)
     rows = []
     for salt in a.salts:
         cats = [c.replace("biolink:", "").replace("|", "–") for k in range(a.folds) for *_, c in
                 gold_pairs([d for d in train if document_fold(f"{salt}:{d.id}", a.folds) == k], shared_sentence=False)]
-        shipped = cross_validate(make(), train, [], a.folds, salt)
+        typer, extra, features = built[a.base]
+        base = cross_validate(typer, train, extra, a.folds, salt, features)
         for variant in a.variants:
             typer, extra, features = built[variant]
-            right = shipped if variant == "shipped" else cross_validate(typer, train, extra, a.folds, salt, features)
-            rows.append(row(variant, salt, right, shipped, cats))
+            right = base if variant == a.base else cross_validate(typer, train, extra, a.folds, salt, features)
+            rows.append(row(variant, salt, right, base, cats))
             print(rows[-1], flush=True)
     print_table(rows, f"type accuracy over BioRED train's gold pairs, {a.folds}-fold document cross-validation")
     if a.related:

@@ -52,6 +52,7 @@ SELECTION_ONLY = frozenset({
 #: ``extract`` options that only some fits read: in those fits' keys alone
 FIT_OPTIONS = {"typer_window": ("typer", "lexical_document"), "typer_c": ("typer", "lexical_document"),
                "typer_apart": ("typer", "lexical_document"), "typer_shared": ("typer",),
+               "typer_roles": ("typer",),
                "stack_c": ("lexical_document",), "stack_folds": ("lexical_document",),
                "type_head_c": ("pair_heads",), "related_head_c": ("pair_heads",)}
 

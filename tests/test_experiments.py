@@ -41,13 +41,14 @@ def test_relation_typer_study_fits_one_setting(tmp_path):
 
 def test_typer_features_study_compares_variants_on_the_same_pairs(tmp_path):
     _, rows = _study("typer_features.py", tmp_path, "--folds", "2", "--salts", "cv",
-                     "--variants", "shipped", "shared", "distant_treats")
-    assert [r["variant"] for r in rows] == ["shipped", "shared", "distant_treats"]
+                     "--variants", "shipped", "shared", "distant_treats", "roles", "--base", "shared")
+    assert [r["variant"] for r in rows] == ["shipped", "shared", "distant_treats", "roles"]
     assert len({r["pairs"] for r in rows}) == 1 and rows[0]["pairs"] > 3000
-    assert (rows[0]["won"], rows[0]["lost"], rows[0]["sign_p"]) == (0, 0, 1.0)
-    assert all(r["won"] + r["lost"] > 0 and 0 < r["accuracy"] < 1 for r in rows[1:])
+    assert (rows[1]["won"], rows[1]["lost"], rows[1]["sign_p"]) == (0, 0, 1.0)    # the base
+    others = [r for r in rows if r["variant"] != "shared"]
+    assert all(r["won"] + r["lost"] > 0 and 0 < r["accuracy"] < 1 for r in others)
     from scipy.stats import binomtest                     # the sign test against scipy's exact one
-    for r in rows[1:]:
+    for r in others:
         assert r["sign_p"] == pytest.approx(binomtest(r["won"], r["won"] + r["lost"]).pvalue, abs=1e-4)
 
 

@@ -74,6 +74,8 @@ def test_the_key_follows_what_a_fit_reads_and_not_the_selection(tmp_path, monkey
     assert key("extract.typer_c=3", name="pair_heads") == key(name="pair_heads")
     assert key("extract.typer_shared=true", name="typer") != key(name="typer")
     assert key("extract.typer_shared=true") == same          # only the type regression reads it
+    assert key("extract.typer_roles=true", name="typer") != key(name="typer")
+    assert key("extract.typer_roles=true") == same
     assert key("extract.related_head_c=1", name="pair_heads") != key(name="pair_heads")
     assert key(held=frozenset({"2"})) != same
     train.write_text("1|t|Another title\n\n")

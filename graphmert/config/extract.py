@@ -191,6 +191,10 @@ class ExtractConfig:
                              "words a second copy shared by every category pair, so that a cue word "
                              "learnt on one pair types another (feature augmentation; graphmert.extract."
                              "relation_typer)")
+    typer_roles: bool = opt(False, help="relation typer: add to each type row what the whole abstract "
+                            "says of each entity of the pair: the word before each of its mentions and "
+                            "the word attached after it ('X-induced', 'with X'), keyed by its category "
+                            "and the category pair (graphmert.extract.relation_typer)")
     typer_c: float = opt(1.0, min=0.0, min_exclusive=True, help="relation typer: inverse L2 "
                          "strength of its logistic regressions (chosen by experiments/relation_typer.py)")
     type_head_weight: float = opt(0.0, min=0.0, max=1.0,

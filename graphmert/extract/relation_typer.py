@@ -39,6 +39,13 @@ feature augmentation of Daumé III (2007, "Frustratingly easy domain adaptation"
 pairs as the domains. The regression then learns what a word means for every pair, and what it
 means for this one beyond that. Only the type regression reads the shared copies.
 
+Entity roles (``roles``, ``extract.typer_roles``). A sentence row sees its own words only, so in
+"X-induced Y ... Z reduced Y and X levels" the row of X and Z does not know X as an inducer. With
+``roles`` each type row also holds, for each entity of the pair, the word before each of its
+mentions anywhere in the abstract and the word attached after it (as a set, at weight
+:data:`ROLE_WEIGHT`), keyed by the entity's category token and the category pair. Only the type
+regression reads them.
+
 Whether a pair is related at all. A second, binary regression on the same features learns
 p(related | sentence) from every pair of entities that share a sentence in a relation-annotated
 document (positive when the document relates them). A pair's probability of being related is the
@@ -76,6 +83,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
 _ATTACHED = re.compile(r"[-\s]?([a-z]+)")
 SENTENCE_WEIGHT = 0.3
+ROLE_WEIGHT = 0.5              # the entity-role words' weight (module docstring, "Entity roles")
 
 
 class TyperError(GraphmertError, ValueError):
@@ -143,6 +151,26 @@ def _shared(row: Counter) -> Counter:
         if group in ("b", "bb") or group[:2] in ("l@", "r@"):
             out[f"{group if group in ('b', 'bb') else group[0]}:*:{rest.partition(':')[2]}"] += value
     return out
+
+
+def _roles(doc: Document, head: str, tail: str, pair: str) -> Counter:
+    """The role words of ``head`` and ``tail`` in ``doc`` (module docstring, "Entity roles"): for
+    each, the word before each of its mentions and the word attached after it, keyed by its category
+    token and the category ``pair``."""
+    f: Counter = Counter()
+    for entity in (head, tail):
+        own = [m for m in doc.mentions if entity in m.ids]
+        if not own:
+            continue
+        words = set()
+        for m in own:
+            words.update(_WORD.findall(doc.text[max(0, m.start - 24):m.start].lower())[-1:])
+            if attached := _ATTACHED.match(doc.text[m.end:m.end + 16].lower()):
+                words.add(attached.group(1))
+        token = _token(own[0])
+        for w in words:
+            f[f"ro{token}:{pair}:{w}"] = ROLE_WEIGHT
+    return f
 
 
 def pair_sentence_features(doc: Document, head: str, tail: str, window: int) -> list[Counter]:
@@ -221,13 +249,15 @@ class RelationTyper:
     """Fitted typer (module docstring). ``window``: words kept before and after the pair; ``c``: the
     inverse L2 strength of the regressions; ``related``: fit the related-or-not regression too
     (:meth:`relation_probabilities`); ``learn_apart``: learn and type the pairs that share no sentence
-    from their apart rows; ``shared``: the type rows' shared cue words (module docstring)."""
+    from their apart rows; ``shared``: the type rows' shared cue words; ``roles``: the type rows'
+    entity-role words (module docstring)."""
 
     window: int = ExtractConfig.typer_window
     c: float = ExtractConfig.typer_c
     related: bool = False
     learn_apart: bool = ExtractConfig.typer_apart
     shared: bool = ExtractConfig.typer_shared
+    roles: bool = ExtractConfig.typer_roles
     fit_counts: Counter = field(default_factory=Counter)     # documents, relations, rows of the fit
     apart: dict[str, tuple[int, int]] = field(default_factory=dict)   # category pair → (related, pairs)
 
@@ -236,7 +266,7 @@ class RelationTyper:
         """The unfitted typer the ``extract`` section asks for (``related`` when
         ``typer_min_relation``, the ``lexical`` control or ``lexical_weight`` reads it)."""
         return cls(window=ex.typer_window, c=ex.typer_c, related=needs_relatedness(ex),
-                   learn_apart=ex.typer_apart, shared=ex.typer_shared)
+                   learn_apart=ex.typer_apart, shared=ex.typer_shared, roles=ex.typer_roles)
 
     def fit(self, docs: Iterable[Document], where: str = "typer documents") -> "RelationTyper":
         """Fit on the typed relations of ``docs`` (sentence spans filled in); ``where`` names the
@@ -285,9 +315,15 @@ class RelationTyper:
 
     def _type_rows(self, doc: Document, head: str, tail: str) -> list[Counter]:
         """The type regression's rows of a pair's sentences: :func:`pair_sentence_features`, with
-        their shared copies when :attr:`shared`."""
+        their shared copies when :attr:`shared` and the entities' role words when :attr:`roles`."""
         rows = pair_sentence_features(doc, head, tail, self.window)
-        return [_shared(r) for r in rows] if self.shared else rows
+        rows = [_shared(r) for r in rows] if self.shared else rows
+        if self.roles and rows:
+            pair = next(k.removeprefix("pair=") for k in rows[0] if k.startswith("pair="))
+            role = _roles(doc, head, tail, pair)
+            for r in rows:
+                r.update(role)
+        return rows
 
     def _count_apart(self, doc: Document, gold: set[frozenset]) -> None:
         """Count the pairs of ``doc`` that share no sentence, and the related ones, per category pair."""

@@ -11,8 +11,8 @@ import pytest
 
 from graphmert.config import ExtractConfig
 from graphmert.corpus.document import Document, Mention, Relation
-from graphmert.extract.relation_typer import (RelationTyper, TyperError, _apart_row, _shared,
-                                              pair_sentence_features)
+from graphmert.extract.relation_typer import (ROLE_WEIGHT, RelationTyper, TyperError, _apart_row, _roles,
+                                              _shared, pair_sentence_features)
 
 CHEMS = ["metformin", "aspirin", "statin", "insulin", "cisplatin", "lithium", "heparin", "caffeine"]
 DISEASES = ["diabetes", "obesity", "asthma", "anemia", "gout", "colitis", "psoriasis", "glaucoma"]
@@ -157,6 +157,43 @@ def test_shared_cue_words_carry_to_a_category_pair_never_seen():
     assert copies == {"b:*:strongly": 1.0, "b:*:induces": 1.0, "bb:*:strongly_induces": 1.0,
                       "l:*:here": 1.0, "r:*:in": 1.0, "r:*:rats": 1.0}
     assert _shared(row) - Counter(copies) == row       # the pair's own features are kept
+
+
+def role_document(doc_id: str, chem: str, dis: str, role: str, kind: str | None = None) -> Document:
+    """Two sentences: the chemical's role elsewhere ("<chem>-induced stress." or "treatment with
+    <chem>."), then "<chem> and <dis> were studied." , which says nothing of the pair's type."""
+    first = f"{chem}-induced stress. " if role == "induced" else f"treatment with {chem}. "
+    c0 = 0 if role == "induced" else len("treatment with ")
+    second = f"{chem} and {dis} were studied."
+    s1 = len(first)
+    mentions = [Mention(c0, c0 + len(chem), chem, "Chemical", [f"C:{chem}"]),
+                Mention(s1, s1 + len(chem), chem, "Chemical", [f"C:{chem}"]),
+                Mention(s1 + len(chem) + 5, s1 + len(chem) + 5 + len(dis), dis, "Disease", [f"D:{dis}"])]
+    rels = [Relation(type=kind, head=f"C:{chem}", tail=f"D:{dis}")] if kind else []
+    return Document(doc_id, first + second, mentions=mentions, sentences=[(0, s1 - 1), (s1, len(first + second))],
+                    relations=rels)
+
+
+def test_entity_roles_type_a_pair_from_what_the_abstract_says_of_its_entities_elsewhere():
+    """The pair's own sentence is neutral; only the chemical's role in another sentence tells an
+    inducer from a treatment. Without roles the two unseen pairs get the same distribution."""
+    docs = [role_document(f"r{i}", CHEMS[i % 6], DISEASES[(i * 5) % 6], role, kind)
+            for i in range(40) for role, kind in
+            [("induced", "Positive_Correlation") if i % 2 else ("with", "Negative_Correlation")]]
+    new = [role_document("n1", "caffeine", "psoriasis", "induced"), role_document("n2", "heparin", "glaucoma", "with")]
+    items = [(new[0], "C:caffeine", "D:psoriasis"), (new[1], "D:glaucoma", "C:heparin")]      # unseen names
+    roles = RelationTyper(window=2, c=3.0, roles=True).fit(docs)
+    assert [best(x) for x in roles.log_probabilities(items)] == ["Positive_Correlation", "Negative_Correlation"]
+    a, b = RelationTyper(window=2, c=3.0).fit(docs).log_probabilities(items)
+    assert a == pytest.approx(b)
+    assert RelationTyper.from_config(ExtractConfig(typer_roles=True)).roles is True
+    pair = "@ChemicalEntity|@Disease"
+    assert _roles(new[0], "C:caffeine", "D:psoriasis", pair) == {
+        f"ro@ChemicalEntity:{pair}:induced": ROLE_WEIGHT,      # attached after "caffeine-"
+        f"ro@ChemicalEntity:{pair}:stress": ROLE_WEIGHT,       # the word before its second mention
+        f"ro@ChemicalEntity:{pair}:and": ROLE_WEIGHT,          # attached after that one
+        f"ro@Disease:{pair}:and": ROLE_WEIGHT, f"ro@Disease:{pair}:were": ROLE_WEIGHT}
+    assert _roles(new[1], "C:heparin", "D:glaucoma", pair)[f"ro@ChemicalEntity:{pair}:with"] == ROLE_WEIGHT
 
 
 def test_the_typer_learns_which_pairs_the_text_relates():
