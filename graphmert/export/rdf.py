@@ -31,9 +31,11 @@ Model (docs/EXPORT.md has the diagram). For a merged :class:`~graphmert.extract.
 Writers:
 
 * :func:`write_rdf` — Turtle, JSON-LD (with an inline ``@context``) or TriG (one named graph per run),
-  streamed through pyoxigraph's serializers in the order of the triples given (the export stage gives
-  them in triple-key order): memory holds the entity and run descriptions already written (one key
-  each, so that each is written once), never the triples.
+  streamed through pyoxigraph's serializers in the order of the triples given: memory holds the
+  entity and run descriptions already written (one key each, so that each is written once), never
+  the triples. The export stage writes these formats in parts instead
+  (:mod:`graphmert.export.parts`, from :func:`statement_groups`), into files that hold the same
+  statements.
 * :func:`write_ntriples` — N-Triples or N-Quads streamed shard by shard: memory is bounded by one shard
   (entity and run descriptions are written once per shard; repeats across shards are the same RDF
   statements, so shard outputs simply concatenate).
