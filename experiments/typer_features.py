@@ -182,16 +182,16 @@ def sign_test(won: int, lost: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def row(variant: str, salt: str, right: list[bool], shipped: list[bool], cats: list[str]) -> dict:
+def row(variant: str, salt: str, right: list[bool], base: list[bool], cats: list[str]) -> dict:
     """One table row: accuracy overall and per category pair, and the paired comparison with the
-    base variant's answers (``shipped``) on the same pairs."""
+    ``--base`` variant's answers on the same pairs."""
     out = {"variant": variant, "salt": salt, "pairs": len(right), "accuracy": round(sum(right) / len(right), 4)}
     for cat in sorted(set(cats)):
         hits = [r for r, c in zip(right, cats) if c == cat]
         if len(hits) >= 50:
             out[cat] = round(sum(hits) / len(hits), 3)
-    won = sum(r and not s for r, s in zip(right, shipped))
-    lost = sum(s and not r for r, s in zip(right, shipped))
+    won = sum(r and not s for r, s in zip(right, base))
+    lost = sum(s and not r for r, s in zip(right, base))
     return {**out, "won": won, "lost": lost, "sign_p": round(sign_test(won, lost), 4)}
 
 

@@ -305,7 +305,8 @@ class _Descriptions:
         items = quads if body.fmt == "trig" else (ox.Triple(q.subject, q.predicate, q.object) for q in quads)
         tmp = self.path.with_suffix(f".{body.fmt}")
         with open(tmp, "wb") as f:
-            ox.serialize(items, f, RDF_FORMATS[body.fmt], prefixes=None if body.fmt == "jsonld" else dict(prefixes))
+            ox.serialize(items, f, RDF_FORMATS[body.fmt],
+                         prefixes=None if body.fmt == "jsonld" else dict(prefixes))
         with open(tmp, "rb") as src:
             body.add(src, tmp.stat().st_size, 0 if body.fmt == "jsonld" else _header_bytes(tmp), tmp)
         tmp.unlink()

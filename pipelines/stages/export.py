@@ -69,7 +69,8 @@ def triple_shards(ctx: StageContext) -> list[Path]:
     return paths
 
 
-def export_part(shard: str, shared: tuple[list[str], ExportConfig, RunInfo, dict[str, str]], path: Path) -> dict:
+def export_part(shard: str, shared: tuple[list[str], ExportConfig, RunInfo, dict[str, str]],
+                path: Path) -> dict:
     """Shard task: one triple shard → its part of every format's file (and the fallback counts) at
     ``path``, Turtle / TriG under the driver's ``prefixes``."""
     formats, cfg, run, prefixes = shared
