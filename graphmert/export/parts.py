@@ -57,6 +57,7 @@ PART_FORMATS = ("nt", "nq", "kgx", "ttl", "trig", "jsonld")   # every format is 
 NODES = "nodes"                               # the section of node records, merged when joining
 DESCRIPTIONS = "descriptions"                 # the RDF bodies' descriptions (N-Quads), merged when joining
 RDF_SECTIONS = tuple(f"kg.{fmt}" for fmt in RDF_FORMATS)
+Grouped = tuple[str, list, list]              # rdf.statement_groups: (run key, own, description groups)
 SECTIONS = ("kg.nt", "kg.nq", KGX_FILES["edges_tsv"], KGX_FILES["edges_jsonl"], NODES, *RDF_SECTIONS,
             DESCRIPTIONS)
 
@@ -82,8 +83,7 @@ def write_part(triples: Iterable[Triple], path: str | Path, formats: Sequence[st
     path = Path(path)
     names = _sections(formats)
     rdf = [s for s in names if s in RDF_SECTIONS]
-    if rdf:
-        triples = list(triples)               # one shard: each RDF body is one more pass over it
+    grouped: list[Grouped] = []               # one shard's statement groups, read by every RDF body
     terms = ExportTerms(cfg)
     encode = NTriplesEncoder()
     seen: dict[str, set[str]] = {s: set() for s in names if s.startswith("kg.n")}
@@ -98,6 +98,8 @@ def write_part(triples: Iterable[Triple], path: str | Path, formats: Sequence[st
                  for i, s in enumerate(names)}
         for t in triples:
             n += 1
+            if rdf:
+                grouped.append(statement_groups(t, terms, run))
             if t.relation not in terms.predicates:
                 unmapped[t.relation] += 1
             for cat in (t.head_category, t.tail_category):
@@ -120,11 +122,11 @@ def write_part(triples: Iterable[Triple], path: str | Path, formats: Sequence[st
             lines[NODES] = len(nodes)
         headers = {}
         if rdf:
-            lines[DESCRIPTIONS] = _write_descriptions(triples, files[DESCRIPTIONS], terms, run)
+            lines[DESCRIPTIONS] = _write_descriptions(grouped, files[DESCRIPTIONS], terms)
         for f in files.values():
             f.close()
         for s in rdf:
-            lines[s], headers[s] = _write_body(triples, scratch / str(names.index(s)), s[3:], terms, run,
+            lines[s], headers[s] = _write_body(grouped, scratch / str(names.index(s)), s[3:], terms,
                                                prefixes or {})
         sections = {}
         with open(path, "wb") as out:
@@ -137,15 +139,14 @@ def write_part(triples: Iterable[Triple], path: str | Path, formats: Sequence[st
             "unknown_categories": dict(sorted(unknown.items()))}
 
 
-def _write_body(triples: list[Triple], path: Path, fmt: str, terms: ExportTerms, run: RunInfo,
+def _write_body(grouped: list[Grouped], path: Path, fmt: str, terms: ExportTerms,
                 prefixes: Mapping[str, str]) -> tuple[int, int]:
     """The part's Turtle / TriG / JSON-LD body at ``path``: its triples' own statements (TriG: in
     their run's graph), serialised by pyoxigraph; returns (statements, bytes of the prefix header)."""
     encode, written = OxigraphEncoder(), [0]
 
     def statements():
-        for t in triples:
-            run_key, own, _ = statement_groups(t, terms, run)
+        for run_key, own, _ in grouped:
             graph = terms.graph(run_key) if fmt == "trig" else None
             written[0] += len(own)
             for st in own:
@@ -167,12 +168,11 @@ def _header_bytes(path: Path) -> int:
     return n
 
 
-def _write_descriptions(triples: list[Triple], out, terms: ExportTerms, run: RunInfo) -> int:
+def _write_descriptions(grouped: list[Grouped], out, terms: ExportTerms) -> int:
     """The descriptions of the part's triples, once each, as N-Quads lines in their run's graph
     (the join keeps each statement once per file, under the first part's graph); returns lines."""
     encode, seen, n = NTriplesEncoder(), set(), 0
-    for t in triples:
-        run_key, _, groups = statement_groups(t, terms, run)
+    for run_key, _, groups in grouped:
         graph = terms.graph(run_key)
         lines = [encode(st, graph) for st in unseen_descriptions(groups, seen)]
         out.writelines(lines)
