@@ -133,6 +133,12 @@ def test_a_truncated_part_is_an_error_not_a_short_file(tmp_path):
     with pytest.raises(ValueError, match="part-3: export part is truncated in section 'descriptions'"):
         join_parts(parts, got, ["ttl", "jsonld"], {}, {})
     assert list(got.iterdir()) == []
+    parts = _parts(tmp_path, _shards(), ["jsonld"])      # the part starts with its JSON-LD array
+    path = parts[0][0]
+    path.write_bytes(b"{" + path.read_bytes()[1:])
+    with pytest.raises(ValueError, match="part-0: export part's kg.jsonld section is not a JSON array"):
+        join_parts(parts, got, ["jsonld"], {}, {})
+    assert list(got.iterdir()) == []
 
 
 def test_fallback_counts_add_up_over_parts(tmp_path):
