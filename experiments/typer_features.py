@@ -110,8 +110,8 @@ def word_vectors(train, dev_ids: set[str]) -> dict[str, np.ndarray]:
 def with_vectors(features, vectors: dict[str, np.ndarray]):
     """``pair_sentence_features`` whose rows also hold the mean vector of their between words
     (``vb``) and of their window words (``vw``), keyed by the category pair."""
-    def rows(doc, head, tail, window):
-        out = features(doc, head, tail, window)
+    def rows(doc, head, tail, window, words=None):
+        out = features(doc, head, tail, window, words=words)
         for row in out:
             pair = next(k.removeprefix("pair=") for k in row if k.startswith("pair="))
             sums = defaultdict(lambda: [np.zeros(DIM), 0.0])
@@ -152,7 +152,8 @@ def related_study(train, folds: int, salt: str) -> list[dict]:
     from sklearn.metrics import average_precision_score, log_loss, roc_auc_score
 
     original = relation_typer.pair_sentence_features
-    shared = lambda doc, head, tail, window: [relation_typer._shared(r) for r in original(doc, head, tail, window)]  # noqa: E731
+    shared = lambda doc, head, tail, window, words=None: [  # noqa: E731
+        relation_typer._shared(r) for r in original(doc, head, tail, window, words=words)]
     rows = []
     for name, features in (("related, shipped", original), ("related, shared copies", shared)):
         relation_typer.pair_sentence_features = features

@@ -37,12 +37,14 @@ EXTRACTORS = [pytest.param("demo", id="demo"),
 @pytest.mark.parametrize("config", EXTRACTORS)
 def test_extract_benchmark_runs_the_configs_extractor(config, tmp_path):
     stdout, rows = _bench("extract.py", tmp_path, "--configs", config, "--docs", "3", "--threads", "1",
-                          "--batch-size", "8")
+                          "--batch-size", "8", "--repeat", "2")
     (row,) = rows
     assert row["config"] == config and row["batch"] == 8 and row["documents"] == 3
     assert row["forwards"] >= row["graphs"] / 8 and row["queries"] > 0 and row["triples"] > 0
     phases = sum(row[f"{k}_s"] for k in ("questions", "forward", "other", "decide", "write"))
     assert row["seconds"] == pytest.approx(phases, abs=0.05)
+    assert row["host_s"] == pytest.approx(row["questions_s"] + row["other_s"] + row["decide_s"], abs=0.02)
+    assert row["forward_share"] == pytest.approx(row["forward_s"] / row["seconds"], abs=0.01)
     assert 0 < row["achieved/limit"] <= 1.0
     assert "extraction (CPU, 1 thread(s))" in stdout
 

@@ -65,12 +65,14 @@ extraction (Mintz et al., 2009), fitted by scikit-learn.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
+from scipy import sparse
 
 from graphmert.config import ExtractConfig
 from graphmert.corpus.document import Document, Mention
@@ -98,7 +100,14 @@ def needs_relatedness(ex: ExtractConfig) -> bool:
 
 
 def _token(m: Mention) -> str:
-    cat = mention_category(m.type)
+    return _type_token(m.type)
+
+
+@functools.lru_cache(maxsize=4096)
+def _type_token(mention_type: str) -> str:
+    """A mention type's category token (``@Disease``); cached, as the rows ask it for every mention
+    of every span they read."""
+    cat = mention_category(mention_type)
     return "@" + (cat.split(":", 1)[-1] if cat else "Other")
 
 
@@ -114,21 +123,73 @@ def _words(doc: Document, lo: int, hi: int, mentions: Sequence[Mention]) -> list
     return out + _WORD.findall(doc.text[pos:hi].lower())
 
 
-def _row(doc: Document, sentence: tuple[int, int], x: Mention, y: Mention,
-         mentions: Sequence[Mention], window: int) -> Counter:
+class _DocWords:
+    """What the rows of one document's pairs read again and again, each built once per call however
+    many pairs read it: the mentions in text order, each entity id's mentions (in that order) by the
+    sentences that hold them, and the words of each span asked (:func:`_words`, memoised by span: a
+    sentence's words serve every pair in it). Kept for one call of the typer, never across calls, so
+    a document edited between calls is read afresh."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.mentions = sorted(doc.mentions, key=lambda m: (m.start, m.end))
+        self.of_id: dict[str, list[Mention]] = {}
+        for m in self.mentions:
+            for i in dict.fromkeys(m.ids):
+                self.of_id.setdefault(i, []).append(m)
+        self._spans: dict[tuple[int, int], tuple[str, ...]] = {}
+        self._sets: dict[tuple[int, int], set[str]] = {}
+        self._by_sentence: dict[str, dict[int, list[Mention]]] = {}
+
+    def by_sentence(self, entity: str) -> dict[int, list[Mention]]:
+        """Sentence number → the mentions of ``entity`` that lie within that sentence (text order)."""
+        got = self._by_sentence.get(entity)
+        if got is None:
+            got = self._by_sentence[entity] = {}
+            for m in self.of_id.get(entity, ()):
+                for k, (s0, s1) in enumerate(self.doc.sentences):
+                    if s0 <= m.start and m.end <= s1:
+                        got.setdefault(k, []).append(m)
+        return got
+
+    def words(self, lo: int, hi: int) -> tuple[str, ...]:
+        """:func:`_words` of ``doc.text[lo:hi]``."""
+        got = self._spans.get((lo, hi))
+        if got is None:
+            got = self._spans[(lo, hi)] = tuple(_words(self.doc, lo, hi, self.mentions))
+        return got
+
+    def word_set(self, lo: int, hi: int) -> set[str]:
+        """The distinct :meth:`words` of ``doc.text[lo:hi]`` (do not modify)."""
+        got = self._sets.get((lo, hi))
+        if got is None:
+            got = self._sets[(lo, hi)] = set(self.words(lo, hi))
+        return got
+
+
+def _doc_words(cache: dict[int, _DocWords], doc: Document) -> _DocWords:
+    """``doc``'s :class:`_DocWords` in ``cache`` (keyed by object: the documents outlive the call)."""
+    got = cache.get(id(doc))
+    if got is None or got.doc is not doc:
+        got = cache[id(doc)] = _DocWords(doc)
+    return got
+
+
+def _row(words: _DocWords, sentence: tuple[int, int], x: Mention, y: Mention, window: int) -> Counter:
     """The features of one sentence around the mention pair (x, y) (module docstring)."""
+    doc = words.doc
     a, b = (x, y) if (x.start, x.end) <= (y.start, y.end) else (y, x)
     ta, tb = _token(a), _token(b)
     pair = "|".join(sorted((ta, tb)))
     f: Counter = Counter({f"pair={pair}": 1.0, f"order={ta}<{tb}": 1.0})
-    between = _words(doc, a.end, b.start, mentions)
+    between = words.words(a.end, b.start)
     for w in between:
         f[f"b:{pair}:{w}"] += 1.0
     for w1, w2 in zip(between, between[1:]):
         f[f"bb:{pair}:{w1}_{w2}"] += 1.0
-    for w in _words(doc, sentence[0], a.start, mentions)[-window:] if window else []:
+    for w in words.words(sentence[0], a.start)[-window:] if window else ():
         f[f"l{ta}:{pair}:{w}"] += 1.0
-    for w in _words(doc, b.end, sentence[1], mentions)[:window]:
+    for w in words.words(b.end, sentence[1])[:window]:
         f[f"r{tb}:{pair}:{w}"] += 1.0
     for m, t in ((a, ta), (b, tb)):
         for w in _WORD.findall(m.text.lower()):
@@ -136,7 +197,7 @@ def _row(doc: Document, sentence: tuple[int, int], x: Mention, y: Mention,
         if attached := _ATTACHED.match(doc.text[m.end:m.end + 16].lower()):
             f[f"after{t}:{attached.group(1)}"] += 1.0
     f["distance"] = min(len(between), 30) / 30.0
-    for w in set(_words(doc, sentence[0], sentence[1], mentions)):
+    for w in words.word_set(sentence[0], sentence[1]):
         f[f"s:{pair}:{w}"] += SENTENCE_WEIGHT
     return f
 
@@ -173,20 +234,19 @@ def _roles(doc: Document, head: str, tail: str, pair: str) -> Counter:
     return f
 
 
-def pair_sentence_features(doc: Document, head: str, tail: str, window: int) -> list[Counter]:
+def pair_sentence_features(doc: Document, head: str, tail: str, window: int,
+                           words: _DocWords | None = None) -> list[Counter]:
     """One feature row per sentence of ``doc`` that mentions entity ids ``head`` and ``tail`` (their
-    closest mentions there); [] when no sentence mentions both."""
-    mentions = sorted(doc.mentions, key=lambda m: (m.start, m.end))
-    heads = [m for m in mentions if head in m.ids]
-    tails = [m for m in mentions if tail in m.ids]
+    closest mentions there); [] when no sentence mentions both. ``words``: ``doc``'s look-ups when
+    the caller reads many pairs of it (built here otherwise)."""
+    words = _DocWords(doc) if words is None else words
+    heads, tails = words.by_sentence(head), words.by_sentence(tail)
     rows = []
-    for s0, s1 in doc.sentences:
-        xs = [m for m in heads if s0 <= m.start and m.end <= s1]
-        ys = [m for m in tails if s0 <= m.start and m.end <= s1]
-        if xs and ys:
-            x, y = min(((x, y) for x in xs for y in ys),
-                       key=lambda p: (abs(p[0].start - p[1].start), p[0].start, p[1].start))
-            rows.append(_row(doc, (s0, s1), x, y, mentions, window))
+    for k in sorted(heads.keys() & tails.keys()):
+        x, y = min(((x, y) for x in heads[k] for y in tails[k]),
+                   key=lambda p: (abs(p[0].start - p[1].start), p[0].start, p[1].start))
+        s0, s1 = doc.sentences[k]
+        rows.append(_row(words, (s0, s1), x, y, window))
     return rows
 
 
@@ -215,20 +275,21 @@ def _apart_pairs(doc: Document) -> list[tuple[str, str]]:
     return [(a, b) for k, a in enumerate(ids) for b in ids[k + 1:] if (a, b) not in together]
 
 
-def _pair_only(doc: Document, head: str, tail: str) -> Counter | None:
+def _pair_only(words: _DocWords, head: str, tail: str) -> Counter | None:
     """The ``pair`` features of two entities that share no sentence (None when either is absent)."""
-    x = next((m for m in doc.mentions if head in m.ids), None)
-    y = next((m for m in doc.mentions if tail in m.ids), None)
+    x = next((m for m in words.doc.mentions if head in m.ids), None)
+    y = next((m for m in words.doc.mentions if tail in m.ids), None)
     if x is None or y is None:
         return None
     ta, tb = sorted((_token(x), _token(y)))
     return Counter({f"pair={ta}|{tb}": 1.0})
 
 
-def _apart_row(doc: Document, head: str, tail: str) -> Counter | None:
+def _apart_row(words: _DocWords, head: str, tail: str) -> Counter | None:
     """The row of two entities that share no sentence (module docstring, "apart"): their category
     pair, the words of each one's mentions with digit runs as 0 ("rs0", "arg0cys"), and the
     document's words at :data:`SENTENCE_WEIGHT`, keyed by the pair. None when either is absent."""
+    doc = words.doc
     own = {e: [m for m in doc.mentions if e in m.ids] for e in (head, tail)}
     if not own[head] or not own[tail]:
         return None
@@ -238,8 +299,7 @@ def _apart_row(doc: Document, head: str, tail: str) -> Counter | None:
         t = _token(ms[0])
         for w in {_DIGITS.sub("0", w) for m in ms for w in _WORD.findall(m.text.lower())}:
             f[f"am{t}:{pair}:{w}"] = 1.0
-    mentions = sorted(doc.mentions, key=lambda m: (m.start, m.end))
-    for w in set(_words(doc, 0, len(doc.text), mentions)):
+    for w in words.word_set(0, len(doc.text)):
         f[f"d:{pair}:{w}"] += SENTENCE_WEIGHT
     return f
 
@@ -280,18 +340,19 @@ class RelationTyper:
             if doc.relations and not doc.sentences:
                 raise TyperError(f"{where}: document {doc.id} has relations but no sentence spans")
             self.fit_counts["documents"] += 1
+            words = _DocWords(doc)
             for rel in doc.relations:
-                found = self._type_rows(doc, rel.head, rel.tail)
+                found = self._type_rows(words, rel.head, rel.tail)
                 self.fit_counts["relations"] += 1
                 self.fit_counts["relations_in_one_sentence"] += bool(found)
                 if not found and self.learn_apart:
-                    found = [r for r in [_apart_row(doc, rel.head, rel.tail)] if r is not None]
+                    found = [r for r in [_apart_row(words, rel.head, rel.tail)] if r is not None]
                     self.fit_counts["apart_rows"] += len(found)
                 rows += found
                 labels += [rel.type] * len(found)
             gold = {frozenset((r.head, r.tail)) for r in doc.relations}
             for x, y in _entity_pairs(doc) if gold and self.related else []:
-                found = pair_sentence_features(doc, x, y, self.window)
+                found = pair_sentence_features(doc, x, y, self.window, words=words)
                 pair_rows += found
                 related += [frozenset((x, y)) in gold] * len(found)
             if gold and self.related:
@@ -305,18 +366,19 @@ class RelationTyper:
                              f"that share a sentence; found {sum(related)} related of {len(related)}")
         self.fit_counts["rows"] = len(rows)
         self._vec = DictVectorizer().fit(rows + pair_rows)
-        self._clf = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(rows), labels)
+        self._clf = LogisticRegression(C=self.c, max_iter=3000).fit(self._design(rows), labels)
         self._related = None
         if self.related:
             self.fit_counts.update(pair_rows=len(pair_rows), related_pair_rows=sum(related))
-            self._related = LogisticRegression(C=self.c, max_iter=3000).fit(self._vec.transform(pair_rows),
+            self._related = LogisticRegression(C=self.c, max_iter=3000).fit(self._design(pair_rows),
                                                                             related)
         return self
 
-    def _type_rows(self, doc: Document, head: str, tail: str) -> list[Counter]:
+    def _type_rows(self, words: _DocWords, head: str, tail: str) -> list[Counter]:
         """The type regression's rows of a pair's sentences: :func:`pair_sentence_features`, with
         their shared copies when :attr:`shared` and the entities' role words when :attr:`roles`."""
-        rows = pair_sentence_features(doc, head, tail, self.window)
+        doc = words.doc
+        rows = pair_sentence_features(doc, head, tail, self.window, words=words)
         rows = [_shared(r) for r in rows] if self.shared else rows
         if self.roles and rows:
             pair = next(k.removeprefix("pair=") for k in rows[0] if k.startswith("pair="))
@@ -355,14 +417,34 @@ class RelationTyper:
         if self._related is None:
             raise TyperError("the relation typer was fitted without its related-or-not regression "
                              "(RelationTyper(related=True); extract.typer_min_relation > 0)")
-        rows = [pair_sentence_features(doc, head, tail, self.window) for doc, head, tail in items]
+        cache: dict[int, _DocWords] = {}
+        rows = [pair_sentence_features(doc, head, tail, self.window, words=_doc_words(cache, doc))
+                for doc, head, tail in items]
         flat = [r for found in rows for r in found]
-        p = self._related.predict_proba(self._vec.transform(flat))[:, 1] if flat else np.zeros(0)   # [rows]
+        p = self._related.predict_proba(self._design(flat))[:, 1] if flat else np.zeros(0)   # [rows]
         out, i = [], 0
         for found in rows:
             out.append(float(1.0 - np.prod(1.0 - p[i:i + len(found)])) if found else None)
             i += len(found)
         return out
+
+    def _design(self, rows: Sequence[Counter]) -> sparse.csr_matrix:
+        """``self._vec.transform(rows)``: the same float64 matrix, indices sorted, features the fit
+        never saw dropped. Written out because the vectorizer checks every value's type through
+        ``isinstance`` (over half a second on 100 BioRED abstracts); these rows hold numbers only."""
+        vocab = self._vec.vocabulary_
+        indices, values, indptr = [], [], [0]
+        for row in rows:
+            for key, value in row.items():
+                j = vocab.get(key)
+                if j is not None:
+                    indices.append(j)
+                    values.append(value)
+            indptr.append(len(indices))
+        m = sparse.csr_matrix((np.asarray(values, dtype=np.float64), np.asarray(indices, dtype=np.intc),
+                               np.asarray(indptr, dtype=np.intc)), shape=(len(rows), len(vocab)))
+        m.sort_indices()
+        return m
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_clf"):
@@ -376,16 +458,17 @@ class RelationTyper:
         """Per (document, head id, tail id): log P(type | pair) over :attr:`types` (normalised), or
         None when either entity has no mention in the document."""
         self._check_fitted()
-        rows, owner, out = [], [], []
+        rows, owner, out, cache = [], [], [], {}
         for i, (doc, head, tail) in enumerate(items):
-            found = self._type_rows(doc, head, tail) or \
-                [r for r in [(_apart_row if self.learn_apart else _pair_only)(doc, head, tail)] if r is not None]
+            words = _doc_words(cache, doc)
+            found = self._type_rows(words, head, tail) or \
+                [r for r in [(_apart_row if self.learn_apart else _pair_only)(words, head, tail)] if r is not None]
             rows += found
             owner += [i] * len(found)
             out.append(bool(found))
         total = np.zeros((len(items), len(self.types)))                                # [items, types]
         if rows:
-            logp = np.log(self._clf.predict_proba(self._vec.transform(rows)) + 1e-12)  # [rows, types]
+            logp = np.log(self._clf.predict_proba(self._design(rows)) + 1e-12)         # [rows, types]
             np.add.at(total, np.asarray(owner), logp)
         total -= np.logaddexp.reduce(total, axis=1, keepdims=True)                      # normalise
         return [None if not found else dict(zip(self.types, row.tolist()))

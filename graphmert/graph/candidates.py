@@ -111,46 +111,88 @@ def candidate_query(graphs: Sequence[LeafyChainGraph], leaf_position: Sequence[n
         queries: per graph, the roots whose groups are asked (masked K-leaf groups); a root with no
             candidate row asks nothing and is skipped.
         L: the batch's padded length.
+
+    Each graph's rows are computed at once (:func:`_graph_rows`); they equal
+    :func:`candidate_feature_values` and :func:`between_span` row by row (tests/graph).
     """
     q_index, tok, tok_ent, c_group, c_ent, c_feat, c_pos, c_between = [], [], [], [], [], [], [], []
-    offset = 0
+    offset = groups = 0
     for b, (g, pos, roots) in enumerate(zip(graphs, leaf_position, queries)):
         e = g.entities
         if e is None or not len(e.ids):
             continue
-        for a, end, ent in e.mentions:
-            tok.append(b * L + np.arange(a, end))
-            tok_ent.append(np.full(end - a, offset + ent))
-        spans = [e.mentions[e.mentions[:, 2] == k, :2] for k in range(len(e.ids))]
-        starts = [sp[:, 0] for sp in spans]
-        counts = e.document_counts()
-        for root in roots:
-            rows = e.candidates[e.candidates[:, 0] == root]
-            if not len(rows):
-                continue
-            if pos[root, 0] < 0:
-                raise ValueError(f"graph {g.chunk_id}: root {root} is asked but has no leaf group")
-            group = len(q_index)
-            q_index.append(b * L + int(pos[root, 0]))
-            head = int(e.head[root])
-            head_count = int(counts[head]) if head >= 0 else 0
-            own = e.mentions[(e.mentions[:, 0] == root) & (e.mentions[:, 2] == head)]
-            head_end = int(own[:, 1].max()) if len(own) else int(root) + 1
-            for _, ent, is_tail in rows:
-                c_group.append(group)
-                c_ent.append(offset + ent)
-                c_feat.append(candidate_feature_values(starts[ent], int(root), int(counts[ent]), head_count,
-                                                       e.sentences))
-                c_pos.append(bool(is_tail))
-                lo, hi = between_span(spans[ent], int(root), head_end)
-                c_between.append((b * L + lo, b * L + hi))
+        m = e.mentions
+        lengths = m[:, 1] - m[:, 0]                                                   # [M]
+        within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        tok.append(b * L + np.repeat(m[:, 0], lengths) + within)                      # [T_g]
+        tok_ent.append(np.repeat(offset + m[:, 2], lengths))
+        asked, rows = _graph_rows(e, np.asarray(roots, dtype=np.int64))
+        if len(asked):
+            missing = asked[pos[asked, 0] < 0]
+            if len(missing):
+                raise ValueError(f"graph {g.chunk_id}: root {int(missing[0])} is asked but has no leaf group")
+            q_index.append(b * L + pos[asked, 0])
+            c_group.append(groups + rows.group)
+            c_ent.append(offset + rows.entity)
+            c_feat.append(rows.features)
+            c_pos.append(rows.positive)
+            c_between.append(b * L + rows.between)
+        groups += len(asked)
         offset += len(e.ids)
-    cat = lambda xs: torch.as_tensor(np.concatenate(xs) if xs else np.zeros(0), dtype=torch.long)  # noqa: E731
+    cat = lambda xs, dtype=np.int64, width=0: np.concatenate(xs) if xs else np.zeros(  # noqa: E731
+        (0, width) if width else 0, dtype=dtype)
     return CandidateQuery(
-        query_index=torch.as_tensor(q_index, dtype=torch.long), entity_token=cat(tok),
-        entity_of_token=cat(tok_ent), num_entities=offset,
-        cand_group=torch.as_tensor(c_group, dtype=torch.long),
-        cand_entity=torch.as_tensor(c_ent, dtype=torch.long),
-        cand_features=torch.as_tensor(c_feat, dtype=torch.float32).reshape(-1, NUM_CANDIDATE_FEATURES),
-        cand_positive=torch.as_tensor(c_pos, dtype=torch.bool),
-        cand_between=torch.as_tensor(c_between, dtype=torch.long).reshape(-1, 2))
+        query_index=torch.as_tensor(cat(q_index), dtype=torch.long), entity_token=torch.as_tensor(cat(tok)),
+        entity_of_token=torch.as_tensor(cat(tok_ent)), num_entities=offset,
+        cand_group=torch.as_tensor(cat(c_group)), cand_entity=torch.as_tensor(cat(c_ent)),
+        cand_features=torch.as_tensor(cat(c_feat, np.float64, NUM_CANDIDATE_FEATURES), dtype=torch.float32),
+        cand_positive=torch.as_tensor(cat(c_pos, bool)),
+        cand_between=torch.as_tensor(cat(c_between, np.int64, 2)))
+
+
+@dataclass
+class _Rows:
+    """One graph's candidate rows (local numbering): C rows."""
+
+    group: np.ndarray            # [C] int64, the asked root's rank among the roots that ask
+    entity: np.ndarray           # [C] int64 entity index
+    features: np.ndarray         # [C, 6] float64 φ
+    positive: np.ndarray         # [C] bool
+    between: np.ndarray          # [C, 2] int64 roots [lo, hi)
+
+
+def _graph_rows(e, roots: np.ndarray) -> tuple[np.ndarray, _Rows]:
+    """The asked roots of one graph that have candidate rows (in ``roots`` order) and their rows (each
+    root's in table order), with φ and the between span of every row computed over a [C, M] table of
+    candidate × mention: what :func:`candidate_feature_values` and :func:`between_span` give one row at
+    a time (the per-row loop cost most of the batch's host time at extraction)."""
+    picks = [np.flatnonzero(e.candidates[:, 0] == r) for r in roots]
+    asked = np.asarray([r for r, p in zip(roots, picks) if len(p)], dtype=np.int64)        # [G_g]
+    taken = [p for p in picks if len(p)]
+    idx = np.concatenate(taken) if taken else np.zeros(0, dtype=np.int64)                  # [C]
+    root, ent, tail = (e.candidates[idx, k] for k in range(3))                              # [C] each
+    start, end, of = e.mentions[:, 0], e.mentions[:, 1], e.mentions[:, 2]                  # [M] each
+    far = np.iinfo(np.int64).max
+    own = of[None, :] == ent[:, None]                                                       # [C, M]
+    has = own.any(axis=1)                                                                   # [C]
+    roots_to = np.where(own, np.abs(start[None, :] - root[:, None]), far)                   # [C, M]
+    near = roots_to.argmin(axis=1) if len(start) else np.zeros(len(idx), dtype=np.int64)    # first nearest
+    distance = np.where(has, roots_to.min(axis=1, initial=far), 0)
+    apart = np.zeros(len(idx), dtype=np.int64)
+    if e.sentences.size:
+        cut = np.abs(e.sentences[start][None, :] - e.sentences[root][:, None])             # [C, M]
+        apart = np.where(has, np.where(own, cut, far).min(axis=1, initial=far), 0)
+    counts = e.document_counts()
+    head = e.head[root]                                                                     # [C]
+    head_count = np.where(head >= 0, counts[np.maximum(head, 0)], 0)
+    features = np.stack([np.log1p(own.sum(axis=1)), np.log1p(distance), np.log1p(counts[ent]),
+                         np.log1p(head_count), (apart == 0).astype(np.float64), np.log1p(apart)], axis=1)
+    head_ends = (start[None, :] == root[:, None]) & (of[None, :] == head[:, None])          # [C, M]
+    head_end = np.where(head_ends.any(axis=1), np.where(head_ends, end, -1).max(axis=1, initial=-1), root + 1)
+    a, b = start[near] if len(start) else near, end[near] if len(start) else near          # nearest mention
+    between = np.zeros((len(idx), 2), dtype=np.int64)
+    after, before = has & (a >= head_end), has & (a < head_end) & (b <= root)
+    between[after] = np.stack([head_end, a], axis=1)[after]
+    between[before] = np.stack([b, root], axis=1)[before]
+    group = np.repeat(np.arange(len(taken)), [len(p) for p in taken]).astype(np.int64)
+    return asked, _Rows(group=group, entity=ent, features=features, positive=tail.astype(bool), between=between)

@@ -11,7 +11,7 @@ import pytest
 
 from graphmert.config import ExtractConfig
 from graphmert.corpus.document import Document, Mention, Relation
-from graphmert.extract.relation_typer import (ROLE_WEIGHT, RelationTyper, TyperError, _apart_row, _roles,
+from graphmert.extract.relation_typer import (ROLE_WEIGHT, RelationTyper, TyperError, _apart_row, _DocWords, _roles,
                                               _shared, pair_sentence_features)
 
 CHEMS = ["metformin", "aspirin", "statin", "insulin", "cisplatin", "lithium", "heparin", "caffeine"]
@@ -117,13 +117,13 @@ def test_pairs_apart_are_typed_from_their_document_when_learnt():
     plain = RelationTyper(window=2, c=3.0).fit(fit)
     assert plain.fit_counts["rows"] == 4 and "apart_rows" not in plain.fit_counts
     assert len({best(x) for x in plain.log_probabilities(items)}) == 1
-    row = _apart_row(new[0], "C:lithium", "D:psoriasis")
+    row = _apart_row(_DocWords(new[0]), "C:lithium", "D:psoriasis")
     assert row["apart=@ChemicalEntity|@Disease"] == 1.0
     assert row["d:@ChemicalEntity|@Disease:worsened"] == pytest.approx(0.3)
     assert row["am@ChemicalEntity:@ChemicalEntity|@Disease:lithium"] == 1.0
-    assert _apart_row(new[0], "C:lithium", "D:gout") is None
-    assert "am@ChemicalEntity:@ChemicalEntity|@Disease:rs0" in _apart_row(apart("n3", "rs1234", "gout", "x"),
-                                                                          "C:rs1234", "D:gout")   # digit runs as 0
+    assert _apart_row(_DocWords(new[0]), "C:lithium", "D:gout") is None
+    assert "am@ChemicalEntity:@ChemicalEntity|@Disease:rs0" in _apart_row(
+        _DocWords(apart("n3", "rs1234", "gout", "x")), "C:rs1234", "D:gout")                       # digit runs as 0
     assert RelationTyper.from_config(ExtractConfig(typer_apart=True)).learn_apart is True
 
 
@@ -239,3 +239,85 @@ def test_bad_input_gets_a_clear_error():
 def test_the_extract_section_chooses_the_typer():
     assert RelationTyper.from_config(ExtractConfig(typer_window=2, typer_c=0.5)) == RelationTyper(window=2, c=0.5)
     assert RelationTyper.from_config(ExtractConfig(typer_min_relation=0.3)).related is True
+
+
+def reference_features(doc: Document, head: str, tail: str, window: int) -> list[Counter]:
+    """pair_sentence_features as first written: every sentence scanned and every span's words read
+    afresh for each pair (the module's _words is the reference for the words of one span)."""
+    from graphmert.extract.relation_typer import SENTENCE_WEIGHT, _ATTACHED, _WORD, _token, _words
+
+    mentions = sorted(doc.mentions, key=lambda m: (m.start, m.end))
+    rows = []
+    for s0, s1 in doc.sentences:
+        xs = [m for m in mentions if head in m.ids and s0 <= m.start and m.end <= s1]
+        ys = [m for m in mentions if tail in m.ids and s0 <= m.start and m.end <= s1]
+        if not (xs and ys):
+            continue
+        x, y = min(((x, y) for x in xs for y in ys), key=lambda p: (abs(p[0].start - p[1].start), p[0].start,
+                                                                    p[1].start))
+        a, b = (x, y) if (x.start, x.end) <= (y.start, y.end) else (y, x)
+        ta, tb = _token(a), _token(b)
+        pair = "|".join(sorted((ta, tb)))
+        f = Counter({f"pair={pair}": 1.0, f"order={ta}<{tb}": 1.0})
+        between = _words(doc, a.end, b.start, mentions)
+        f.update(f"b:{pair}:{w}" for w in between)
+        f.update(f"bb:{pair}:{w1}_{w2}" for w1, w2 in zip(between, between[1:]))
+        f.update(f"l{ta}:{pair}:{w}" for w in (_words(doc, s0, a.start, mentions)[-window:] if window else []))
+        f.update(f"r{tb}:{pair}:{w}" for w in _words(doc, b.end, s1, mentions)[:window])
+        for m, t in ((a, ta), (b, tb)):
+            f.update(f"m{t}:{w}" for w in _WORD.findall(m.text.lower()))
+            if attached := _ATTACHED.match(doc.text[m.end:m.end + 16].lower()):
+                f[f"after{t}:{attached.group(1)}"] += 1.0
+        f = Counter({k: float(v) for k, v in f.items()})
+        f["distance"] = min(len(between), 30) / 30.0
+        for w in set(_words(doc, s0, s1, mentions)):
+            f[f"s:{pair}:{w}"] += SENTENCE_WEIGHT
+        rows.append(f)
+    return rows
+
+
+def tangled_doc() -> Document:
+    """Three sentences; an entity named twice in one sentence, a mention with two ids, a mention
+    nested in another, one that crosses a sentence end, and mentions listed out of text order."""
+    text = ("IL-6 and TNF raise CRP in IL-6-driven colitis. "
+            "Aspirin lowered IL-6, not TNF receptor levels, in colitis mice. "
+            "No other finding.")
+    def at(word, nth=0, ids=(), kind="Gene"):
+        start = -1
+        for _ in range(nth + 1):
+            start = text.index(word, start + 1)
+        return Mention(start, start + len(word), word, kind, list(ids))
+    s1 = text.index("Aspirin")
+    s2 = text.index("No other")
+    mentions = [at("colitis", 1, ["D:colitis"], "Disease"), at("IL-6", 0, ["G:il6"]), at("TNF", 0, ["G:tnf"]),
+                at("CRP", 0, ["G:crp", "G:crp2"]), at("IL-6", 1, ["G:il6"]), at("colitis", 0, ["D:colitis"], "Disease"),
+                at("IL-6-driven colitis", 0, ["D:il6colitis"], "Disease"), at("Aspirin", 0, ["C:aspirin"], "Chemical"),
+                at("IL-6", 2, ["G:il6"]), at("TNF receptor", 0, ["G:tnfr"]), at("TNF", 1, ["G:tnf"]),
+                Mention(s2 - 6, s2 + 2, "e. No", "Gene", ["G:cross"])]
+    return Document("tangled", text, mentions=mentions, sentences=[(0, s1 - 1), (s1, s2 - 1), (s2, len(text))])
+
+
+def test_pair_features_with_shared_lookups_equal_the_per_pair_reference():
+    doc = tangled_doc()
+    ids = sorted({i for m in doc.mentions for i in m.ids})
+    words = _DocWords(doc)
+    asked = 0
+    for head in ids:
+        for tail in ids:
+            for window in (0, 2):
+                want = reference_features(doc, head, tail, window)
+                assert pair_sentence_features(doc, head, tail, window, words=words) == want, (head, tail, window)
+                assert pair_sentence_features(doc, head, tail, window) == want
+                asked += bool(want)
+    assert asked > 20                                           # most pairs share a sentence
+
+
+def test_the_typers_design_matrix_equals_the_vectorizers():
+    typer = RelationTyper(window=2, c=3.0).fit(training_docs())
+    rows = [r for d in training_docs(6) for r in pair_sentence_features(d, *sorted({i for m in d.mentions
+                                                                                    for i in m.ids}), 2)]
+    rows.append(Counter({"never seen": 1.0, "distance": 0.5}))
+    rows.append(Counter())
+    got, want = typer._design(rows), typer._vec.transform(rows)
+    assert got.shape == want.shape and got.has_sorted_indices
+    assert (got.indptr == want.indptr).all() and (got.indices == want.indices).all() and (got.data == want.data).all()

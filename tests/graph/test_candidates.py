@@ -129,3 +129,93 @@ def test_to_and_pin_keep_every_field():
     for f in dataclasses.fields(cq):
         a, b = getattr(cq, f.name), getattr(moved, f.name)
         assert torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
+
+
+def reference_query(graphs, leaf_position, queries, L):
+    """candidate_query one candidate at a time: candidate_feature_values and between_span per row."""
+    from graphmert.graph.candidates import between_span
+
+    q_index, tok, tok_ent, c_group, c_ent, c_feat, c_pos, c_between, offset = [], [], [], [], [], [], [], [], 0
+    for b, (g, pos, roots) in enumerate(zip(graphs, leaf_position, queries)):
+        e = g.entities
+        if e is None or not len(e.ids):
+            continue
+        for a, end, ent in e.mentions:
+            tok += [b * L + i for i in range(a, end)]
+            tok_ent += [offset + ent] * (end - a)
+        spans = [e.mentions[e.mentions[:, 2] == k, :2] for k in range(len(e.ids))]
+        counts = e.document_counts()
+        for root in roots:
+            rows = e.candidates[e.candidates[:, 0] == root]
+            if not len(rows):
+                continue
+            group = len(q_index)
+            q_index.append(b * L + int(pos[root, 0]))
+            head = int(e.head[root])
+            own = e.mentions[(e.mentions[:, 0] == root) & (e.mentions[:, 2] == head)]
+            head_end = int(own[:, 1].max()) if len(own) else int(root) + 1
+            for _, ent, is_tail in rows:
+                c_group.append(group)
+                c_ent.append(offset + ent)
+                c_feat.append(candidate_feature_values(spans[ent][:, 0], int(root), int(counts[ent]),
+                                                       int(counts[head]) if head >= 0 else 0, e.sentences))
+                c_pos.append(bool(is_tail))
+                lo, hi = between_span(spans[ent], int(root), head_end)
+                c_between.append((b * L + lo, b * L + hi))
+        offset += len(e.ids)
+    return dict(query_index=q_index, entity_token=tok, entity_of_token=tok_ent, cand_group=c_group,
+                cand_entity=c_ent, cand_features=c_feat, cand_positive=c_pos, cand_between=c_between,
+                num_entities=offset)
+
+
+def random_graph(rng, R=24):
+    """A graph stand-in with a random entity table: overlapping and touching mentions, heads without
+    mentions at their root, candidates without mentions, sentences or not, document counts or not."""
+    from types import SimpleNamespace
+
+    from entity_graphs import table
+
+    E = int(rng.integers(1, 6))
+    mentions = []
+    for _ in range(int(rng.integers(0, 9))):
+        a = int(rng.integers(1, R - 3))
+        mentions.append((a, a + int(rng.integers(1, 3)), int(rng.integers(0, E))))
+    roots = sorted({int(r) for r in rng.integers(1, R - 1, size=int(rng.integers(1, 6)))})
+    head = {r: int(rng.integers(-1, E)) for r in roots}
+    candidates = [(r, c, int(rng.integers(0, 2))) for r in roots for c in range(E)
+                  if c != head[r] and rng.random() < 0.7]
+    counts = rng.integers(1, 9, size=E) if rng.random() < 0.5 else ()
+    e = table([f"E{k}" for k in range(E)], [1] * E, mentions, head={r: h for r, h in head.items() if h >= 0},
+              tail={}, candidates=candidates, counts=counts, R=R)
+    if rng.random() < 0.5:
+        e.sentences = np.sort(rng.integers(0, 4, size=R))
+    return SimpleNamespace(entities=e, chunk_id="random"), roots
+
+
+def test_candidate_query_equals_the_row_by_row_reference_on_random_tables():
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        drawn = [random_graph(rng) for _ in range(int(rng.integers(1, 4)))]
+        graphs = [g for g, _ in drawn]
+        if rng.random() < 0.3:                                   # a graph without a table in the batch
+            graphs[0].entities = None
+        queries = [np.asarray(q[::-1] if rng.random() < 0.3 else q, dtype=np.int64) for _, q in drawn]
+        positions = [np.arange(24 * 3).reshape(24, 3) + 24 for _ in graphs]
+        L = 24 * 4
+        got, want = candidate_query(graphs, positions, queries, L), reference_query(graphs, positions, queries, L)
+        assert got.num_entities == want["num_entities"]
+        for name in ("query_index", "entity_token", "entity_of_token", "cand_group", "cand_entity",
+                     "cand_positive"):
+            assert getattr(got, name).tolist() == want[name], name
+        assert got.cand_between.tolist() == [list(x) for x in want["cand_between"]]
+        assert torch.equal(got.cand_features, torch.tensor(want["cand_features"], dtype=torch.float32)
+                           .reshape(-1, NUM_CANDIDATE_FEATURES))
+
+
+def test_an_asked_root_without_a_leaf_group_is_an_error_naming_it():
+    graphs, shown, L, _ = build("packed")
+    positions = [layout_arrays(g, "packed").leaf_position for g in shown]
+    positions[0] = positions[0].copy()
+    positions[0][6, 0] = -1
+    with pytest.raises(ValueError, match="graph a#0: root 6 is asked but has no leaf group"):
+        candidate_query(graphs, positions, [np.asarray(q) for q in QUERIES], L)
