@@ -51,7 +51,8 @@ import torch
 from graphmert.errors import GraphmertError
 from graphmert.model.candidates import span_means
 
-__all__ = ["PairHead", "PairHeadError", "RELATED", "blend", "pair_vectors", "question_vectors"]
+__all__ = ["PairHead", "PairHeadError", "RELATED", "batch_question_vectors", "blend", "pair_vectors",
+           "question_vectors"]
 
 PairKey = tuple[str, frozenset]            # (document id, unordered pair of entity keys)
 RELATED = ("unrelated", "related")         # the relatedness head's classes
@@ -61,39 +62,52 @@ class PairHeadError(GraphmertError):
     """A pair head cannot be fitted (too few labelled pairs or classes) or was not."""
 
 
+QuestionKey = tuple[str, int, int, str, str, str]   # (document, chunk, head root, head, relation, candidate)
+
+
 @torch.inference_mode()
-def question_vectors(ex, model, plans) -> dict[tuple[str, int, int, str, str, str], np.ndarray]:
-    """(document, chunk, head root, head, relation, candidate) → x(h, c) [4H] under ``model``: every question of
-    ``plans`` (the :class:`~graphmert.extract.pairs.PairExtractor` ``ex``'s) encoded in the
-    extractor's own graphs, ``extract.batch_size`` graphs at a time."""
-    out = {}
-    for block, batch, hidden, cq in ex.encoded(model, plans, by_length=False, bf16=False):
-        L = batch.input_ids.shape[1]
-        hidden = hidden.float()                                                           # [B, L, H]
-        device = hidden.device
-        flat = hidden.reshape(-1, hidden.shape[-1])                                       # [B·L, H]
-        ent = model.candidate_head.entity_states(flat, cq.entity_token, cq.entity_of_token, cq.num_entities)
-        between = span_means(hidden, cq.cand_between)                                     # [C, H]
-        asked = [(p, q) for p, qs in block for q in qs]
-        spans = torch.tensor([[b * L + q.root, b * L + q.end] for b, (_, qs) in enumerate(block) for q in qs],
-                             device=device)
-        x = torch.cat([span_means(hidden, spans)[cq.cand_group], ent[cq.cand_entity], between,
-                       flat[cq.query_index][cq.cand_group]], dim=-1).cpu().numpy()        # [C, 4H]
-        rows = [(p.doc.id, q.chunk, q.root, q.head, q.relation, c) for p, q in asked for c in q.candidates]
-        if len(rows) != len(x):
-            raise AssertionError(f"{len(rows)} candidates asked, {len(x)} candidate rows encoded")
-        out.update(zip(rows, x))
+def question_vectors(ex, models, plans) -> list[dict[QuestionKey, np.ndarray]]:
+    """Per model of ``models``: (document, chunk, head root, head, relation, candidate) → x(h, c)
+    [4H], every question of ``plans`` (the :class:`~graphmert.extract.pairs.PairExtractor` ``ex``'s)
+    encoded in the extractor's own graphs, ``extract.batch_size`` graphs at a time, without bf16."""
+    out: list[dict] = [{} for _ in models]
+    for block, batch, hiddens, cq in ex.encoded(models, plans, by_length=True, bf16=False):
+        for found, model, hidden in zip(out, models, hiddens):
+            found.update(batch_question_vectors(model, block, batch, hidden, cq))
     return out
 
 
-def pair_vectors(ex, plans) -> dict[PairKey, np.ndarray]:
+def batch_question_vectors(model, block, batch, hidden, cq) -> dict[QuestionKey, np.ndarray]:
+    """x(h, c) [4H] of every question of one encoded batch (``block``, ``batch``, ``model``'s hidden
+    [B, L, H] and the candidate query ``cq`` of :meth:`~graphmert.extract.pairs.PairExtractor.encoded`)."""
+    L = batch.input_ids.shape[1]
+    hidden = hidden.float()                                                               # [B, L, H]
+    flat = hidden.reshape(-1, hidden.shape[-1])                                           # [B·L, H]
+    ent = model.candidate_head.entity_states(flat, cq.entity_token, cq.entity_of_token, cq.num_entities)
+    between = span_means(hidden, cq.cand_between)                                         # [C, H]
+    asked = [(p, q) for p, qs in block for q in qs]
+    spans = torch.tensor([[b * L + q.root, b * L + q.end] for b, (_, qs) in enumerate(block) for q in qs],
+                         device=hidden.device)                                            # [G, 2]
+    x = torch.cat([span_means(hidden, spans)[cq.cand_group], ent[cq.cand_entity], between,
+                   flat[cq.query_index][cq.cand_group]], dim=-1).cpu().numpy()            # [C, 4H]
+    rows = [(p.doc.id, q.chunk, q.root, q.head, q.relation, c) for p, q in asked for c in q.candidates]
+    if len(rows) != len(x):
+        raise AssertionError(f"{len(rows)} candidates asked, {len(x)} candidate rows encoded")
+    return dict(zip(rows, x))
+
+
+def pair_vectors(ex, plans, found: list[dict[QuestionKey, np.ndarray]] | None = None) -> dict[PairKey, np.ndarray]:
     """(document, unordered id pair) → x̄ [4HM]: the pair's question vectors averaged, the first two
-    blocks in (category, id) order, the ensemble members' concatenated (module docstring)."""
+    blocks in (category, id) order, the ensemble members' concatenated (module docstring).
+    ``found``: each model's :func:`question_vectors` of ``plans`` when the caller has them (computed
+    here otherwise, in one pass of the extractor's models)."""
     cats = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
+    models = [ex.model, *ex.members]
+    found = question_vectors(ex, models, plans) if found is None else found
     per_model = []
-    for model in [ex.model, *ex.members]:
+    for vectors in found:
         sums: dict[PairKey, list] = {}
-        for (doc, _, _, h, _, c), x in question_vectors(ex, model, plans).items():
+        for (doc, _, _, h, _, c), x in vectors.items():
             H = len(x) // 4
             if (cats[(doc, h)], h) > (cats[(doc, c)], c):
                 x = np.concatenate([x[H:2 * H], x[:H], x[2 * H:]])

@@ -112,7 +112,7 @@ from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.text_entities import is_text_entity, with_text_entities
 from graphmert.extract.tails import FORM_CACHE
 from graphmert.extract.triples import Evidence, Triple
-from graphmert.extract.pair_heads import RELATED, PairHead, blend, pair_vectors
+from graphmert.extract.pair_heads import RELATED, PairHead, batch_question_vectors, blend, pair_vectors
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.distant import ChunkEntities, chunk_entities
@@ -603,34 +603,53 @@ class PairExtractor:
         return min(texts, key=lambda t: (-texts[t], t))
 
     # ------------------------------------------------------------------ model answers (step 2)
-    @torch.inference_mode()
     def model_scores(self, model: GraphMERT, plans: list[_ChunkPlan], how: str) -> list[np.ndarray]:
         """Per question (in plan order): P over its candidates from ``model`` — the candidate head
         (``how = "candidate"``) or the end-terminated MNM likelihood (``"likelihood"``)."""
-        out: list[np.ndarray] = []                  # in unit order; put back in plan order below
-        units = []
-        for block, batch, hidden, cq in self.encoded(model, plans, by_length=True):
-            if how in ("candidate", "margin"):
-                p = (model.candidate_head.probabilities(hidden, cq)[0] if how == "candidate"
-                     else model.candidate_head.margins(hidden, cq))
-                out += _split(p.float().cpu().numpy(), [len(q.candidates) for _, qs in block for q in qs])
-            else:
-                out += self._likelihood(model, hidden, batch, cq, block)
-            units += block
-        by_question = dict(zip((id(q) for _, qs in units for q in qs), out))
-        return [by_question[id(q)] for p in plans for q in p.queries]
+        return self._answer_pass([model], plans, how, vectors=False)[0][0]
 
-    def encoded(self, model: GraphMERT, plans: list[_ChunkPlan], *, by_length: bool, bf16: bool = True
-                ) -> Iterator[tuple[list, Any, torch.Tensor, Any]]:
-        """``model`` over the graphs of ``plans`` (:meth:`_graph_units`), ``extract.batch_size`` at a
-        time: per batch, (block: [(plan, its questions in the graph)], the collated batch,
-        hidden [B, L, H], the candidate query of :func:`candidate_query`). With ``by_length``, graphs
-        of similar length share a batch: a packed graph is its chunk's roots plus K leaves per
-        question, and a batch pads every graph to its longest (a third of the positions were padding
-        in plan order on BioRED dev). With ``bf16`` on CUDA the forward, and the caller's work on
-        each batch, run under bf16 autocast."""
-        model.eval()
-        device = next(model.parameters()).device
+    @torch.inference_mode()
+    def _answer_pass(self, models: list[GraphMERT], plans: list[_ChunkPlan], how: str, vectors: bool
+                     ) -> tuple[list[list[np.ndarray]], list[dict]]:
+        """One pass of ``models`` over the graphs of ``plans`` (:meth:`encoded`): per model, each
+        question's answers as :meth:`model_scores` gives them and, with ``vectors``, its question
+        vectors (:func:`~graphmert.extract.pair_heads.question_vectors`, from the same states; the
+        pass then runs without bf16, as the vectors' fit does)."""
+        out: list[list[np.ndarray]] = [[] for _ in models]     # in unit order; put back in plan order below
+        found: list[dict] = [{} for _ in models] if vectors else []
+        units = []
+        for block, batch, hiddens, cq in self.encoded(models, plans, by_length=True, bf16=not vectors):
+            sizes = [len(q.candidates) for _, qs in block for q in qs]
+            for k, (model, hidden) in enumerate(zip(models, hiddens)):
+                if how in ("candidate", "margin"):
+                    p = (model.candidate_head.probabilities(hidden, cq)[0] if how == "candidate"
+                         else model.candidate_head.margins(hidden, cq))
+                    out[k] += _split(p.float().cpu().numpy(), sizes)
+                else:
+                    out[k] += self._likelihood(model, hidden, batch, cq, block)
+                if vectors:
+                    found[k].update(batch_question_vectors(model, block, batch, hidden, cq))
+            units += block
+        order = [id(q) for _, qs in units for q in qs]
+        answers = []
+        for per_model in out:
+            by_question = dict(zip(order, per_model))
+            answers.append([by_question[id(q)] for p in plans for q in p.queries])
+        return answers, found
+
+    def encoded(self, models: Sequence[GraphMERT], plans: list[_ChunkPlan], *, by_length: bool,
+                bf16: bool = True) -> Iterator[tuple[list, Any, list[torch.Tensor], Any]]:
+        """Each of ``models`` over the graphs of ``plans`` (:meth:`_graph_units`), ``extract.batch_size``
+        graphs at a time, each graph built and collated once for every model: per batch, (block:
+        [(plan, its questions in the graph)], the collated batch, per model hidden [B, L, H], the
+        candidate query of :func:`candidate_query`). With ``by_length``, graphs of similar length
+        share a batch: a packed graph is its chunk's roots plus K leaves per question, and a batch
+        pads every graph to its longest (a third of the positions were padding in plan order on
+        BioRED dev). With ``bf16`` on CUDA the forwards, and the caller's work on each batch, run
+        under bf16 autocast."""
+        for model in models:
+            model.eval()
+        device = next(models[0].parameters()).device
         units = [(p, qs) for p in plans for qs in self._graph_units(p)]
         if by_length:
             units.sort(key=lambda u: u[0].chunk.num_roots + self.K * len(u[1]))
@@ -643,13 +662,24 @@ class PairExtractor:
             roots = [np.array([q.root for q in qs]) for _, qs in block]
             cq = candidate_query(graphs, positions, roots, L).to(device)
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and device.type == "cuda"):
-                yield block, batch, model(batch).hidden, cq                               # [B, L, H]
-            self.stats["forwards"] += 1
+                yield block, batch, [model(batch).hidden for model in models], cq            # [B, L, H] each
+            self.stats["forwards"] += len(models)
             self.stats["graphs"] += len(graphs)
 
+    @property
+    def reads_pair_vectors(self) -> bool:
+        """Whether the model rankers' decisions read the pair vectors (a pair head in use)."""
+        return self.uses_type_head or (self.related_head is not None and self.cfg.related_head_weight > 0)
+
     def ensemble_scores(self, plans: list[_ChunkPlan], how: str, ranker: str) -> list[np.ndarray]:
-        """:meth:`model_scores` of the trained model, averaged with its ensemble members' (if any)."""
-        runs = [self.model_scores(m, plans, how) for m in [_need(self.model, ranker), *self.members]]
+        """:meth:`model_scores` of the trained model, averaged with its ensemble members' (if any),
+        from one pass of every model over the graphs; when a pair head will read the pair vectors of
+        these ``plans``, they come from the same pass (:meth:`pair_vectors`)."""
+        models = [_need(self.model, ranker), *self.members]
+        vectors = self.reads_pair_vectors and self._vectors[0] is not plans
+        runs, found = self._answer_pass(models, plans, how, vectors=vectors)
+        if vectors:
+            self._vectors = (plans, pair_vectors(self, plans, found))
         return runs[0] if len(runs) == 1 else [np.mean(per_model, axis=0) for per_model in zip(*runs)]
 
     def _graph_units(self, plan: _ChunkPlan) -> list[list[PairQuery]]:

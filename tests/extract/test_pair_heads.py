@@ -45,7 +45,7 @@ def by_hand(ex, plans) -> dict:
 def test_question_vectors_are_the_models_states_read_by_hand(world):
     ex = extractor(world, pack_queries=False, batch_size=3)             # several padded batches
     plans = ex.questions(world["docs"], world["chunks"])
-    got, want = question_vectors(ex, ex.model, plans), by_hand(ex, plans)
+    (got,), want = question_vectors(ex, [ex.model], plans), by_hand(ex, plans)
     assert set(got) == set(want) and len(got) == sum(len(q.candidates) for p in plans for q in p.queries)
     for key, x in want.items():
         np.testing.assert_allclose(got[key], x, rtol=1e-4, atol=1e-5)
@@ -56,7 +56,7 @@ def test_a_pair_vector_averages_its_questions_whoever_asks(world):
     (category, id) order; an ensemble concatenates its members' vectors."""
     ex = extractor(world, members=[world["model"]])
     plans = ex.questions(world["docs"], world["chunks"])
-    x, cats = question_vectors(ex, ex.model, plans), {(p.doc.id, e): c for p in plans
+    (x,), cats = question_vectors(ex, [ex.model], plans), {(p.doc.id, e): c for p in plans
                                                        for e, c in p.entities.categories.items()}
     H = world["model"].config.hidden_size
     want: dict = {}
@@ -178,8 +178,12 @@ def test_the_model_rankers_pairs_take_the_heads_types_and_the_controls_keep_the_
     from graphmert.kg.schema import RelationSchema
 
     monkeypatch.setattr(RelationSchema, "allows", lambda self, relation, a, b: True)   # a choice everywhere
-    encoded = []
-    monkeypatch.setattr(pairs_module, "pair_vectors", lambda ex, plans: encoded.append(1) or pair_vectors(ex, plans))
+    passes, vectors = [], []
+    encoded = pairs_module.PairExtractor.encoded
+    monkeypatch.setattr(pairs_module.PairExtractor, "encoded",
+                        lambda self, models, plans, **kw: passes.append(len(models)) or encoded(self, models, plans, **kw))
+    monkeypatch.setattr(pairs_module, "pair_vectors", lambda ex, plans, found=None: vectors.append(found is not None)
+                        or pair_vectors(ex, plans, found))
     docs, chunks = world["docs"], world["chunks"]
     typer = OneTypeTyper("associated_with", related=1.0)
     out = {}
@@ -187,12 +191,35 @@ def test_the_model_rankers_pairs_take_the_heads_types_and_the_controls_keep_the_
         ex = extractor(world, type_head_weight=weight, relation_choice="typer", one_relation_per_pair=True,
                        tails_per_query=5)
         ex.typer, ex.type_head = typer, OneTypeHead(ex.relations, "treats")
+        passes.clear()
         out[weight], _ = ex.extract(docs, chunks, rankers=["model", "nearest"], untyped="alone")
         assert ex.type_head.asked == (2 if weight else 0)          # graphmert and the model-alone row
-    assert len(encoded) == 1                                        # ... from one encoder pass
+        assert passes == [1]               # ... from the one encoder pass that gives the model's answers
+    assert vectors == [True]                                        # the vectors of that pass, once
     pairs = lambda ts: {(t.documents[0], frozenset((t.head_id, t.tail_id))) for t in ts}  # noqa: E731
     assert pairs(out[0.0]["model"]) == pairs(out[1.0]["model"]) and out[0.0]["model"]
     assert {t.relation for t in out[0.0]["model"]} == {"associated_with"}
     assert {t.relation for t in out[1.0]["model"]} == {t.relation for t in out[1.0]["alone"]} == {"treats"}
     assert [t.to_dict() for t in out[1.0]["nearest"]] == [t.to_dict() for t in out[0.0]["nearest"]]
     assert {t.relation for t in out[1.0]["nearest"]} == {"associated_with"}
+
+
+def test_one_pass_gives_every_members_answers_and_the_pair_vectors(world):
+    """An ensemble with a pair head in use: the answers of the shared pass are each member's own
+    (averaged), and the pair vectors it leaves behind are those a pass of their own gives."""
+    other = test_pairs.tiny_model(world["tok"].get_vocab_size(), len(world["kg"].relations), seed=7)
+    ex = extractor(world, members=[other], related_head_weight=0.5, batch_size=2)
+    ex.related_head = object()                                          # read only through reads_pair_vectors
+    plans = ex.questions(world["docs"], world["chunks"])
+    assert ex.reads_pair_vectors
+    got = ex.ensemble_scores(plans, "candidate", "model")
+    alone = [ex.model_scores(m, plans, "candidate") for m in (world["model"], other)]
+    assert len(got) == len(alone[0]) and not all(np.allclose(a, b) for a, b in zip(*alone))   # two models
+    for g, a, b in zip(got, *alone):
+        np.testing.assert_allclose(g, (a + b) / 2, rtol=1e-6, atol=1e-7)
+    cached = ex.pair_vectors(plans)
+    fresh = pair_vectors(ex, plans)
+    assert set(cached) == set(fresh) and cached
+    for key, x in fresh.items():
+        np.testing.assert_allclose(cached[key], x, rtol=1e-5, atol=1e-6)
+        assert len(x) == 2 * 4 * world["model"].config.hidden_size      # both members, concatenated
