@@ -5,12 +5,14 @@
         [--repeat N] [--out FILE]
 
 For each config, the first N documents that extraction would read (``extract.paths``, else the
-corpus's documents with entity annotations), a tokenizer trained on them and a model of the config's
-size with random weights: speed does not depend on the weights (with ``--run-dir RUN``, one config,
-the run's tokenizer and trained checkpoint instead). The config's extractor runs on them: the paper's
-:class:`~graphmert.extract.extractor.Extractor`, or the
-:class:`~graphmert.extract.pairs.PairExtractor` of a query-group model (``model.leaf_query =
-"fixed"``, e.g. ``configs/biored.yaml``; its controls are not run).
+corpus's documents with entity annotations), a tokenizer trained on them and the config's models
+(``train.ensemble_size`` of them) at its size with random weights: speed does not depend on the
+weights (with ``--run-dir RUN``, one config, the run's tokenizer and trained checkpoints instead).
+The config's extractor runs on them: the paper's :class:`~graphmert.extract.extractor.Extractor`, or
+the :class:`~graphmert.extract.pairs.PairExtractor` of a query-group model (``model.leaf_query =
+"fixed"``, e.g. ``configs/biored.yaml``; its controls are not run), with the relation typer and the
+pair heads the config asks for, fitted first as the extract stage fits them (not timed). The row
+gives the ``models`` and ``pair_heads`` it ran with.
 
 Phases (seconds): ``questions`` (heads and candidates; PairExtractor only), ``forward`` (the encoder,
 timed around every model call), ``other`` (graph assembly, collation and scoring: the extractor's time
@@ -47,6 +49,7 @@ import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
+from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(1 if "--src" in sys.argv else 0, str(Path(__file__).resolve().parent))
@@ -70,6 +73,7 @@ from graphmert.kg.schema import RelationSchema  # noqa: E402
 from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from graphmert.model.graphmert import build_model  # noqa: E402
 from pipelines.stages.extract import typer_documents  # noqa: E402
+from pipelines.stages.train import member_models  # noqa: E402
 
 CONFIGS = {"demo": "configs/demo.yaml", "small": "configs/small.yaml", "biored": "configs/biored.yaml",
            "biored-gpu": "configs/biored-gpu.yaml"}
@@ -102,23 +106,22 @@ def _sync(device: torch.device) -> None:
 
 
 class ForwardMeter:
-    """Times every model forward and counts its work and FLOPs at the real tokens (module docstring)."""
+    """Times every forward of ``models`` (an ensemble's members too) and counts its work and FLOPs at
+    the real tokens (module docstring)."""
 
-    def __init__(self, model: nn.Module) -> None:
-        self.model = model
+    def __init__(self, *models: nn.Module) -> None:
+        self.models = list({id(m): m for m in models}.values())
         self.seconds = self.flops = 0.0
         self.tokens = self.padded = 0
 
-    @contextmanager
-    def watch(self):
-        """Meter the model's forward inside the ``with`` block."""
-        model, inner = self.model, self.model.forward
+    def _timed(self, model: nn.Module):
+        inner = model.forward
 
         def timed(batch, *args, **kw):
             n = batch.attention_mask.sum(1)                                           # [B] real tokens
             self.tokens += int(n.sum())
             self.padded += batch.attention_mask.numel()
-            self.flops += encoder_flops(self.model, n)
+            self.flops += encoder_flops(model, n)
             device = batch.input_ids.device
             _sync(device)
             t0 = time.perf_counter()
@@ -126,11 +129,18 @@ class ForwardMeter:
             _sync(device)
             self.seconds += time.perf_counter() - t0
             return out
-        model.forward = timed
+        return timed
+
+    @contextmanager
+    def watch(self):
+        """Meter the models' forwards inside the ``with`` block."""
+        for model in self.models:
+            model.forward = self._timed(model)
         try:
             yield self
         finally:
-            del model.forward
+            for model in self.models:
+                del model.forward
 
 
 def setup(cfg, docs, run_dir: Path | None, device: torch.device):
@@ -144,17 +154,23 @@ def setup(cfg, docs, run_dir: Path | None, device: torch.device):
         tok = load_tokenizer(run_dir / "tokenizer" / "tokenizer.json")
         rmap = load_relation_map(run_dir / "graphs" / "relation_map.json")
         model, _ = load_checkpoint(run_dir / "train" / "model", expected_relations=rmap)
+        members = [load_checkpoint(p, expected_relations=rmap)[0] for p in
+                   member_models(run_dir / "train", json.loads((run_dir / "train" / "manifest.json").read_text()))]
         schema = RelationSchema.load(run_dir / "graphs" / "relation_schema.json")
     else:
         tok = train_tokenizer((d.text for d in docs), cfg.tokenizer)
         rmap = dict(kg.relation_map)
-        torch.manual_seed(0)
-        model = build_model(cfg.model, tok.get_vocab_size(), len(rmap))
+        members = []
+        for seed in range(cfg.train.ensemble_size):         # the config's ensemble, members seeded 1, 2, ...
+            torch.manual_seed(seed)
+            members.append(build_model(cfg.model, tok.get_vocab_size(), len(rmap)))
+        model, members = members[0], members[1:]
         schema = RelationSchema.from_kg(kg, cfg.kg.relation_schema)
         cfg.extract.min_confidence, cfg.extract.beta = 0.0, 0.0   # random weights: keep every best tail
-    model.to(device).eval()
+    for m in (model, *members):
+        m.to(device).eval()
     chunks = list(chunk_documents(docs, tok, cfg.corpus, cfg.graph))
-    return kg, schema, tok, rmap, model, chunks
+    return kg, schema, tok, rmap, model, members, chunks
 
 
 def fit_typer(cfg, docs) -> RelationTyper | None:
@@ -168,16 +184,41 @@ def fit_typer(cfg, docs) -> RelationTyper | None:
     return RelationTyper.from_config(x).fit(typer_documents(cfg, frozenset(d.id for d in docs)))
 
 
-def run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, typer=None) -> tuple[dict, ForwardMeter, set]:
-    """One extraction over ``docs`` with per-phase seconds."""
+def pair_extractor(cfg, kg, schema, tok, rmap, model, members, **kw) -> PairExtractor:
+    """The config's :class:`PairExtractor` over ``model`` and its ensemble ``members``."""
+    x = cfg.extract
+    relations = [r for r in (x.relations or sorted(rmap)) if r in rmap]
+    return PairExtractor(model, tok, kg, schema, rmap, x, cfg.graph.num_roots, cfg.graph.num_leaves,
+                         relations=relations, members=members, **kw)
+
+
+def fit_heads(cfg, docs, kg, schema, tok, rmap, model, members) -> tuple:
+    """The pair heads the config's extract section asks for, fitted as the extract stage fits them:
+    on the models' pair vectors of ``extract.typer_files`` less the measured documents (not timed;
+    none under ``--compare-with`` a revision whose library has no ``pair_heads.fit_heads``)."""
+    from graphmert.extract import pair_heads
+
+    x = cfg.extract
+    fit_pair_heads = getattr(pair_heads, "fit_heads", None)
+    if model.config.leaf_query != "fixed" or (x.type_head_weight <= 0 and x.related_head_weight <= 0) \
+            or fit_pair_heads is None:
+        return None, None
+    x.typer_files = [str(ROOT / p) for p in x.typer_files]
+    fit_docs = list(typer_documents(cfg, frozenset(d.id for d in docs)))
+    ex = pair_extractor(replace(cfg, extract=replace(x, controls=[])), kg, schema, tok, rmap, model, members)
+    return fit_pair_heads(ex, fit_docs, list(chunk_documents(fit_docs, tok, cfg.corpus, cfg.graph)), x)
+
+
+def run_once(cfg, kg, schema, tok, rmap, model, members, docs, chunks, typer=None, heads=(None, None)
+             ) -> tuple[dict, ForwardMeter, set]:
+    """One extraction over ``docs`` with per-phase seconds (``heads``: the fitted pair heads)."""
     x = cfg.extract
     sec = {}
-    with ForwardMeter(model).watch() as meter:
+    with ForwardMeter(model, *members).watch() as meter:
         t0 = time.perf_counter()
         if model.config.leaf_query == "fixed":
-            relations = [r for r in (x.relations or sorted(rmap)) if r in rmap]
-            ex = PairExtractor(model, tok, kg, schema, rmap, x, cfg.graph.num_roots, cfg.graph.num_leaves,
-                               relations=relations, typer=typer)
+            ex = pair_extractor(cfg, kg, schema, tok, rmap, model, members, typer=typer, type_head=heads[0],
+                                related_head=heads[1])
             plans = ex.questions(docs, chunks)
             queries = [q for p in plans for q in p.queries]
             sec["questions"] = time.perf_counter() - t0
@@ -226,10 +267,11 @@ def profile_ops(name: str, cfg, docs, run_dir: Path | None, device: torch.device
     """Print torch.profiler's ``top`` operators by self time for one packed extraction (not timed)."""
     from torch.profiler import ProfilerActivity, profile
 
-    kg, schema, tok, rmap, model, chunks = setup(cfg, docs, run_dir, device)
+    kg, schema, tok, rmap, model, members, chunks = setup(cfg, docs, run_dir, device)
+    typer, heads = fit_typer(cfg, docs), fit_heads(cfg, docs, kg, schema, tok, rmap, model, members)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=activities) as prof:
-        run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, fit_typer(cfg, docs))
+        run_once(cfg, kg, schema, tok, rmap, model, members, docs, chunks, typer, heads)
     key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
     print(f"\n{name}: operators by {key}")
     print(prof.key_averages().table(sort_by=key, row_limit=top))
@@ -237,20 +279,21 @@ def profile_ops(name: str, cfg, docs, run_dir: Path | None, device: torch.device
 
 def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, single: bool,
           repeat: int = 1) -> list[dict]:
-    kg, schema, tok, rmap, model, chunks = setup(cfg, docs, run_dir, device)
+    kg, schema, tok, rmap, model, members, chunks = setup(cfg, docs, run_dir, device)
     rate = matmul_flops_per_s(cfg.model.hidden_size, device)
-    typer = fit_typer(cfg, docs)
+    typer, heads = fit_typer(cfg, docs), fit_heads(cfg, docs, kg, schema, tok, rmap, model, members)
+    once = lambda: run_once(cfg, kg, schema, tok, rmap, model, members, docs, chunks, typer, heads)  # noqa: E731
     if device.type == "cuda":               # CUDA context, kernel and allocator warm-up: not timed
-        run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, typer)
+        once()
     rows, keys = [], {}
     for pack in ((True, False) if single else (True,)):
         cfg.extract.pack_queries = pack
-        row, meter, keys[pack] = fastest([run_once(cfg, kg, schema, tok, rmap, model, docs, chunks, typer)
-                                          for _ in range(repeat)])
+        row, meter, keys[pack] = fastest([once() for _ in range(repeat)])
         limit = meter.flops / rate
         rows.append({"config": name, "mode": "packed" if pack else "single", "batch": cfg.extract.batch_size,
                      "leaves": cfg.extract.leaves_per_forward, "documents": len(docs),
-                     "chunks": len(chunks), **row, "documents_per_s": round(len(docs) / row["seconds"], 2),
+                     "chunks": len(chunks), "models": 1 + len(members), "pair_heads": sum(h is not None for h in heads),
+                     **row, "documents_per_s": round(len(docs) / row["seconds"], 2),
                      "GFLOP": round(meter.flops / 1e9, 1), "matmul_GFLOP_per_s": round(rate / 1e9, 1),
                      "limit_s": round(limit, 2), "achieved/limit": round(limit / row["seconds"], 3),
                      "peak_MB": round(peak_rss_mb())})

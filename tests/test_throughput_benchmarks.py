@@ -40,6 +40,7 @@ def test_extract_benchmark_runs_the_configs_extractor(config, tmp_path):
                           "--batch-size", "8", "--repeat", "2")
     (row,) = rows
     assert row["config"] == config and row["batch"] == 8 and row["documents"] == 3
+    assert (row["models"], row["pair_heads"]) == {"demo": (1, 0), "biored": (2, 1)}[config]   # as the stage runs
     assert row["forwards"] >= row["graphs"] / 8 and row["queries"] > 0 and row["triples"] > 0
     phases = sum(row[f"{k}_s"] for k in ("questions", "forward", "other", "decide", "write"))
     assert row["seconds"] == pytest.approx(phases, abs=0.05)

@@ -48,10 +48,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from graphmert.config import ExtractConfig
 from graphmert.errors import GraphmertError
 from graphmert.model.candidates import span_means
 
-__all__ = ["PairHead", "PairHeadError", "RELATED", "batch_question_vectors", "blend", "pair_vectors",
+__all__ = ["PairHead", "PairHeadError", "RELATED", "batch_question_vectors", "blend", "fit_heads", "pair_vectors",
            "question_vectors"]
 
 PairKey = tuple[str, frozenset]            # (document id, unordered pair of entity keys)
@@ -156,6 +157,21 @@ class PairHead:
         p[:, self._model.classes_] = self._model.predict_proba(np.stack([vectors[k] for k in keys]))
         logp = np.log(np.clip(p, 1e-9, 1.0))
         return {k: dict(zip(self.classes, row.tolist())) for k, row in zip(keys, logp)}
+
+
+def fit_heads(ex, docs, chunks, cfg: ExtractConfig) -> tuple[PairHead | None, PairHead | None]:
+    """(type head, relatedness head) as ``cfg.type_head_weight`` and ``related_head_weight`` ask for
+    them (None where 0), fitted on the gold pairs of ``docs`` (their relations) from the pair vectors
+    of the extractor ``ex``'s models over ``chunks``: one encoder pass for both heads."""
+    if cfg.type_head_weight <= 0 and cfg.related_head_weight <= 0:
+        return None, None
+    vectors = ex.pair_vectors(ex.questions(docs, chunks))
+    types = {(d.id, frozenset((r.head, r.tail))): r.type for d in docs for r in d.relations}
+    type_head = PairHead(ex.relations, cfg.type_head_c).fit(vectors, types) if cfg.type_head_weight > 0 else None
+    related = {k: RELATED[k in types] for k in vectors}
+    related_head = PairHead(list(RELATED), cfg.related_head_c).fit(vectors, related) \
+        if cfg.related_head_weight > 0 else None
+    return type_head, related_head
 
 
 def blend(typer: dict[str, float] | None, head: dict[str, float], weight: float) -> dict[str, float]:

@@ -42,7 +42,7 @@ from graphmert.extract.pairs import (CONTROLS, PROBABILITY_RANKERS, PairExtracto
 from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
 from graphmert.extract.sorted_merge import sort_run
 from graphmert.extract.triples import read_triples, with_run, write_systems, write_triples
-from graphmert.extract.pair_heads import RELATED, PairHead
+from graphmert.extract.pair_heads import PairHead, fit_heads
 from graphmert.extract.lexical_document import LexicalDocumentStack, fit_stack
 from graphmert.io import atomic_write_text, file_sha256, read_json
 from graphmert.kg.graph import KGError, load_relation_map
@@ -454,14 +454,7 @@ def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset
         return None, None
     extractor, docs, chunks = (typer_set or (lambda: _typer_questions(ctx, inputs, held_out)))()
     log.info("extract: fitting the pair heads on the %d documents of extract.typer_files", len(docs))
-    vectors = extractor.pair_vectors(extractor.questions(docs, chunks))
-    types = {(d.id, frozenset((r.head, r.tail))): r.type for d in docs for r in d.relations}
-    type_head = PairHead(extractor.relations, ex.type_head_c).fit(vectors, types) \
-        if ex.type_head_weight > 0 else None
-    related = {k: RELATED[k in types] for k in vectors}
-    related_head = PairHead(list(RELATED), ex.related_head_c).fit(vectors, related) \
-        if ex.related_head_weight > 0 else None
-    return type_head, related_head
+    return fit_heads(extractor, docs, chunks, ex)
 
 
 def fit_lexical_document(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str], typer_set=None
