@@ -213,6 +213,7 @@ def test_one_pass_gives_every_members_answers_and_the_pair_vectors(world):
     plans = ex.questions(world["docs"], world["chunks"])
     assert ex.reads_pair_vectors
     got = ex.ensemble_scores(plans, "candidate", "model")
+    assert ex._vectors[0] is plans                                      # the pass left these plans' vectors
     alone = [ex.model_scores(m, plans, "candidate") for m in (world["model"], other)]
     assert len(got) == len(alone[0]) and not all(np.allclose(a, b) for a, b in zip(*alone))   # two models
     for g, a, b in zip(got, *alone):
