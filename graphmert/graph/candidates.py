@@ -78,7 +78,8 @@ class CandidateQuery:
 def candidate_feature_values(mention_starts: np.ndarray, head_root: int, doc_count: int,
                              head_doc_count: int, sentences: np.ndarray) -> tuple[float, ...]:
     """φ of one candidate (module docstring); ``sentences``: the chunk's sentence numbers per root
-    (empty: one sentence)."""
+    (empty: one sentence). The per-row definition that :func:`_graph_rows` computes for a whole
+    graph at once, and the reference its tests compare it with."""
     distance = int(np.abs(mention_starts - head_root).min()) if mention_starts.size else 0
     apart = 0
     if sentences.size and mention_starts.size:
@@ -90,7 +91,8 @@ def candidate_feature_values(mention_starts: np.ndarray, head_root: int, doc_cou
 def between_span(mention_spans: np.ndarray, head_root: int, head_end: int) -> tuple[int, int]:
     """Roots [lo, hi) strictly between the head mention [head_root, head_end) and the nearest of a
     candidate's mentions ``mention_spans`` [M, 2] (nearest start, as φ's distance; ties: the first);
-    (0, 0) when they touch or overlap, or the candidate has no mention."""
+    (0, 0) when they touch or overlap, or the candidate has no mention. The per-row definition of
+    :func:`_graph_rows`' between spans, as :func:`candidate_feature_values` is of its φ."""
     if not len(mention_spans):
         return 0, 0
     a, end = (int(x) for x in mention_spans[np.abs(mention_spans[:, 0] - head_root).argmin()])
@@ -177,6 +179,7 @@ def _graph_rows(e: EntityTable, roots: np.ndarray) -> tuple[np.ndarray, _Rows]:
     has = own.any(axis=1)                                                                   # [C]
     roots_to = np.where(own, np.abs(start[None, :] - root[:, None]), far)                   # [C, M]
     near = roots_to.argmin(axis=1) if len(start) else np.zeros(len(idx), dtype=np.int64)    # first nearest
+    a, b = (start[near], end[near]) if len(start) else (near, near)    # its span; unread where not has
     distance = np.where(has, roots_to.min(axis=1, initial=far), 0)
     apart = np.zeros(len(idx), dtype=np.int64)
     if e.sentences.size:
@@ -189,7 +192,6 @@ def _graph_rows(e: EntityTable, roots: np.ndarray) -> tuple[np.ndarray, _Rows]:
                          np.log1p(head_count), (apart == 0).astype(np.float64), np.log1p(apart)], axis=1)
     head_ends = (start[None, :] == root[:, None]) & (of[None, :] == head[:, None])          # [C, M]
     head_end = np.where(head_ends.any(axis=1), np.where(head_ends, end, -1).max(axis=1, initial=-1), root + 1)
-    a, b = start[near] if len(start) else near, end[near] if len(start) else near          # nearest mention
     between = np.zeros((len(idx), 2), dtype=np.int64)
     after, before = has & (a >= head_end), has & (a < head_end) & (b <= root)
     between[after] = np.stack([head_end, a], axis=1)[after]
