@@ -37,11 +37,20 @@ in the manifest). The scaling table divides each size's per-document stage time 
 smallest size's: 1.0 is linear time and flat memory. Each size's rows are kept in ``WORK/rows.jsonl``
 as soon as it finishes; ``--resume`` skips the sizes found there (the large sizes take hours).
 
-**Projection.** A stage's time is split into the shard tasks' summed seconds (work that spreads over
-workers) and the rest (the driver's own work, which does not). With ``W`` workers measured, the
-projection for ``D`` documents on ``N`` workers is, per stage,
-``D/n · (driver_s + task_s / N)`` where ``driver_s = max(elapsed − task_s / W, 0)`` at the largest
-size ``n`` measured. ``--project 36000000 --project-workers 16 64 256`` prints it for PubMed.
+**Projection.** A stage's time is split three ways, at the largest size ``n`` measured:
+- ``task_s``, the shard tasks' summed seconds: work that spreads over workers;
+- ``serial_s``, the stage's time outside its task phases (``elapsed − phase_s``, where ``phase_s``
+  sums the wall seconds of the manifest's task groups): the driver's own work (the merge, the
+  writing), which does not spread and is charged per document;
+- ``tail_s``, the task phases' wall beyond ``task_s / W`` on the ``W`` workers measured: the last
+  tasks running alone while the others idle. It is about one task long whatever the corpus size, so
+  it is charged once per stage, as one mean task of each task group (``tail_s``), not per document.
+
+The projection for ``D`` documents on ``N`` workers is, per stage,
+``D/n · (serial_s + task_s / N) + tail_s``. Rows this benchmark wrote before it kept the phase
+seconds (no ``phase_s``) take ``driver_s = max(elapsed − task_s / W, 0)`` per document instead,
+which charges the tail per document too: an upper bound.
+``--project 36000000 --project-workers 16 64 256`` prints it for PubMed.
 
 The sampler needs ``psutil`` (a dependency of Dask's distributed).
 """
@@ -259,8 +268,16 @@ def _link_copy(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, copy_function=os.link)
 
 
-def _task_seconds(manifest: dict) -> float:
-    return sum(t.get("task_seconds", 0.0) for t in manifest.get("tasks", {}).values())
+def _task_seconds(manifest: dict, key: str = "task_seconds") -> float:
+    """The sum of ``key`` over the manifest's task groups: ``task_seconds`` (the tasks' own seconds)
+    or ``seconds`` (each phase's wall time)."""
+    return sum(t.get(key, 0.0) for t in manifest.get("tasks", {}).values())
+
+
+def _mean_tasks(manifest: dict) -> float:
+    """One mean task of each task group, summed: about the tail a phase's last task runs alone."""
+    return sum(t.get("task_seconds", 0.0) / t["ran"] for t in manifest.get("tasks", {}).values()
+               if t.get("ran"))
 
 
 def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, size: int,
@@ -292,7 +309,8 @@ def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, 
         rows.append({"mode": mode, "documents": size, "stage": stage, "wall_s": round(wall, 1),
                      "stage_s": round(m["elapsed_s"], 1),
                      "s_per_1k_docs": round(1000 * m["elapsed_s"] / size, 2),
-                     "task_s": round(_task_seconds(m), 1), "driver_MB": round(rss.driver_mb),
+                     "task_s": round(_task_seconds(m), 1), "phase_s": round(_task_seconds(m, "seconds"), 1),
+                     "tail_s": round(_mean_tasks(m), 1), "driver_MB": round(rss.driver_mb),
                      "worker_MB": round(rss.workers_mb), "processes": rss.processes,
                      "outputs": _outputs(stage, m)})
     return rows
@@ -338,13 +356,19 @@ def projection(rows: list[dict], documents: int, workers_measured: int, workers:
         largest = max(r["documents"] for r in rows if r["mode"] == mode)
         stage_rows = [r for r in rows if r["mode"] == mode and r["documents"] == largest]
         for n in workers:
-            total = 0.0
-            for r in stage_rows:
-                driver = max(r["stage_s"] - r["task_s"] / workers_measured, 0.0)
-                total += documents / largest * (driver + r["task_s"] / n)
+            total = sum(_projected_seconds(r, documents / largest, workers_measured, n) for r in stage_rows)
             out.append({"mode": mode, "documents": documents, "from": largest, "workers": n,
                         "hours": round(total / 3600, 1)})
     return out
+
+
+def _projected_seconds(row: dict, scale: float, workers_measured: int, workers: int) -> float:
+    """One stage's seconds at ``scale`` times its documents on ``workers`` (module docstring)."""
+    if "phase_s" not in row:                              # measured before the phase seconds
+        driver = max(row["stage_s"] - row["task_s"] / workers_measured, 0.0)
+        return scale * (driver + row["task_s"] / workers)
+    serial = max(row["stage_s"] - row["phase_s"], 0.0)
+    return scale * (serial + row["task_s"] / workers) + row["tail_s"]
 
 
 def measure(work: Path, ref: Path, configs: dict[str, Path], texts: list[Path], modes: list[str],

@@ -145,7 +145,10 @@ def test_a_size_runs_the_stages_up_to_the_last_one_asked(tmp_path, monkeypatch):
         stage = {v: k for k, v in scale.STAGES.items()}.get(args[0], args[0])
         run_dir = Path(args[args.index("--run-dir") + 1])
         (run_dir / stage).mkdir(parents=True, exist_ok=True)
-        (run_dir / stage / "manifest.json").write_text(json.dumps({"elapsed_s": 2.0, "documents": 5}))
+        tasks = {"part": {"ran": 4, "seconds": 1.5, "task_seconds": 2.8}, "merge": {"ran": 2, "seconds": 0.25,
+                                                                                "task_seconds": 0.4}}
+        (run_dir / stage / "manifest.json").write_text(json.dumps({"elapsed_s": 2.0, "documents": 5,
+                                                                   "tasks": tasks}))
         return 1.0, SimpleNamespace(driver_mb=100.0, workers_mb=0.0, processes=0)
 
     monkeypatch.setattr(scale, "run_command", run_command)
@@ -156,6 +159,8 @@ def test_a_size_runs_the_stages_up_to_the_last_one_asked(tmp_path, monkeypatch):
     assert commands == ["ner", "link", "ingest", "tokenizer", "chunks", "build-graphs"]
     assert [r["stage"] for r in rows] == ["ingest", "tokenizer", "chunks", "graphs"]
     assert rows[0]["outputs"] == "documents=5" and rows[0]["s_per_1k_docs"] == 400.0
+    # the task groups summed: their own seconds, their phases' wall, one mean task of each (0.7 + 0.2)
+    assert (rows[0]["task_s"], rows[0]["phase_s"], rows[0]["tail_s"]) == (3.2, 1.8, 0.9)
 
 
 def test_the_benchmark_configs_keep_every_proposed_triple(tmp_path):
@@ -200,6 +205,21 @@ def test_the_projection_spreads_only_the_task_time_over_workers():
     assert proj["hours"] == round((216 + 36) / 3600, 1)
     (one,) = scale.projection(rows, 36_000_000, workers_measured=2, workers=[1000])
     assert one["hours"] == round(3600 * (20 + 0.16 + 0.04) / 3600, 1)
+
+
+def test_the_projection_charges_the_serial_work_per_document_and_the_tail_once():
+    """extract at 10,000 documents: 100 s, 90 of them in its task phases (160 task-seconds on 2
+    workers: 80 s of work, a 10 s tail) and 10 s in the driver alone; its mean task is 8 s.
+    3.6M documents on 4 workers: 360 × (10 + 160 / 4) + 8 = 18,008 s (5.0 h), where charging the
+    tail per document (rows without phase seconds) gives 360 × (20 + 40) = 21,600 s (6.0 h)."""
+    rows = [{**_row("extract", 10_000, 100.0, 160.0, 0, 0), "phase_s": 90.0, "tail_s": 8.0},
+            _row("extract", 1_000, 1.0, 1.0, 0, 0)]
+    (proj,) = scale.projection(rows, 3_600_000, workers_measured=2, workers=[4])
+    assert proj["hours"] == 5.0
+    old = [{k: v for k, v in r.items() if k not in ("phase_s", "tail_s")} for r in rows]
+    assert scale.projection(old, 3_600_000, workers_measured=2, workers=[4])[0]["hours"] == 6.0
+    (many,) = scale.projection(rows, 36_000_000, workers_measured=2, workers=[1000])
+    assert many["hours"] == round((3600 * (10 + 0.16) + 8) / 3600, 1) == 10.2
 
 
 @pytest.mark.slow
