@@ -263,6 +263,17 @@ def trained_relations(ref: Path) -> list[str]:
     return sorted(r for r, n in injected.items() if n)
 
 
+def asked_relations(ref: Path, chosen: list[str] | None) -> list[str]:
+    """The relations every size asks: ``chosen`` (``--relations``), each one the reference model was
+    trained on, else all of those (:func:`trained_relations`)."""
+    trained = trained_relations(ref)
+    unknown = sorted(set(chosen or ()) - set(trained))
+    if unknown:
+        raise SystemExit(f"--relations: the reference model {ref / 'train' / 'model'} was not trained on "
+                         f"{', '.join(unknown)}; it knows {', '.join(trained)}")
+    return list(chosen) if chosen else trained
+
+
 def _link_copy(src: Path, dst: Path) -> None:
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst, copy_function=os.link)
@@ -281,8 +292,9 @@ def _mean_tasks(manifest: dict) -> float:
 
 
 def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, size: int,
-             common: list[str], last: str = "export") -> list[dict]:
-    """One corpus size through the stages of :data:`STAGES` up to ``last``: a row per stage."""
+             common: list[str], last: str = "export", relations: list[str] | None = None) -> list[dict]:
+    """One corpus size through the stages of :data:`STAGES` up to ``last``: a row per stage.
+    ``relations``: those extraction asks (default: every one the reference was trained on)."""
     run_dir = work / f"{mode}-{size}"
     shutil.rmtree(run_dir, ignore_errors=True)
     run_dir.mkdir(parents=True)
@@ -296,7 +308,7 @@ def run_size(work: Path, ref: Path, config: Path, texts: list[Path], mode: str, 
     log = run_dir / "benchmark.log"
     args = ["--config", str(config), "--run-dir", str(run_dir), "--quiet", f"corpus.paths=[{corpus}]",
             f"tokenizer.path={ref / 'tokenizer' / 'tokenizer.json'}",
-            f"extract.relations=[{','.join(trained_relations(ref))}]", *common]
+            f"extract.relations=[{','.join(relations or trained_relations(ref))}]", *common]
     for stage in ("ner", "link"):      # gold: empty stages; raw: the reference's, skipped as up to date
         run_command([stage, *args], log)
     rows = []
@@ -372,7 +384,8 @@ def _projected_seconds(row: dict, scale: float, workers_measured: int, workers: 
 
 
 def measure(work: Path, ref: Path, configs: dict[str, Path], texts: list[Path], modes: list[str],
-            sizes: list[int], common: list[str], resume: bool, last: str = "export") -> list[dict]:
+            sizes: list[int], common: list[str], resume: bool, last: str = "export",
+            relations: list[str] | None = None) -> list[dict]:
     """Every mode and size through :func:`run_size`; each size's rows are appended to
     ``WORK/rows.jsonl`` as it finishes, so that hours of measurement survive a stop. With ``resume``
     the sizes found there are not run again (without it the file starts empty)."""
@@ -387,7 +400,7 @@ def measure(work: Path, ref: Path, configs: dict[str, Path], texts: list[Path], 
             if (mode, size) in finished:
                 print(f"{mode} {size}: measured before ({done_file})", flush=True)
                 continue
-            new = run_size(work, ref, configs[mode], texts, mode, size, common, last)
+            new = run_size(work, ref, configs[mode], texts, mode, size, common, last, relations=relations)
             with done_file.open("a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in new)
             rows += new
@@ -419,6 +432,9 @@ def main() -> None:
                     help="the last stage run at each size (the sizes' rows then cover the stages up to it; "
                          "the extract stage takes most of the time: --to graphs measures the rest at sizes "
                          "extract would take hours on)")
+    ap.add_argument("--relations", nargs="+", default=None,
+                    help="ask only these of the reference model's relations (default: all of them); "
+                         "fewer relations are fewer queries a document, for sizes that would take hours")
     ap.add_argument("overrides", nargs="*", help="extra dotted overrides for every run")
     args = ap.parse_args()
     texts = args.texts or [require_shared(*p) for p in DEFAULT_TEXTS]
@@ -434,7 +450,9 @@ def main() -> None:
         configs = write_configs(work, ROOT / args.config, args.train_steps, args.ner_minutes)
         ref = check_reference(args.reference.resolve(), args.modes) if args.reference else \
             build_reference(work, configs, texts, args.modes, common)
-        rows = measure(work, ref, configs, texts, args.modes, sorted(args.sizes), common, args.resume, args.to)
+        relations = asked_relations(ref, args.relations)
+        rows = measure(work, ref, configs, texts, args.modes, sorted(args.sizes), common, args.resume, args.to,
+                       relations=relations)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -447,7 +465,7 @@ def main() -> None:
     print_table(proj, "projection: driver time + task time / workers, per stage (module docstring)")
     write_json("scale", rows, args.out, config=str(args.config), scheduler=args.scheduler,
                workers=args.workers, cpus=os.cpu_count(), scaling=ratios, projection=proj,
-               overrides=args.overrides)
+               overrides=args.overrides, relations=relations)
 
 
 if __name__ == "__main__":

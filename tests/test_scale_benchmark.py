@@ -93,6 +93,10 @@ def test_a_reference_run_must_hold_what_every_size_reuses(tmp_path):
     (model / "relation_map.json").write_text(json.dumps({"treats": 0, "isa": 1, "binds": 2}))
     (model / "config.json").write_text(json.dumps({"trained_relations": ["treats", "isa"]}))
     assert scale.trained_relations(tmp_path) == ["isa", "treats"]
+    assert scale.asked_relations(tmp_path, None) == ["isa", "treats"]
+    assert scale.asked_relations(tmp_path, ["treats"]) == ["treats"]         # --relations treats
+    with pytest.raises(SystemExit, match=r"not trained on binds, causes; it knows isa, treats"):
+        scale.asked_relations(tmp_path, ["binds", "treats", "causes"])
 
 
 def test_the_sampler_tells_the_driver_from_the_processes_it_started():
@@ -116,7 +120,7 @@ def _row(stage: str, documents: int, stage_s: float, task_s: float, driver: int,
 def test_measured_sizes_are_kept_as_they_finish_and_resume_skips_them(tmp_path, monkeypatch):
     ran: list[tuple[str, int]] = []
 
-    def run_size(work, ref, config, texts, mode, size, common, last):
+    def run_size(work, ref, config, texts, mode, size, common, last, relations=None):
         assert last == "export"
         ran.append((mode, size))
         if size == 30:
@@ -139,9 +143,11 @@ def test_measured_sizes_are_kept_as_they_finish_and_resume_skips_them(tmp_path, 
 def test_a_size_runs_the_stages_up_to_the_last_one_asked(tmp_path, monkeypatch):
     """--to graphs: each size runs ingest … build-graphs (after the empty ner and link), not extract."""
     commands: list[str] = []
+    asked: set[str] = set()
 
     def run_command(args, log):
         commands.append(args[0])
+        asked.update(a for a in args if a.startswith("extract.relations="))
         stage = {v: k for k, v in scale.STAGES.items()}.get(args[0], args[0])
         run_dir = Path(args[args.index("--run-dir") + 1])
         (run_dir / stage).mkdir(parents=True, exist_ok=True)
@@ -161,6 +167,11 @@ def test_a_size_runs_the_stages_up_to_the_last_one_asked(tmp_path, monkeypatch):
     assert rows[0]["outputs"] == "documents=5" and rows[0]["s_per_1k_docs"] == 400.0
     # the task groups summed: their own seconds, their phases' wall, one mean task of each (0.7 + 0.2)
     assert (rows[0]["task_s"], rows[0]["phase_s"], rows[0]["tail_s"]) == (3.2, 1.8, 0.9)
+    assert asked == {"extract.relations=[treats]"}                      # the reference's, by default
+    asked.clear()
+    scale.run_size(tmp_path, tmp_path / "ref", tmp_path / "g.yaml", [], "gold", 5, [], "ingest",
+                   relations=["isa", "binds"])
+    assert asked == {"extract.relations=[isa,binds]"}
 
 
 def test_the_benchmark_configs_keep_every_proposed_triple(tmp_path):
