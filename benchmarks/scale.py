@@ -2,10 +2,10 @@
 reused, on gold mentions and on raw text.
 
     .venv/bin/python benchmarks/scale.py [--sizes 10000 30000 100000] [--modes gold raw]
-                                         [--config configs/shared-corpus.yaml] [--texts FILE ...]
+                                         [--config configs/small.yaml] [--texts FILE ...]
                                          [--reference RUN] [--train-steps 30] [--ner-minutes 3]
                                          [--workers 2] [--scheduler local] [--work DIR [--resume]]
-                                         [--to STAGE]
+                                         [--to STAGE] [--relations R ...]
                                          [--out FILE] [section.key=value ...]
 
 1. **Corpus.** A corpus of N documents is written from ``--texts`` (default: the 3,165 shared
@@ -24,7 +24,8 @@ reused, on gold mentions and on raw text.
    train stage) and ``export``, each as its own ``graphmert`` process, so that a stage's memory is its
    own; ``--to STAGE`` stops each size after that stage (``--to graphs`` reaches sizes the extract
    stage would take hours on). Every size asks the relations the reference model was trained on (:func:`trained_relations`,
-   as ``extract.relations``), so that the work per document does not change with the corpus. A
+   as ``extract.relations``), or the subset ``--relations`` names (fewer queries a document), so
+   that the work per document does not change with the corpus. A
    sampler reads the resident set size of that process (the driver) and of every process it
    started (LocalCluster workers and nannies) every 0.2 s. Extraction keeps every triple the
    extractor proposes (:data:`KEEP_ALL`: the short-trained model would pass almost none), so that the
@@ -462,7 +463,8 @@ def main() -> None:
     ratios = scaling(rows)
     print_table(ratios, "per-document time and peak RSS over the smallest size (1.0: linear, flat)")
     proj = projection(rows, args.project, measured, args.project_workers)
-    print_table(proj, "projection: driver time + task time / workers, per stage (module docstring)")
+    print_table(proj, "projection: per stage, (serial + task / workers) per document, plus one tail "
+                      "(module docstring)")
     write_json("scale", rows, args.out, config=str(args.config), scheduler=args.scheduler,
                workers=args.workers, cpus=os.cpu_count(), scaling=ratios, projection=proj,
                overrides=args.overrides, relations=relations)

@@ -26,7 +26,7 @@ class PipelineConfig:
         None, min=0, help="LocalCluster workers: glibc's MALLOC_TRIM_THRESHOLD_ in bytes, which also "
         "fixes its mmap threshold (Dask's own default is 65536). Set it where worker memory matters "
         "more than time: on 1,000 documents the largest extract worker peaked at 1.5 GB against "
-        "3.2 GB, at 1.7x the task time (docs/PERFORMANCE.md, 'Corpus scale'); null: glibc's "
+        "3.2 GB, at 1.7x the task time (docs/experiments/scale-memory.md); null: glibc's "
         "dynamic thresholds")
     retries: int = opt(2, min=0, help="times a shard task is retried after it raised or its worker "
                        "died")
