@@ -169,7 +169,8 @@ def _unmatched(t: str) -> tuple[list[int], list[int]]:
     return stack, stray
 
 
-def bracket_repair(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def bracket_repair(text: str, start: int, end: int,
+                   _seen: frozenset[tuple[int, int]] = frozenset()) -> list[tuple[int, int]]:
     """The span(s) a recognised span ``text[start:end]`` with unbalanced brackets stands for.
 
     The recognizer's tokens split at every bracket, so a span can join a long form to its
@@ -184,11 +185,14 @@ def bracket_repair(text: str, start: int, end: int) -> list[tuple[int, int]]:
     3. a stray closing bracket at the end is dropped.
 
     Each part is repaired again. A balanced span is returned as it is; so is one no rule settles (a
-    stray closing bracket inside)."""
+    stray closing bracket inside), and one the rules come back to, as it stands then: rules 2 and 3
+    undo each other on a word whose bracket closes with the other kind ("10(3" of "10(3]," grows to
+    "10(3]" and is cut back to "10(3")."""
     t = text[start:end]
     opened, stray = _unmatched(t)
-    if not opened and not stray:
+    if (not opened and not stray) or (start, end) in _seen:
         return [(start, end)]
+    _seen |= {(start, end)}
     if opened and opened[0] > 0 and t[opened[0] - 1].isspace():
         i = start + opened[0]
         left = (start, start + len(t[:opened[0]].rstrip()))
@@ -201,10 +205,10 @@ def bracket_repair(text: str, start: int, end: int) -> list[tuple[int, int]]:
             stop += 1
         while stop > end and text[stop - 1] in _TRAILING:
             stop -= 1
-        return bracket_repair(text, start, stop)
+        return bracket_repair(text, start, stop, _seen)
     if stray and stray[-1] == len(t) - 1:
         cut = start + len(t[:-1].rstrip())
-        return bracket_repair(text, start, cut) if cut > start else []
+        return bracket_repair(text, start, cut, _seen) if cut > start else []
     return [(start, end)]
 
 

@@ -290,6 +290,9 @@ class FakeNLP:
     ("CXCL5 and IL-8) were", "IL-8)", ["IL-8"]),
     ("the ETV6 (TEL) protein", "ETV6 (TEL)", ["ETV6 (TEL)"]),            # balanced: as it is
     ("the ETV6 (TEL) protein", "TEL) protein", ["TEL) protein"]),        # no rule settles it
+    # rules 2 and 3 undo each other (the other kind of bracket closes it): where they come back to
+    ("infected at 10(3], while", "10(3", ["10(3"]),
+    ("infected at 10(3]", "10(3", ["10(3"]),
 ])
 def test_bracket_repair(text, found, want):
     from graphmert.ner.recognizer import bracket_repair
