@@ -8,14 +8,31 @@ traceback.
 
 Every expected error class of the library and the pipeline derives from :class:`GraphmertError`
 (most also from the built-in class they always had, e.g. :class:`~graphmert.config.ConfigError`
-is still a ``ValueError``), so callers can catch them all at once. This module imports nothing.
+is still a ``ValueError``), so callers can catch them all at once. This module imports nothing of the project.
+
+:func:`noting` names the record a loop was at when anything went wrong in it (a PEP 678 note on the
+exception, which goes on unchanged); the command line prints the notes after the message, and a
+shard task's error carries them from a worker (``pipelines.stage.ShardTaskError``).
 """
 
 from __future__ import annotations
 
-__all__ = ["GraphmertError"]
+import contextlib
+from typing import Iterator
+
+__all__ = ["GraphmertError", "noting"]
 
 
 class GraphmertError(Exception):
     """An expected failure caused by the user's input or config; the CLI prints its message on one
     line."""
+
+
+@contextlib.contextmanager
+def noting(note: str) -> Iterator[None]:
+    """Any exception raised in the block gets ``note`` (e.g. ``"document 2503176"``) and goes on."""
+    try:
+        yield
+    except Exception as e:
+        e.add_note(note)
+        raise

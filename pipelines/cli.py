@@ -106,17 +106,23 @@ def _errors(stage: str = "", run_dir: Optional[Path] = None) -> Iterator[None]:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except GraphmertError as e:
         if _run_log(run_dir):
-            log.error("%s%s", where, e, extra={"console": False})
-        _fail(f"{where}{e}", EXIT_USAGE if isinstance(e, USAGE_ERRORS) else EXIT_FAILED)
+            log.error("%s%s", where, _said(e), extra={"console": False})
+        _fail(f"{where}{_said(e)}", EXIT_USAGE if isinstance(e, USAGE_ERRORS) else EXIT_FAILED)
     except Exception as e:          # noqa: BLE001 - a bug (or the environment: OSError): keep the traceback
         _crash(where, e, _run_log(run_dir))
+
+
+def _said(e: BaseException) -> str:
+    """The exception's message, then its notes: the record it was at (:func:`graphmert.errors.noting`)."""
+    notes = getattr(e, "__notes__", None)
+    return f"{e} ({'; '.join(notes)})" if notes else str(e)
 
 
 def _crash(where: str, e: Exception, log_path: Optional[Path]) -> NoReturn:
     """Exit 1 for an exception no library error class describes: its traceback goes to the run's log
     (to stderr when there is none), the console line says where. An OSError (disk full, permission
     denied) reads as its message; anything else is named as unexpected."""
-    what = str(e) if isinstance(e, OSError) else f"unexpected {type(e).__name__}: {e}"
+    what = _said(e) if isinstance(e, OSError) else f"unexpected {type(e).__name__}: {_said(e)}"
     if log_path is not None:
         log.error("%s%s", where, what, exc_info=e, extra={"console": False})
         _fail(f"{where}{what}\n  the full traceback is in {log_path}", EXIT_FAILED)

@@ -54,7 +54,7 @@ from pipelines.scheduler import Executor, Session, Task
 from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
-__all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "Shard", "run_stage",
+__all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "ShardTaskError", "Shard", "run_stage",
            "output_hash", "setup_logging", "log_file", "manifest_path", "stale_reason", "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
@@ -68,6 +68,15 @@ class StageError(GraphmertError, RuntimeError):
 class UpstreamMissing(StageError):
     """A stage's upstream stage has not run in this run directory: the commands were given in the
     wrong order (the CLI reports it as a usage error)."""
+
+
+class ShardTaskError(Exception):
+    """A shard task raised something no library error class describes (a bug): the message names the
+    shard, the original exception and its notes (the record it was at, where the task adds one), and
+    the original is its ``__cause__`` on the worker. Not a :class:`GraphmertError`, so the command line
+    keeps the traceback. Raised in its place because a worker's exception reaches the driver only
+    pickled, and some (a ``RecursionError``'s) arrive as a bare ``Exception`` of their repr."""
+
 
 
 @dataclass(frozen=True)
@@ -128,7 +137,14 @@ def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str,
     try:
         if store is not None:
             item, shared = store.localize(item), store.localize(shared)
-        counts = fn(item, shared, tmp)
+        try:
+            counts = fn(item, shared, tmp)
+        except GraphmertError:
+            raise
+        except Exception as e:              # noqa: BLE001 - a bug: name the shard, keep the cause
+            notes = "; ".join(getattr(e, "__notes__", ()))
+            raise ShardTaskError(f"shard {file}: {type(e).__name__}: {e}"
+                                 + (f" ({notes})" if notes else "")) from e
         if not tmp.is_file():
             raise StageError(f"shard {file}: {getattr(fn, '__qualname__', fn)} wrote no file")
         sha = file_sha256(tmp)

@@ -180,6 +180,24 @@ def test_an_unexpected_exception_exits_1_with_its_traceback_in_the_log(tmp_path,
     assert log.count("ZeroDivisionError: boom") == 2    # the line, and the traceback's last line
 
 
+def test_an_exception_s_notes_follow_its_message(tmp_path, corpus, monkeypatch):
+    """The record a loop was at (graphmert.errors.noting adds it as a note) ends the console line,
+    for a bug and for an expected error alike."""
+    from graphmert.errors import GraphmertError, noting
+
+    run_dir = _ingested(tmp_path, corpus)
+    for error, said in ((ZeroDivisionError("boom"), "unexpected ZeroDivisionError: boom (document 7)"),
+                        (GraphmertError("no ids"), "error: tokenizer: no ids (document 7)")):
+        try:
+            with noting("document 7"):
+                raise error
+        except Exception as e:          # noqa: BLE001
+            noted = e
+        _tokenizer_raises(monkeypatch, noted)
+        r = _invoke("tokenizer", "--run-dir", run_dir, f"corpus.paths=[{corpus}]")
+        assert r.exit_code == 1 and said in r.output, r.output
+
+
 def test_an_os_error_exits_1_with_its_message_and_the_traceback_in_the_log(tmp_path, corpus,
                                                                             monkeypatch):
     run_dir = _ingested(tmp_path, corpus)

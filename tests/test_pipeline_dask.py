@@ -722,6 +722,49 @@ def test_warnings_logged_by_tasks_on_workers_reach_the_run_log(tmp_path, cluster
     assert all(f"WARNING graphmert.test: shard {i} looked odd" in log for i in range(3)), log
 
 
+def _failing(item: int, shared: None, path: Path) -> dict:
+    """Shard 1 recurses without end (an exception whose traceback Dask cannot pickle: it reaches
+    the driver as a bare Exception of its repr); shard 2 fails on a record it names in a note."""
+    def deeper(n: int) -> int:
+        return deeper(n + 1)
+
+    if item == 1:
+        deeper(0)
+    if item == 2:
+        try:
+            {}["gene"]
+        except KeyError as e:
+            e.add_note("document 17")
+            raise
+    path.write_text(str(item))
+    return {}
+
+
+@pytest.mark.parametrize("where", ["synchronous", "cluster"])
+def test_a_task_that_fails_is_named_by_its_shard_and_record(tmp_path, cluster, where):
+    """A bug in a shard task reaches the command line as a ShardTaskError naming the shard file, the
+    original exception and its notes, on a cluster too: a RecursionError that Dask could not ship
+    with its traceback is still named (the 30k-document scale run failed with only its repr)."""
+    from pipelines.stage import ShardTaskError
+
+    for bad in (1, 2):
+        stage = Stage(f"failing{bad}", sections=(), upstream=(),
+                      run=lambda ctx, bad=bad: {"shards": [ctx.publish(s) for s in ctx.map_shards(
+                          _failing, [0, bad, 3], name="f", suffix=".txt")]})
+        address = cluster.scheduler_address if where == "cluster" else None
+        cfg = PipelineConfig(scheduler="synchronous") if where == "synchronous" else PipelineConfig()
+        with Session(cfg, tmp_path / "run", address, quiet=True) as session, \
+                pytest.raises(Exception) as caught:
+            run_stage(stage, load_config(None, []), tmp_path / "run", quiet=True, session=session)
+        message = str(caught.value)
+        assert "shard f-00001-" in message and ".txt: " in message
+        if bad == 1:
+            assert "RecursionError: maximum recursion depth exceeded" in message
+        else:
+            assert isinstance(caught.value, ShardTaskError)
+            assert message.endswith(".txt: KeyError: 'gene' (document 17)")
+
+
 class _StubExecutor:
     def __init__(self):
         self.closed = False

@@ -50,7 +50,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.corpus.nlp import blank_biomedical_nlp
-from graphmert.errors import GraphmertError
+from graphmert.errors import GraphmertError, noting
 from graphmert.io import atomic_dir, check_file_sizes, file_sizes
 from graphmert.kg.schema import mention_category
 from graphmert.ner.vectors import WordVectors, train_word_vectors, use_vectors
@@ -613,8 +613,9 @@ class Recognizer:
         found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}
         for k, part in enumerate(self.parts):
             for d, sdoc in zip(todo, part.nlp.pipe((d.text for d in todo), batch_size=batch_size)):
-                found[id(d)] += [(a, b, k, d.text[a:b], e.label_) for e in sdoc.ents
-                                 for a, b in bracket_repair(d.text, e.start_char, e.end_char)]
+                with noting(f"document {d.id}"):
+                    found[id(d)] += [(a, b, k, d.text[a:b], e.label_) for e in sdoc.ents
+                                     for a, b in bracket_repair(d.text, e.start_char, e.end_char)]
         for d in docs:
             if id(d) in found:
                 kept = _disjoint(found[id(d)], tiebreak=lambda s: (s[2],))      # ties: the earlier part

@@ -28,6 +28,7 @@ from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.document import Document, read_documents, write_documents
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.windowing import chunk_documents
+from graphmert.errors import noting
 from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
 from graphmert.ner.gazetteer import gene_name_labels, greek_suffix, name_mentions, route_trim, symbol_mentions
 from graphmert.ner.linking import EntityLinker
@@ -179,8 +180,10 @@ def recognize_documents(docs: list[Document], recognizer: Recognizer, linker: En
     if not todo:
         return docs, {}
     extraction_linker(linker, ex)
-    found = {d.id: recognized_entities(d, linker, ex)
-             for d in recognizer.recognize(todo, propagate=ex.propagate_mentions)}
+    found = {}
+    for d in recognizer.recognize(todo, propagate=ex.propagate_mentions):
+        with noting(f"document {d.id}"):
+            found[d.id] = recognized_entities(d, linker, ex)
     return [found.get(d.id, d) for d in docs], found
 
 
