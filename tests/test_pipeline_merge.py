@@ -92,3 +92,52 @@ def test_a_ranges_merge_keeps_the_json_lines_the_driver_writes(tmp_path):
         lines += (tmp_path / f"lines-{r}").read_bytes()
     write_triples_jsonl(expected, tmp_path / "driver.jsonl")
     assert lines == (tmp_path / "driver.jsonl").read_bytes() and "Sjögren".encode() in lines
+
+
+def _merged_stream(n: int) -> list[Triple]:
+    return [_triple(i, "Head") for i in range(n)]
+
+
+def test_write_kg_writes_the_library_writers_files_in_shards(tmp_path):
+    """write_kg's shards are write_triples' files of each shard_size slice, and its triples.jsonl is
+    write_triples_jsonl's, byte for byte; no triples give one empty shard."""
+    from graphmert.extract.triples import write_triples, write_triples_jsonl
+
+    triples = _merged_stream(25)
+    kg, ref = tmp_path / "kg", tmp_path / "ref"
+    kg.mkdir(), ref.mkdir()
+    assert extract_merge.write_kg(iter(triples), kg, 10) == [extract_merge.shard_name(i) for i in range(3)]
+    for i in range(3):
+        write_triples(triples[10 * i:10 * i + 10], ref / "s.parquet")
+        assert (kg / extract_merge.shard_name(i)).read_bytes() == (ref / "s.parquet").read_bytes()
+    write_triples_jsonl(triples, ref / "t.jsonl")
+    assert (kg / "triples.jsonl").read_bytes() == (ref / "t.jsonl").read_bytes()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert extract_merge.write_kg(iter(()), empty, 10) == [extract_merge.shard_name(0)]
+    write_triples([], ref / "e.parquet")
+    assert (empty / extract_merge.shard_name(0)).read_bytes() == (ref / "e.parquet").read_bytes()
+    assert (empty / "triples.jsonl").read_bytes() == b""
+
+
+def test_write_kg_holds_no_triple_past_its_row(tmp_path):
+    """A merged triple carries all its evidence, so the KG writer keeps none of the Triple objects it
+    has taken from the stream (only the current row group's dicts): at every pull, the triples
+    handed out before are gone but the one or two it is writing — a shard-sized buffer of triples
+    would keep them."""
+    import gc
+    import weakref
+
+    handed: list[weakref.ref] = []
+    alive_at_pull: list[int] = []
+
+    def stream():
+        for i in range(60):
+            t = _triple(i, "Head")
+            gc.collect()
+            alive_at_pull.append(sum(r() is not None for r in handed))
+            handed.append(weakref.ref(t))
+            yield t
+
+    extract_merge.write_kg(stream(), tmp_path, 50)
+    assert len(alive_at_pull) == 60 and max(alive_at_pull) <= 2      # the writer's current ones

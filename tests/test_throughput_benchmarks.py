@@ -147,7 +147,11 @@ def test_merge_benchmark_merges_in_the_driver_and_over_key_ranges_to_the_same_fi
     non-zero when the files differ); every row counts the same merged triples, and only the ranged
     merge has task seconds."""
     stdout, rows = _bench("merge.py", tmp_path, "--parts", "4", "--triples-per-part", "60", "--entities", "6",
-                          "--ranges", "1", "3", "--scheduler", "synchronous", "--work", str(tmp_path / "work"))
+                          "--sentence-chars", "40", "--ranges", "1", "3", "--scheduler", "synchronous",
+                          "--work", str(tmp_path / "work"))
     assert [r["ranges"] for r in rows] == [1, 3] and "| ranges | wall s |" in stdout
     assert rows[0]["triples"] == rows[1]["triples"] < 240                    # keys repeat and merge
     assert rows[0]["task_s"] == 0 and rows[1]["task_s"] > 0
+    assert all(r["driver_peak_mb"] > 0 and r["driver_mb_before"] > 0 for r in rows)
+    lines = (tmp_path / "work" / "ranges-1" / "run" / "extract" / "triples.jsonl").read_text().splitlines()
+    assert {len(e["sentence"]) for line in lines for e in json.loads(line)["evidence"]} == {40}

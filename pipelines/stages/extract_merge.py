@@ -55,7 +55,7 @@ import pyarrow.parquet as pq
 from graphmert.config.pipeline import MERGE_RANGE_TRIPLES
 from graphmert.extract.sorted_merge import BATCH, Key, key_range, merge_runs, split_points
 from graphmert.extract.triples import (SCHEMA, Triple, entity_key, read_system,
-                                       with_run, write_triples, write_triples_jsonl)
+                                       with_run, write_triples)
 from graphmert.io import atomic_path, cut_parquet, write_parquet_stream
 from pipelines.stage import Shard, StageContext
 
@@ -141,25 +141,29 @@ def shard_name(i: int) -> str:
 def write_kg(triples: Iterable[Triple], folder: Path, shard_size: int) -> list[str]:
     """The KG's files in an extract folder from a stream of merged triples: ``triples-NNNNN.parquet``
     shards of ``shard_size`` triples (one, empty, when there are none) and ``triples.jsonl``, written
-    in one pass; returns the shard names."""
+    in one pass; returns the shard names. The same files as :func:`write_triples` per shard and
+    :func:`write_triples_jsonl`.
+
+    Each triple becomes its dict once, written as its JSON line at once and held only until its row
+    group is written (:func:`write_parquet_stream`'s rows), so memory is one row group of triples,
+    not a shard: a merged triple carries all its evidence, and a corpus that states a fact often
+    makes each triple large (docs/PERFORMANCE.md, "Corpus scale")."""
+    stream = iter(triples)
     shards: list[str] = []
-    buf: list[Triple] = []
+    with atomic_path(folder / "triples.jsonl") as tmp, open(tmp, "w", encoding="utf-8") as lines:
+        def rows(shard: Iterable[Triple]) -> Iterator[dict]:
+            for t in shard:
+                d = t.to_dict()
+                lines.write(json.dumps(d, ensure_ascii=False) + "\n")
+                yield d
 
-    def flush() -> None:
-        shards.append(shard_name(len(shards)))
-        write_triples(buf, folder / shards[-1])
-        buf.clear()
-
-    def shard_as_written(stream: Iterable[Triple]) -> Iterator[Triple]:
-        for t in stream:
-            buf.append(t)
-            if len(buf) == shard_size:
-                flush()
-            yield t
-
-    write_triples_jsonl(shard_as_written(triples), folder / "triples.jsonl")
-    if buf or not shards:
-        flush()
+        first = next(stream, None)
+        while first is not None or not shards:
+            shard = (itertools.chain([first], itertools.islice(stream, shard_size - 1))
+                     if first is not None else ())
+            shards.append(shard_name(len(shards)))
+            write_parquet_stream(rows(shard), SCHEMA, folder / shards[-1], compression=COMPRESSION)
+            first = next(stream, None)
     return shards
 
 
