@@ -8,7 +8,8 @@ traceback.
 
 Every expected error class of the library and the pipeline derives from :class:`GraphmertError`
 (most also from the built-in class they always had, e.g. :class:`~graphmert.config.ConfigError`
-is still a ``ValueError``), so callers can catch them all at once. This module imports nothing of the project.
+is still a ``ValueError``), so callers can catch them all at once. This module imports nothing of
+the project.
 
 :func:`noting` names the record a loop was at when anything went wrong in it (a PEP 678 note on the
 exception, which goes on unchanged); the command line prints the notes after the message, and a

@@ -54,8 +54,9 @@ from pipelines.scheduler import Executor, Session, Task
 from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
-__all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "ShardTaskError", "Shard", "run_stage",
-           "output_hash", "setup_logging", "log_file", "manifest_path", "stale_reason", "WORK_ROOT"]
+__all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "ShardTaskError", "Shard",
+           "run_stage", "output_hash", "setup_logging", "log_file", "manifest_path", "stale_reason",
+           "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
 log = logging.getLogger("graphmert.pipeline")
@@ -76,7 +77,6 @@ class ShardTaskError(Exception):
     the original is its ``__cause__`` on the worker. Not a :class:`GraphmertError`, so the command line
     keeps the traceback. Raised in its place because a worker's exception reaches the driver only
     pickled, and some (a ``RecursionError``'s) arrive as a bare ``Exception`` of their repr."""
-
 
 
 @dataclass(frozen=True)
