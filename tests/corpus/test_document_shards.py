@@ -49,3 +49,22 @@ def test_entity_xrefs_gather_the_linked_mentions_cross_references():
                   Mention(8, 12, "here", "Disease", ["DOID:9352"], ["DOID:9352"])]     # itself: dropped
     assert entity_xrefs([a, b]) == {"MESH:D008687": ("DRUGBANK:DB00331", "CHEBI:6801")}
     assert entity_xrefs([]) == {}
+
+
+def test_shards_joined_as_arrow_are_the_bytes_write_documents_writes(tmp_path):
+    """The extract stage joins its parts' recognised-document shards with cut_parquet (Arrow
+    batches, no Document objects): the same file as write_documents over the shards' documents,
+    nested mentions, sentences and an empty shard included (row groups across files:
+    tests/extract/test_sorted_merge.py)."""
+    from graphmert.corpus.document import SCHEMA
+    from graphmert.io import cut_parquet
+
+    docs = [Document(id=f"{i}-{d.id}", text=d.text, mentions=d.mentions, sentences=d.sentences)
+            for i in range(7) for d in _docs()]
+    shards = []
+    for k, (a, b) in enumerate([(0, 3), (3, 4), (4, 4), (4, 14)]):      # uneven, one empty
+        shards.append(tmp_path / f"part-{k}.parquet")
+        write_documents(docs[a:b], shards[-1])
+    write_documents(read_documents(shards), tmp_path / "python.parquet")
+    cut_parquet(shards, SCHEMA, None, lambda _: tmp_path / "arrow.parquet")
+    assert (tmp_path / "arrow.parquet").read_bytes() == (tmp_path / "python.parquet").read_bytes()
