@@ -94,16 +94,12 @@ def test_a_ranges_merge_keeps_the_json_lines_the_driver_writes(tmp_path):
     assert lines == (tmp_path / "driver.jsonl").read_bytes() and "Sjögren".encode() in lines
 
 
-def _merged_stream(n: int) -> list[Triple]:
-    return [_triple(i, "Head") for i in range(n)]
-
-
 def test_write_kg_writes_the_library_writers_files_in_shards(tmp_path):
     """write_kg's shards are write_triples' files of each shard_size slice, and its triples.jsonl is
     write_triples_jsonl's, byte for byte; no triples give one empty shard."""
     from graphmert.extract.triples import write_triples, write_triples_jsonl
 
-    triples = _merged_stream(25)
+    triples = [_triple(i, "Head") for i in range(25)]
     kg, ref = tmp_path / "kg", tmp_path / "ref"
     kg.mkdir(), ref.mkdir()
     assert extract_merge.write_kg(iter(triples), kg, 10) == [extract_merge.shard_name(i) for i in range(3)]

@@ -42,7 +42,7 @@ import pyarrow as pa
 from graphmert.io import atomic_path, read_parquet, write_parquet, write_parquet_stream
 
 __all__ = ["Evidence", "Triple", "NAME_KEY", "entity_key", "triple_key", "merge_triples", "drop_documents", "with_run",
-           "write_triples", "read_triples", "write_systems", "read_system", "write_triples_jsonl",
+           "write_triples", "read_triples", "write_systems", "read_system", "write_triples_jsonl", "json_line",
            "read_triples_jsonl", "TAIL_SOURCES", "PREDICTED_TAIL_SOURCES", "is_stated", "KNOWLEDGE_LEVEL", "sentence_spans"]
 
 TAIL_SOURCES = ("mention", "lexicon", "phrase", "token", "llm")
@@ -273,12 +273,18 @@ def read_system(paths: str | Path | Iterable[str | Path], system: str, batch_siz
             yield Triple.from_dict(row["triple"])
 
 
+def json_line(record: dict) -> str:
+    """A triple's ``triples.jsonl`` line from its :meth:`Triple.to_dict`: one JSON object (UTF-8, keys
+    in field order) and a newline."""
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
 def write_triples_jsonl(triples: Iterable[Triple], path: str | Path) -> int:
-    """One JSON object per line (UTF-8, keys in field order), written atomically."""
+    """One :func:`json_line` per triple, written atomically."""
     n = 0
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         for t in triples:
-            f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")
+            f.write(json_line(t.to_dict()))
             n += 1
     return n
 

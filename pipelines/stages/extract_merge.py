@@ -54,7 +54,7 @@ import pyarrow.parquet as pq
 
 from graphmert.config.pipeline import MERGE_RANGE_TRIPLES
 from graphmert.extract.sorted_merge import BATCH, Key, key_range, merge_runs, split_points
-from graphmert.extract.triples import (SCHEMA, Triple, entity_key, read_system,
+from graphmert.extract.triples import (SCHEMA, Triple, entity_key, json_line, read_system,
                                        with_run, write_triples)
 from graphmert.io import atomic_path, cut_parquet, write_parquet_stream
 from pipelines.stage import Shard, StageContext
@@ -154,7 +154,7 @@ def write_kg(triples: Iterable[Triple], folder: Path, shard_size: int) -> list[s
         def rows(shard: Iterable[Triple]) -> Iterator[dict]:
             for t in shard:
                 d = t.to_dict()
-                lines.write(json.dumps(d, ensure_ascii=False) + "\n")
+                lines.write(json_line(d))
                 yield d
 
         first = next(stream, None)
@@ -286,7 +286,7 @@ def _merge_task(r: int, spec: _Merge, path: Path) -> dict:
         runs = [lambda p=p: _range_rows(p, r) for p in spec.paths]
         rows = (t.to_dict() for t in tally.count(with_run(merge_runs(runs, Path(scratch)), spec.run_id)))
         if spec.lines:
-            rows = ({**d, LINE: json.dumps(d, ensure_ascii=False) + "\n"} for d in rows)
+            rows = ({**d, LINE: json_line(d)} for d in rows)
         write_parquet_stream(rows, MERGED if spec.lines else SCHEMA, path, compression=COMPRESSION)
     return tally.record()
 
