@@ -38,6 +38,17 @@ def _names_demo_run(path: str) -> bool:
     return file.suffix == ".py" and "demo_run" in file.read_text(encoding="utf-8")
 
 
+#: seconds a ``slow`` test may take (pyproject.toml sets the default suite's ``timeout``)
+SLOW_TIMEOUT = 3600
+
+
+def pytest_collection_modifyitems(config, items):
+    """A ``slow`` test without a timeout of its own gets :data:`SLOW_TIMEOUT`."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+
+
 @pytest.hookimpl(optionalhook=True)         # a hook of pytest-xdist, absent without it
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile``, with the files of ``demo_run`` as one unit (``xdist_scope``). Written here
