@@ -31,6 +31,7 @@ from graphmert.config import CorpusConfig, GraphConfig
 from graphmert.corpus.chunk import Chunk, ChunkMention
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
+from graphmert.errors import noting
 
 __all__ = ["TokenizedDocument", "tokenize_document", "chunk_documents", "window_starts", "title_tokens"]
 
@@ -145,13 +146,14 @@ def _document_mode(tds: Iterable[TokenizedDocument], width: int, overlap: int, c
     for td in tds:
         if len(td) == 0:
             continue
-        t = title_tokens(td, width) if repeat_title and len(td) > width else 0
-        if t and width - t <= overlap:
-            t = 0                                               # no stride left beside the title
-        for w, s in enumerate(window_starts(len(td) - t, width - t, overlap)):
-            lo = t + s if s else 0                              # the first window: tokens [0, width)
-            yield _window(td, lo, min(s + width, len(td)), cls, sep, f"{td.doc.id}#{w}",
-                          title=t if s else 0)
+        with noting(f"document {td.doc.id}"):
+            t = title_tokens(td, width) if repeat_title and len(td) > width else 0
+            if t and width - t <= overlap:
+                t = 0                                           # no stride left beside the title
+            for w, s in enumerate(window_starts(len(td) - t, width - t, overlap)):
+                lo = t + s if s else 0                          # the first window: tokens [0, width)
+                yield _window(td, lo, min(s + width, len(td)), cls, sep, f"{td.doc.id}#{w}",
+                              title=t if s else 0)
 
 
 def _concatenate_mode(tds: Iterable[TokenizedDocument], width: int, cls: int,
@@ -202,12 +204,20 @@ def _concatenate_mode(tds: Iterable[TokenizedDocument], width: int, cls: int,
         yield emit(buf, k)
 
 
+def _tokenized(docs: Iterable[Document], tokenizer: Tokenizer) -> Iterator[TokenizedDocument]:
+    """:func:`tokenize_document` of each document; an error names the document (a PEP 678 note)."""
+    for d in docs:
+        with noting(f"document {d.id}"):
+            td = tokenize_document(d, tokenizer)
+        yield td
+
+
 def chunk_documents(docs: Iterable[Document], tokenizer: Tokenizer, corpus_cfg: CorpusConfig,
                     graph_cfg: GraphConfig) -> Iterator[Chunk]:
     """Tokenise documents and cut them into chunks of at most ``graph.num_roots`` root tokens."""
     sp = special_ids(tokenizer)
     width = graph_cfg.num_roots - 2
-    tds = (tokenize_document(d, tokenizer) for d in docs)
+    tds = _tokenized(docs, tokenizer)
     if corpus_cfg.chunk_mode == "document":
         return _document_mode(tds, width, corpus_cfg.chunk_overlap, sp["cls"], sp["sep"],
                               corpus_cfg.repeat_title)

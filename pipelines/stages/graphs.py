@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from graphmert.config import Config, GraphConfig
 from graphmert.corpus.chunk import read_chunks
 from graphmert.corpus.tokenizer import load_tokenizer
+from graphmert.errors import noting
 from graphmert.graph.builder import (InjectionError, check_inputs, find_candidates, score_candidates,
                                      select_candidates)
 from graphmert.graph.distant import DistantSupervision, document_counts
@@ -82,7 +83,8 @@ def link_shard(item: tuple[str, int], shared: LinkInputs, path: Path) -> dict:
             stats["chunks_held_out"] += 1
             heads.append([])
             continue
-        hs, how = link_heads(c, shared.kg, shared.matcher)
+        with noting(f"chunk {c.id}"):
+            hs, how = link_heads(c, shared.kg, shared.matcher)
         ok = [m for m in hs if 1 <= m.token_start < m.token_end <= c.num_roots - 1]
         stats[f"chunks_{how}"] += 1
         stats["head_mentions"] += len(ok)
@@ -140,8 +142,9 @@ def distant_shard(chunk_path: str, shared: DistantInputs, path: Path) -> dict:
         if not shared.no_leaves.isdisjoint(c.documents):     # any document of a concatenated chunk
             stats["chunks_held_out"] += 1
             c = replace(c, mentions=[])
-        graphs.append(shared.supervision.graph(c, shared.graph.num_roots, shared.pad_id, stats,
-                                               counts.get(c.doc_id)))
+        with noting(f"chunk {c.id}"):
+            graphs.append(shared.supervision.graph(c, shared.graph.num_roots, shared.pad_id, stats,
+                                                   counts.get(c.doc_id)))
     write_graphs(graphs, path)
     return {"graphs": len(graphs), "tokens_packed": sum(g.num_roots + g.num_filled_leaves for g in graphs),
             **dict(sorted(stats.items()))}
