@@ -40,7 +40,8 @@ def _failing_on(real, bad: str, of):
 
 @pytest.mark.parametrize("where", ["tokenize_document", "_window"])
 def test_chunking_names_the_document(tok, monkeypatch, where):
-    """Tokenising (either chunk mode) and cutting windows (document mode) note the document."""
+    """Tokenising (shared by both chunk modes) and cutting windows (document mode, the default) note
+    the document."""
     monkeypatch.setattr(windowing, where, _failing_on(getattr(windowing, where), "pmid1",
                                                       lambda td, *rest: td.id if where == "tokenize_document"
                                                       else td.doc.id))
