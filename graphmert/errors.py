@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-__all__ = ["GraphmertError", "noting"]
+__all__ = ["GraphmertError", "noting", "described"]
 
 
 class GraphmertError(Exception):
@@ -37,3 +37,9 @@ def noting(note: str) -> Iterator[None]:
     except Exception as e:
         e.add_note(note)
         raise
+
+
+def described(e: BaseException) -> str:
+    """The exception's message, then its notes in brackets: the record it was at (:func:`noting`)."""
+    notes = getattr(e, "__notes__", None)
+    return f"{e} ({'; '.join(notes)})" if notes else str(e)

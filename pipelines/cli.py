@@ -34,7 +34,7 @@ import typer
 
 from graphmert import __version__
 from graphmert.config import ConfigError, describe, load_config, to_dict
-from graphmert.errors import GraphmertError
+from graphmert.errors import GraphmertError, described
 from pipelines.fingerprint import clear_cache, package_fingerprint
 from pipelines.scheduler import Session
 from pipelines.stage import StageError, UpstreamMissing, log_file, run_stage, setup_logging
@@ -106,23 +106,17 @@ def _errors(stage: str = "", run_dir: Optional[Path] = None) -> Iterator[None]:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except GraphmertError as e:
         if _run_log(run_dir):
-            log.error("%s%s", where, _said(e), extra={"console": False})
-        _fail(f"{where}{_said(e)}", EXIT_USAGE if isinstance(e, USAGE_ERRORS) else EXIT_FAILED)
+            log.error("%s%s", where, described(e), extra={"console": False})
+        _fail(f"{where}{described(e)}", EXIT_USAGE if isinstance(e, USAGE_ERRORS) else EXIT_FAILED)
     except Exception as e:          # noqa: BLE001 - a bug (or the environment: OSError): keep the traceback
         _crash(where, e, _run_log(run_dir))
-
-
-def _said(e: BaseException) -> str:
-    """The exception's message, then its notes: the record it was at (:func:`graphmert.errors.noting`)."""
-    notes = getattr(e, "__notes__", None)
-    return f"{e} ({'; '.join(notes)})" if notes else str(e)
 
 
 def _crash(where: str, e: Exception, log_path: Optional[Path]) -> NoReturn:
     """Exit 1 for an exception no library error class describes: its traceback goes to the run's log
     (to stderr when there is none), the console line says where. An OSError (disk full, permission
     denied) reads as its message; anything else is named as unexpected."""
-    what = _said(e) if isinstance(e, OSError) else f"unexpected {type(e).__name__}: {_said(e)}"
+    what = described(e) if isinstance(e, OSError) else f"unexpected {type(e).__name__}: {described(e)}"
     if log_path is not None:
         log.error("%s%s", where, what, exc_info=e, extra={"console": False})
         _fail(f"{where}{what}\n  the full traceback is in {log_path}", EXIT_FAILED)

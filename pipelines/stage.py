@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
-from graphmert.errors import GraphmertError
+from graphmert.errors import GraphmertError, described
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, input_hashes, read_json, recover_dir
 from pipelines import fingerprint
 from pipelines.scheduler import Executor, Session, Task
@@ -142,9 +142,7 @@ def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str,
         except GraphmertError:
             raise
         except Exception as e:              # noqa: BLE001 - a bug: name the shard, keep the cause
-            notes = "; ".join(getattr(e, "__notes__", ()))
-            raise ShardTaskError(f"shard {file}: {type(e).__name__}: {e}"
-                                 + (f" ({notes})" if notes else "")) from e
+            raise ShardTaskError(f"shard {file}: {type(e).__name__}: {described(e)}") from e
         if not tmp.is_file():
             raise StageError(f"shard {file}: {getattr(fn, '__qualname__', fn)} wrote no file")
         sha = file_sha256(tmp)
