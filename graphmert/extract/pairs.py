@@ -112,7 +112,7 @@ from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.text_entities import is_text_entity, with_text_entities
 from graphmert.extract.tails import FORM_CACHE
 from graphmert.extract.triples import Evidence, Triple
-from graphmert.extract.pair_heads import RELATED, PairHead, batch_question_vectors, blend, pair_vectors
+from graphmert.extract.pair_heads import RELATED, PairHead, PairSums, blend, pair_vectors
 from graphmert.graph.candidates import candidate_query
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.distant import ChunkEntities, chunk_entities
@@ -610,13 +610,13 @@ class PairExtractor:
 
     @torch.inference_mode()
     def _answer_pass(self, models: list[GraphMERT], plans: list[_ChunkPlan], how: str, vectors: bool
-                     ) -> tuple[list[list[np.ndarray]], list[dict]]:
+                     ) -> tuple[list[list[np.ndarray]], list[PairSums]]:
         """One pass of ``models`` over the graphs of ``plans`` (:meth:`encoded`): per model, each
         question's answers as :meth:`model_scores` gives them and, with ``vectors``, its question
-        vectors (:func:`~graphmert.extract.pair_heads.question_vectors`, from the same states; the
-        pass then runs without bf16, as the vectors' fit does)."""
+        vectors summed per document pair (:class:`~graphmert.extract.pair_heads.PairSums`, from the
+        same states; the pass then runs without bf16, as the vectors' fit does)."""
         out: list[list[np.ndarray]] = [[] for _ in models]     # in unit order; put back in plan order below
-        found: list[dict] = [{} for _ in models] if vectors else []
+        found: list[PairSums] = [PairSums(plans) for _ in models] if vectors else []
         units = []
         for block, batch, hiddens, cq in self.encoded(models, plans, by_length=True, bf16=not vectors):
             sizes = [len(q.candidates) for _, qs in block for q in qs]
@@ -628,7 +628,7 @@ class PairExtractor:
                 else:
                     out[k] += self._likelihood(model, hidden, batch, cq, block)
                 if vectors:
-                    found[k].update(batch_question_vectors(model, block, batch, hidden, cq))
+                    found[k].add(model, block, batch, hidden, cq)
             units += block
         order = [id(q) for _, qs in units for q in qs]
         answers = []

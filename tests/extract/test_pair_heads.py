@@ -51,19 +51,25 @@ def test_question_vectors_are_the_models_states_read_by_hand(world):
         np.testing.assert_allclose(got[key], x, rtol=1e-4, atol=1e-5)
 
 
+def oriented(x: dict, plans, H: int):
+    """(document pair, x(h, c)) per question of ``x`` in its order, the first two blocks swapped
+    where the head comes after the candidate in (category, id) order (pair_heads' docstring)."""
+    cats = {(p.doc.id, e): c for p in plans for e, c in p.entities.categories.items()}
+    for (doc, _, _, h, _, c), v in x.items():
+        if (cats[(doc, h)], h) > (cats[(doc, c)], c):
+            v = np.concatenate([v[H:2 * H], v[:H], v[2 * H:]])
+        yield (doc, frozenset((h, c))), v
+
+
 def test_a_pair_vector_averages_its_questions_whoever_asks(world):
     """Both directions of a pair land in one vector, the first block always the entity first in
     (category, id) order; an ensemble concatenates its members' vectors."""
     ex = extractor(world, members=[world["model"]])
     plans = ex.questions(world["docs"], world["chunks"])
-    (x,), cats = question_vectors(ex, [ex.model], plans), {(p.doc.id, e): c for p in plans
-                                                       for e, c in p.entities.categories.items()}
-    H = world["model"].config.hidden_size
+    (x,) = question_vectors(ex, [ex.model], plans)
     want: dict = {}
-    for (doc, _, _, h, _, c), v in x.items():
-        if (cats[(doc, h)], h) > (cats[(doc, c)], c):
-            v = np.concatenate([v[H:2 * H], v[:H], v[2 * H:]])
-        want.setdefault((doc, frozenset((h, c))), []).append(v)
+    for key, v in oriented(x, plans, world["model"].config.hidden_size):
+        want.setdefault(key, []).append(v)
     got = pair_vectors(ex, plans)
     assert set(got) == set(want)
     assert any(len({(k[1], k[2], k[4]) for k in x if (k[0], frozenset((k[3], k[5]))) == key}) > 1
@@ -71,6 +77,24 @@ def test_a_pair_vector_averages_its_questions_whoever_asks(world):
     for key, vs in want.items():
         one = np.mean(vs, axis=0)
         np.testing.assert_allclose(got[key], np.concatenate([one, one]), rtol=1e-5, atol=1e-6)
+
+
+def test_pair_sums_give_the_per_question_average_in_its_order(world):
+    """PairSums (extraction's accumulation, batch by batch in integer pair codes) equals the loop over
+    per-question vectors it replaced, to float32 rounding, in first-seen pair order, across batches
+    that split a pair's questions."""
+    ex = extractor(world, pack_queries=False, batch_size=2, members=[world["model"]])
+    plans = ex.questions(world["docs"], world["chunks"])
+    (x,) = question_vectors(ex, [ex.model], plans)
+    sums: dict = {}
+    for key, v in oriented(x, plans, world["model"].config.hidden_size):
+        acc = sums.setdefault(key, [0.0, 0])
+        acc[0], acc[1] = acc[0] + v, acc[1] + 1
+    got = pair_vectors(ex, plans)
+    assert list(got) == list(sums) and len(got) > 3
+    for key, (total, n) in sums.items():
+        assert got[key].dtype == np.float32
+        np.testing.assert_allclose(got[key], np.concatenate([total / n, total / n]), rtol=1e-6, atol=1e-7)
 
 
 def test_the_head_learns_a_typing_built_to_be_learnable():
