@@ -763,3 +763,38 @@ def test_the_pair_heads_study_ranks_and_retypes_with_heads_fitted_on_the_typer_d
     assert [r["types"] for r in typing[:2]] == ["typer", "blend b=1.0"]
     assert {"stacked: typer", "stacked: typer+head"} <= {r["types"] for r in typing}
     assert len({r["F1"] for r in typing}) == 1
+
+
+def test_the_type_finetune_study_scores_the_typer_and_both_heads_on_the_same_pairs(run, tmp_path, monkeypatch):
+    """experiments/type_finetune.py: the category-pair prior's and the typer's rows, then per seed a
+    frozen-encoder head and a fine-tuned one, each alone and blended with the typer, all on the same
+    gold typed pairs."""
+    rows = _run_experiment("type_finetune.py", run, tmp_path, monkeypatch, "--epochs", "1", "--seeds", "0",
+                           "--blends", "0.5")
+    assert [r["types"] for r in rows] == [
+        "category pair (majority type in the fit pairs)", "relation typer", "frozen encoder + head",
+        "typer + frozen encoder + head, b=0.5", "fine-tuned encoder + head", "typer + fine-tuned encoder + head, b=0.5"]
+    assert rows[0]["pairs"] > 0 and len({r["pairs"] for r in rows}) == 1
+    assert all(0.0 <= r["type_acc"] <= 1.0 for r in rows)
+
+
+def test_the_type_finetune_ablation_keeps_its_encoder_and_reads_graphs_without_leaves(run, tmp_path):
+    """The study's frozen row trains the head alone, its fine-tuned row the encoder too, neither
+    touches the run's model, and the graphs they read hold the chunk's roots and no leaf (a leaf
+    would carry the question's relation into the pair's states)."""
+    import runpy
+
+    study = runpy.run_path(str(Path(__file__).resolve().parents[1] / "experiments" / "type_finetune.py"))
+    cfg = load_config(run.parent / "config.yaml", [f"extract.typer_files=[{typer_corpus(tmp_path)}]"])
+    docs, _, ex, plans, _ = study["tuning_questions"](cfg, run, [0])
+    rows = study["type_rows"](ex, plans, docs)
+    assert rows and all(r[4] in ex.relations for _, rs in rows for r in rs)
+    before = {k: v.clone() for k, v in ex.model.state_dict().items()}
+    kw = dict(epochs=1, lr=1e-2, head_lr=1e-2, batch=2, seed=0, device=torch.device("cpu"))
+    frozen, _ = study["train"](ex, ex.model, rows, list(ex.relations), tune_encoder=False, **kw)
+    tuned, _ = study["train"](ex, ex.model, rows, list(ex.relations), tune_encoder=True, **kw)
+    assert all(torch.equal(frozen.state_dict()[k], v) for k, v in before.items())
+    assert any(not torch.equal(tuned.state_dict()[k], v) for k, v in before.items())
+    assert all(torch.equal(ex.model.state_dict()[k], v) for k, v in before.items())
+    g = ex._graph(rows[0][0], [])
+    assert int(g.leaf_length.sum()) == 0 and (g.relation_ids < 0).all() and g.num_roots > 2
