@@ -79,12 +79,12 @@ def type_rows(ex, plans, docs) -> list[tuple]:
 
 def encode(ex, model, block, device):
     """A block of (plan, rows) encoded as text alone (each chunk's roots and entity table, no leaf):
-    (hidden [B, L, H], head mention spans [P, 2], between spans [P, 2], the candidates' mention
-    spans [M, 2] and the row owning each [M]), spans as flat [lo, hi) positions into B·L."""
+    (hidden [B, L, H], head mention spans [P, 2], between spans [P, 2], the flat positions of the
+    candidates' mention tokens [T] and the row of each [T]), positions flat into B·L."""
     graphs = [ex._graph(p, []) for p, _ in block]                       # roots and entity table, no leaf
     batch = collate_graphs(graphs, "packed").to(device)
     L = batch.input_ids.shape[1]
-    head, between, mention_spans, owner = [], [], [], []
+    head, between, tokens, owner = [], [], [], []
     for b, (p, rows) in enumerate(block):
         m = p.entities.table.mentions
         for root, end, ent, _, _ in rows:
@@ -92,22 +92,18 @@ def encode(ex, model, block, device):
             lo, hi = between_span(own, root, end)
             head.append((b * L + root, b * L + end))
             between.append((b * L + lo, b * L + hi))
-            mention_spans += [(b * L + a, b * L + e) for a, e in own]
-            owner += [len(head) - 1] * len(own)
+            at = [b * L + t for a, e in own for t in range(a, e)]
+            tokens += at
+            owner += [len(head) - 1] * len(at)
     return (model(batch).hidden, torch.tensor(head, device=device), torch.tensor(between, device=device),
-            torch.tensor(mention_spans, device=device), torch.tensor(owner, device=device))
+            torch.tensor(tokens, device=device), torch.tensor(owner, device=device))
 
 
-def row_logits(linear: nn.Linear, hidden, head, between, mentions, owner):
-    """W x + b [P, T] of the rows (module docstring; the candidate's state ē_c is the mean over every
-    token of its mentions)."""
-    H = hidden.shape[-1]
-    lengths = (mentions[:, 1] - mentions[:, 0]).clamp(min=1).to(hidden.dtype)           # [M]
-    sums = span_means(hidden, mentions) * lengths[:, None]                               # [M, H]
-    P = head.shape[0]
-    total = torch.zeros(P, H, dtype=hidden.dtype, device=hidden.device).index_add(0, owner, sums)
-    count = torch.zeros(P, dtype=hidden.dtype, device=hidden.device).index_add(0, owner, lengths)
-    cand = total / count[:, None]                                                        # [P, H]
+def row_logits(model, linear: nn.Linear, hidden, head, between, tokens, owner):
+    """W x + b [P, T] of the rows (module docstring); ē_c is the candidate head's entity state, the
+    mean over every token of the candidate's mentions."""
+    flat = hidden.reshape(-1, hidden.shape[-1])                                          # [B·L, H]
+    cand = model.candidate_head.entity_states(flat, tokens, owner, head.shape[0])       # [P, H]
     x = torch.cat([span_means(hidden, head), cand, span_means(hidden, between)], dim=-1)  # [P, 3H]
     return linear(x)
 
@@ -134,7 +130,7 @@ def train(ex, encoder, fit, relations, *, tune_encoder: bool, epochs: int, lr: f
         for start in range(0, len(order), batch):
             block = [fit[i] for i in order[start:start + batch]]
             labels = torch.tensor([relations.index(r[4]) for _, rows in block for r in rows], device=device)
-            logits = row_logits(head, *encode(ex, encoder, block, device))
+            logits = row_logits(encoder, head, *encode(ex, encoder, block, device))
             loss = nn.functional.cross_entropy(logits, labels)
             opt.zero_grad()
             loss.backward()
@@ -150,7 +146,7 @@ def pair_log_probs(ex, encoder, head, rows, batch, device) -> dict:
     out: dict = {}
     for start in range(0, len(rows), batch):
         block = rows[start:start + batch]
-        logp = torch.log_softmax(row_logits(head, *encode(ex, encoder, block, device)), -1).cpu().numpy()
+        logp = torch.log_softmax(row_logits(encoder, head, *encode(ex, encoder, block, device)), -1).cpu().numpy()
         keys = [r[3] for _, rs in block for r in rs]
         for k, lp in zip(keys, logp):
             out[k] = out.get(k, 0.0) + lp

@@ -127,8 +127,7 @@ class PairSums:
         self._rank = {d: {e: r for r, e in enumerate(names)} for d, names in self._names.items()}
         self._size = max((len(c) for c in docs.values()), default=1)
         self._ranks: dict[int, np.ndarray] = {}                                           # plan → [E] ranks
-        self._slot: dict[int, int] = {}                                                   # pair code → row
-        self._codes: list[int] = []
+        self._slot: dict[int, int] = {}                     # pair code → row of the sums (first-seen order)
         self._sums = np.zeros((0, 0), dtype=np.float32)                                   # [pairs+, 4H]
         self._counts = np.zeros(0, dtype=np.int64)
 
@@ -143,10 +142,8 @@ class PairSums:
         code = (doc * n + np.minimum(head, cand)) * n + np.maximum(head, cand)            # [C]
         codes, first, local = np.unique(code, return_index=True, return_inverse=True)     # [U], [U], [C]
         for c in codes[np.argsort(first)].tolist():                                       # first-seen order
-            if c not in self._slot:
-                self._slot[c] = len(self._codes)
-                self._codes.append(c)
-        self._grow(len(self._codes), x.shape[1], x.dtype)
+            self._slot.setdefault(c, len(self._slot))
+        self._grow(len(self._slot), x.shape[1], x.dtype)
         slots = np.array([self._slot[c] for c in codes.tolist()], dtype=np.int64)         # [U]
         ones = sparse.csr_matrix((np.ones(len(code), dtype=x.dtype), (local, np.arange(len(code)))),
                                  shape=(len(codes), len(code)))                           # [U, C] one-hot
@@ -187,7 +184,7 @@ class PairSums:
         """(document, unordered id pair) → x̄ [4H], in the order the pairs were first seen."""
         docs, n = list(self._doc), self._size
         out = {}
-        for c, total, count in zip(self._codes, self._sums, self._counts.tolist()):
+        for c, total, count in zip(self._slot, self._sums, self._counts.tolist()):
             d, rest = divmod(c, n * n)
             lo, hi = divmod(rest, n)
             names = self._names[docs[d]]
