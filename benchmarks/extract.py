@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/extract.py [--configs demo biored] [--docs N] [--threads T]
         [--batch-size B] [--leaves-per-forward L] [--run-dir RUN] [--compare-with REV] [--single]
-        [--repeat N] [--out FILE]
+        [--repeat N] [--processes N] [--out FILE]
 
 For each config, the first N documents that extraction would read (``extract.paths``, else the
 corpus's documents with entity annotations), a tokenizer trained on them and the config's models
@@ -33,6 +33,15 @@ ideal time over the measured total: 1.0 would mean nothing but useful matrix ari
 ``peak_MB`` is the process's peak resident set after the config's runs (cumulative: compare settings
 such as ``--leaves-per-forward N``, the masked leaves a forward may hold, one process each).
 
+``--processes N`` also runs the extraction as N processes at once, each over its share of the
+documents (contiguous, as the extract stage's parts are) with its own copy of the models on the same
+device, as the stage's LocalCluster workers extract (``pipeline.workers``). Each process sets up and
+fits as above (not timed), waits until all are ready, then extracts its share ``--repeat`` times; the
+row's ``documents/s`` is every process's documents over the wall time from the first start to the
+last finish, its phases the sums over the processes' fastest runs, and ``agreement`` the share of
+the one-process row's triples the processes found together. On a GPU this shows how far host work
+spread over the machine's cores keeps the card busy; on a CPU the processes share its cores.
+
 ``--profile N`` adds torch.profiler's N most expensive operators per config. ``--compare-with REV`` measures the same documents with the code of git revision REV (in a temporary
 worktree, this script's own measurement code) and prints both in one table with the speed-up.
 """
@@ -49,6 +58,7 @@ import json  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+import uuid  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -283,7 +293,8 @@ def profile_ops(name: str, cfg, docs, run_dir: Path | None, device: torch.device
 
 
 def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, single: bool,
-          repeat: int = 1) -> list[dict]:
+          repeat: int = 1) -> tuple[list[dict], set]:
+    """The config's rows (packed; with ``single`` also one query per graph) and the packed row's triples."""
     kg, schema, tok, rmap, model, members, chunks = setup(cfg, docs, run_dir, device)
     rate = matmul_flops_per_s(cfg.model.hidden_size, device)
     typer, heads = fit_typer(cfg, docs), fit_heads(cfg, docs, kg, schema, tok, rmap, model, members)
@@ -306,7 +317,87 @@ def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, sing
         union = keys[True] | keys[False]
         for r in rows:
             r["agreement"] = round(len(keys[True] & keys[False]) / len(union), 3) if union else 1.0
-    return rows
+    return rows, keys[True]
+
+
+def share_of(docs: list, k: int, n: int) -> list:
+    """The ``k``-th of ``n`` contiguous, near-equal shares of ``docs`` (the stage's parts are contiguous)."""
+    cut = [len(docs) * i // n for i in range(n + 1)]
+    return docs[cut[k]:cut[k + 1]]
+
+
+def run_share(cfg, docs, run_dir: Path | None, device: torch.device, k: int, n: int,
+              repeat: int, go: Path) -> dict:
+    """One process of ``--processes n``: set up and fit over every document (the same tokenizer,
+    models and fits as the one-process row), mark ``go``.ready-k, wait for ``go``, extract share ``k``
+    ``repeat`` times. Its fastest phases, the wall-clock start and end, and its triples' keys."""
+    kg, schema, tok, rmap, model, members, chunks = setup(cfg, docs, run_dir, device)
+    typer, heads = fit_typer(cfg, docs), fit_heads(cfg, docs, kg, schema, tok, rmap, model, members)
+    mine = share_of(docs, k, n)
+    ids = {d.id for d in mine}
+    chunks = [c for c in chunks if c.doc_id in ids]
+    if device.type == "cuda":               # CUDA context, kernel and allocator warm-up: not timed
+        run_once(cfg, kg, schema, tok, rmap, model, members, mine, chunks, typer, heads)
+    Path(f"{go}.ready-{k}").touch()
+    while not go.exists():
+        time.sleep(0.01)
+    start = time.time()
+    runs = [run_once(cfg, kg, schema, tok, rmap, model, members, mine, chunks, typer, heads)
+            for _ in range(repeat)]
+    end = time.time()
+    row, _, keys = fastest(runs)
+    return {**row, "documents": len(mine), "start": start, "end": end, "peak_MB": round(peak_rss_mb()),
+            "keys": [list(k) for k in keys]}
+
+
+def share_args(args: argparse.Namespace) -> list[str]:
+    """The options a ``--processes`` share runs with: the measurement's, not the table's."""
+    argv = ["--docs", str(args.docs), "--threads", str(args.threads), "--device", args.device,
+            "--batch-size", str(args.batch_size), "--leaves-per-forward", str(args.leaves_per_forward),
+            "--repeat", str(args.repeat)]
+    return argv + (["--run-dir", str(args.run_dir)] if args.run_dir else [])
+
+
+def run_processes(name: str, argv: list[str], n: int, repeat: int, docs: int, single: dict, single_keys: set
+                  ) -> dict:
+    """The ``--processes n`` row of config ``name`` (module docstring): ``n`` copies of this script
+    with ``argv`` (:func:`share_args`), one per share, started together once every one has set up;
+    ``single``: the one-process row, and ``single_keys`` its triples."""
+    with tempfile.TemporaryDirectory() as tmp:
+        go = Path(tmp) / f"go-{uuid.uuid4().hex}"
+        outs = [Path(tmp) / f"share-{k}.json" for k in range(n)]
+        procs = [subprocess.Popen([sys.executable, __file__, *argv, "--configs", name, "--share", str(k),
+                                   "--processes", str(n), "--go", str(go), "--out", str(out)],
+                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for k, out in enumerate(outs)]
+        while not all(Path(f"{go}.ready-{k}").exists() for k in range(n)):
+            failed = [p for p in procs if p.poll() not in (None, 0)]
+            if failed:
+                for p in procs:
+                    p.kill()
+                raise SystemExit(f"a --processes share failed:\n{failed[0].communicate()[1][-3000:]}")
+            time.sleep(0.05)
+        go.touch()
+        for p in procs:
+            _, err = p.communicate()
+            if p.returncode:
+                raise SystemExit(f"a --processes share failed:\n{err[-3000:]}")
+        shares = [json.loads(out.read_text())["rows"][0] for out in outs]
+    wall = max(s["end"] for s in shares) - min(s["start"] for s in shares)
+    keys = {tuple(k) for s in shares for k in s["keys"]}
+    union = keys | single_keys
+    row = {k: v for k, v in single.items() if k in ("config", "mode", "batch", "leaves", "chunks", "models",
+                                                   "pair_heads", "GFLOP", "matmul_GFLOP_per_s")}
+    row.update({k: sum(s[k] for s in shares) for k in ("queries", "forwards", "graphs", "tokens", "padded", "triples")})
+    row.update({f"{k}_s": round(sum(s[f"{k}_s"] for s in shares), 2) for k in PHASES})
+    host = sum(s["host_s"] for s in shares)
+    total = sum(s["seconds"] for s in shares)
+    row.update(processes=n, documents=docs, host_s=round(host, 2), seconds=round(total, 2),
+               forward_share=round(row["forward_s"] / total, 3) if total else 0.0,
+               wall_s=round(wall, 2), documents_per_s=round(docs * repeat / wall, 2),
+               peak_MB=max(s["peak_MB"] for s in shares),
+               agreement=round(len(keys & single_keys) / len(union), 3) if union else 1.0)
+    return row
 
 
 def compare_with(rev: str, argv: list[str]) -> list[dict]:
@@ -354,21 +445,36 @@ def main() -> None:
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="also print torch.profiler's N "
                     "operators with the most self time, from an extra run per config")
     ap.add_argument("--compare-with", metavar="REV", help="also measure git revision REV, in one table")
+    ap.add_argument("--processes", type=int, default=1, metavar="N", help="also extract with N processes "
+                    "at once, each over its share of the documents (module docstring)")
     ap.add_argument("--src", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--share", type=int, default=None, help=argparse.SUPPRESS)   # a --processes child
+    ap.add_argument("--go", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if args.run_dir is not None and len(args.configs) != 1:
         raise SystemExit("--run-dir needs exactly one --configs entry")
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    overrides = [f"extract.batch_size={args.batch_size}"] if args.batch_size else []
+    overrides += [f"extract.leaves_per_forward={args.leaves_per_forward}"] if args.leaves_per_forward else []
+    if args.share is not None:
+        (name,) = args.configs
+        cfg = load_config(ROOT / CONFIGS[name], overrides)
+        row = run_share(cfg, load_docs(cfg, args.docs), args.run_dir, device, args.share, args.processes,
+                        args.repeat, args.go)
+        write_json("extract-share", [row], args.out)
+        return
     before = compare_with(args.compare_with, _own_args(sys.argv[1:])) if args.compare_with else []
     rows = []
     for name in args.configs:
-        overrides = [f"extract.batch_size={args.batch_size}"] if args.batch_size else []
-        overrides += [f"extract.leaves_per_forward={args.leaves_per_forward}"] if args.leaves_per_forward else []
         cfg = load_config(ROOT / CONFIGS[name], overrides)
         docs = load_docs(cfg, args.docs)
-        rows += bench(name, cfg, docs, args.run_dir, device, args.single, args.repeat)
+        got, keys = bench(name, cfg, docs, args.run_dir, device, args.single, args.repeat)
+        rows += got
+        if args.processes > 1:
+            multi = run_processes(name, share_args(args), args.processes, args.repeat, len(docs), got[0], keys)
+            rows.append({**multi, "mode": f"packed, {args.processes} processes"})
         if args.profile:
             profile_ops(name, load_config(ROOT / CONFIGS[name], overrides), docs, args.run_dir, device,
                         args.profile)

@@ -51,6 +51,20 @@ def test_extract_benchmark_runs_the_configs_extractor(config, tmp_path):
     assert "extraction (CPU, 1 thread(s))" in stdout
 
 
+def test_extract_benchmark_splits_the_documents_over_processes(tmp_path):
+    """--processes 2: each process extracts its share; together they ask the one process's questions
+    and find its triples, and documents/s is every document over the wall time."""
+    _, rows = _bench("extract.py", tmp_path, "--configs", "demo", "--docs", "5", "--threads", "1",
+                     "--batch-size", "8", "--repeat", "2", "--processes", "2")
+    one, two = rows
+    assert (one["mode"], two["mode"], two["processes"], two["documents"]) == ("packed", "packed, 2 processes", 2, 5)
+    for key in ("queries", "graphs", "tokens", "triples"):
+        assert two[key] == one[key], key                    # the shares partition the documents
+    assert two["agreement"] == 1.0
+    assert two["documents_per_s"] == pytest.approx(5 * 2 / two["wall_s"], rel=0.02)
+    assert two["host_s"] == pytest.approx(two["questions_s"] + two["other_s"] + two["decide_s"], abs=0.02)
+
+
 def test_train_benchmark_reports_mfu_workers_and_a_profile(tmp_path):
     stdout, rows = _bench("train.py", tmp_path, "--configs", "tiny", "--layouts", "packed", "--steps", "2",
                           "--warmup", "1", "--num-workers", "1", "--profile", "4")
