@@ -87,10 +87,11 @@ def _batch_x(model, block, batch, hidden, cq) -> np.ndarray:
     hidden = hidden.float()                                                               # [B, L, H]
     flat = hidden.reshape(-1, hidden.shape[-1])                                           # [B·L, H]
     ent = model.candidate_head.entity_states(flat, cq.entity_token, cq.entity_of_token, cq.num_entities)
-    between = span_means(hidden, cq.cand_between)                                         # [C, H]
-    spans = torch.tensor([[b * L + q.root, b * L + q.end] for b, (_, qs) in enumerate(block) for q in qs],
-                         device=hidden.device)                                            # [G, 2]
-    x = torch.cat([span_means(hidden, spans)[cq.cand_group], ent[cq.cand_entity], between,
+    heads = torch.tensor([[b * L + q.root, b * L + q.end] for b, (_, qs) in enumerate(block) for q in qs],
+                         device=hidden.device, dtype=cq.cand_between.dtype)               # [G, 2]
+    C = len(cq.cand_between)
+    spans = span_means(hidden, torch.cat([cq.cand_between, heads]))    # one prefix sum   [C + G, H]
+    x = torch.cat([spans[C:][cq.cand_group], ent[cq.cand_entity], spans[:C],
                    flat[cq.query_index][cq.cand_group]], dim=-1).cpu().numpy()            # [C, 4H]
     if len(x) != sum(len(q.candidates) for _, qs in block for q in qs):
         raise AssertionError(f"{sum(len(q.candidates) for _, qs in block for q in qs)} candidates asked, "
@@ -182,13 +183,14 @@ class PairSums:
 
     def means(self) -> dict[PairKey, np.ndarray]:
         """(document, unordered id pair) → x̄ [4H], in the order the pairs were first seen."""
-        docs, n = list(self._doc), self._size
+        docs, n, rows = list(self._doc), self._size, len(self._slot)
+        mean = self._sums[:rows] / self._counts[:rows, None].astype(self._sums.dtype)    # [pairs, 4H]
         out = {}
-        for c, total, count in zip(self._slot, self._sums, self._counts.tolist()):
+        for c, x in zip(self._slot, mean):
             d, rest = divmod(c, n * n)
             lo, hi = divmod(rest, n)
             names = self._names[docs[d]]
-            out[(docs[d], frozenset((names[lo], names[hi])))] = total / count
+            out[(docs[d], frozenset((names[lo], names[hi])))] = x
         return out
 
 

@@ -680,7 +680,7 @@ class PairExtractor:
         runs, found = self._answer_pass(models, plans, how, vectors=vectors)
         if vectors:
             self._vectors = (plans, pair_vectors(self, plans, found))
-        return runs[0] if len(runs) == 1 else [np.mean(per_model, axis=0) for per_model in zip(*runs)]
+        return runs[0] if len(runs) == 1 else ragged_map(lambda *m: np.mean(np.stack(m), axis=0), *runs)
 
     def _graph_units(self, plan: _ChunkPlan) -> list[list[PairQuery]]:
         """The questions of one chunk per graph: one graph per relation (``pack_queries``), else one
@@ -745,7 +745,19 @@ class PairExtractor:
 
 def pool(model: list[np.ndarray], lexical: list[np.ndarray], weight: float) -> list[np.ndarray]:
     """The hybrid score p^(1−w) · q^w per candidate (module docstring, "Hybrid")."""
-    return [np.power(p, 1.0 - weight) * np.power(q, weight) for p, q in zip(model, lexical)]
+    return ragged_map(lambda p, q: np.power(p, 1.0 - weight) * np.power(q, weight), model, lexical)
+
+
+def ragged_map(fn, *columns: list[np.ndarray]) -> list[np.ndarray]:
+    """``[fn(a, b, …) for a, b, … in zip(*columns)]`` for an elementwise ``fn`` (rows of equal length
+    across the columns): one call over the concatenated rows when each column holds a single dtype,
+    which gives the same numbers (an element does not depend on its neighbours) without a NumPy call
+    per question; row by row otherwise, as concatenating would cast a row to another dtype."""
+    if not columns or not columns[0]:
+        return []
+    if any(len({a.dtype for a in col}) > 1 for col in columns):
+        return [fn(*row) for row in zip(*columns)]
+    return _split(fn(*(np.concatenate(col) for col in columns)), [len(a) for a in columns[0]])
 
 
 def control_settings(cfg: ExtractConfig, ranker: str) -> tuple[int, float]:

@@ -662,3 +662,30 @@ def test_rankers_that_need_a_model(world):
     key = lambda t: (t.documents[0], t.head_id, t.relation, t.tail_id)        # noqa: E731
     theirs, ours = ({key(t): t.confidence for t in out[r]} for r in ("untrained", "model"))
     assert any(theirs.get(k) != v for k, v in ours.items())
+
+
+def test_ragged_map_gives_the_row_by_row_numbers_in_one_call_per_column():
+    """The hybrid's pooling and the ensemble's mean over every question at once equal the per-question
+    loops bit for bit, rows keep their lengths and dtypes, and columns of mixed dtypes (a soft scope
+    turns some answers float64) go row by row rather than casting the others."""
+    from graphmert.extract.pairs import pool, ragged_map
+
+    rng = np.random.default_rng(0)
+    sizes = [3, 0, 1, 7, 2]
+    p = [rng.random(n, dtype=np.float32) for n in sizes]
+    q = [rng.random(n) for n in sizes]
+    m2 = [rng.random(n, dtype=np.float32) for n in sizes]
+    pooled = pool(p, q, 0.3)
+    assert [len(a) for a in pooled] == sizes
+    for got, a, b in zip(pooled, p, q):
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, np.power(a, 0.7) * np.power(b, 0.3))
+    mean = ragged_map(lambda *m: np.mean(np.stack(m), axis=0), p, m2)
+    for got, a, b in zip(mean, p, m2):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, np.mean((a, b), axis=0))
+    mixed = [p[0].astype(np.float64), *p[1:]]
+    for got, a, b in zip(pool(mixed, q, 0.3), mixed, q):
+        np.testing.assert_array_equal(got, np.power(a, 0.7) * np.power(b, 0.3))
+    assert pool(mixed, q, 0.3)[3].dtype == np.float64 and ragged_map(np.negative, p)[3].dtype == np.float32
+    assert ragged_map(np.negative, []) == []
