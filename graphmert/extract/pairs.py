@@ -656,9 +656,10 @@ class PairExtractor:
         for start in range(0, len(units), self.cfg.batch_size):
             block = units[start:start + self.cfg.batch_size]
             graphs = [self._graph(p, qs) for p, qs in block]
-            batch = collate_graphs(graphs, "packed").to(device)
+            arrays = [layout_arrays(g, "packed") for g in graphs]
+            batch = collate_graphs(graphs, "packed", arrays).to(device)
             L = batch.input_ids.shape[1]
-            positions = [layout_arrays(g, "packed").leaf_position for g in graphs]
+            positions = [a.leaf_position for a in arrays]
             roots = [np.array([q.root for q in qs]) for _, qs in block]
             cq = candidate_query(graphs, positions, roots, L).to(device)
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and device.type == "cuda"):

@@ -25,13 +25,15 @@ import torch
 
 from graphmert.config import ConfigError
 from graphmert.graph.batch import GraphBatch
-from graphmert.graph.layout import LAYOUTS, LeafyChainGraph, layout_arrays
+from graphmert.graph.layout import LAYOUTS, LayoutArrays, LeafyChainGraph, layout_arrays
 
 __all__ = ["collate_graphs", "uncollate", "Collator"]
 
 
-def collate_graphs(graphs: Sequence[LeafyChainGraph], layout: str = "dense") -> GraphBatch:
-    """Stack ``graphs`` (same R, K, pad id) into a :class:`GraphBatch` in ``layout``."""
+def collate_graphs(graphs: Sequence[LeafyChainGraph], layout: str = "dense",
+                   arrays: Sequence[LayoutArrays] | None = None) -> GraphBatch:
+    """Stack ``graphs`` (same R, K, pad id) into a :class:`GraphBatch` in ``layout``; ``arrays``:
+    their :func:`layout_arrays` in ``layout`` when the caller needs them too (computed here otherwise)."""
     if layout not in LAYOUTS:
         raise ConfigError(f"graph.layout: unknown layout {layout!r}; choose from {list(LAYOUTS)}")
     if not graphs:
@@ -41,7 +43,10 @@ def collate_graphs(graphs: Sequence[LeafyChainGraph], layout: str = "dense") -> 
         if (g.R, g.K, g.pad_id) != (R, K, pad):
             raise ValueError(f"collate_graphs: graph of chunk {g.chunk_id} has (R, K, pad) = "
                              f"{(g.R, g.K, g.pad_id)}, the batch has {(R, K, pad)}")
-    arrays = [layout_arrays(g, layout) for g in graphs]
+    if arrays is None:
+        arrays = [layout_arrays(g, layout) for g in graphs]
+    elif len(arrays) != len(graphs):
+        raise ValueError(f"collate_graphs: {len(arrays)} layouts for {len(graphs)} graphs")
     B = len(graphs)
     L = max(len(a.input_ids) for a in arrays)
     input_ids = np.full((B, L), pad, dtype=np.int64)

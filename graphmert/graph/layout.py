@@ -198,21 +198,19 @@ class LeafyChainGraph:
         """H-GAT edges head token → tail token: (source root, target root, target slot, relation), [E] each.
 
         For the injection at root i with head length m and t leaves: every head root i..i+m−1 to every
-        filled leaf (i, 0..t−1).
+        filled leaf (i, 0..t−1), head-major (edge k of the injection: head i + k // t, slot k mod t),
+        injections in root order. Built for every injection at once: a graph holds one per question
+        in extraction, and a loop over them was a tenth of extraction's host time.
         """
-        src, troot, tslot, rel = [], [], [], []
-        for i in np.flatnonzero(self.leaf_length):
-            m, t = int(self.head_length[i]), int(self.leaf_length[i])
-            heads = np.repeat(np.arange(i, i + m), t)          # [m·t]
-            slots = np.tile(np.arange(t), m)                   # [m·t]
-            src.append(heads)
-            troot.append(np.full(m * t, i))
-            tslot.append(slots)
-            rel.append(np.full(m * t, self.relation_ids[i]))
-        if not src:
-            z = np.zeros(0, dtype=np.int64)
-            return z, z, z, z
-        return tuple(np.concatenate(a).astype(np.int64) for a in (src, troot, tslot, rel))  # type: ignore[return-value]
+        roots = np.flatnonzero(self.leaf_length)                                       # [I]
+        m = self.head_length[roots].astype(np.int64)                                   # [I]
+        t = self.leaf_length[roots].astype(np.int64)                                   # [I]
+        n = m * t                                                                      # [I] edges each
+        inj = np.repeat(np.arange(len(roots)), n)                                      # [E]
+        k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)                   # [E] within its injection
+        target = roots[inj].astype(np.int64)
+        return (target + k // t[inj], target, k % t[inj],
+                self.relation_ids[roots][inj].astype(np.int64))
 
     def validate(self) -> None:
         """Check the invariants of the module docstring; raise ValueError naming the chunk."""

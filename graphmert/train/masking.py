@@ -420,10 +420,11 @@ class MaskingCollator:
                 g, root_ids=m.root_ids, leaf_ids=m.leaf_ids, leaf_length=m.leaf_length,
                 relation_ids=np.where(shown, g.relation_ids, -1),
                 head_length=np.where(shown, g.head_length, 0), injections=[]))
-        batch = collate_graphs(masked, self.layout)
+        arrays = [layout_arrays(mg, self.layout) for mg in masked]
+        batch = collate_graphs(masked, self.layout, arrays)
         L = batch.input_ids.shape[1]
         cols: dict[str, list] = {k: [] for k in ("mi", "ml", "ni", "nl", "ne", "sl", "sr", "sp", "sy")}
-        positions = [layout_arrays(mg, self.layout).leaf_position for mg in masked]      # [R, K] each
+        positions = [a.leaf_position for a in arrays]                                    # [R, K] each
         for b, ((_, _, g), m) in enumerate(zip(items, masks)):
             base = b * L
             roots = np.flatnonzero(m.root_masked)

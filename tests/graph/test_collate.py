@@ -170,3 +170,30 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         write_graphs(batch_of(0, 2), tmp_path / "g.parquet")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_hgat_edges_are_the_per_injection_loops_in_order():
+    """Every injection's m·t edges at once equal a loop over the injections (head-major, root order),
+    in the same order, so H-GAT's scatter sums add in the same order."""
+    for g in batch_of(11, B=8):
+        src, troot, tslot, rel = [], [], [], []
+        for i in np.flatnonzero(g.leaf_length):
+            for j in range(i, i + g.head_length[i]):
+                for k in range(g.leaf_length[i]):
+                    src.append(j), troot.append(i), tslot.append(k), rel.append(g.relation_ids[i])
+        got = g.hgat_edges()
+        for a, b in zip(got, (src, troot, tslot, rel)):
+            assert a.dtype == np.int64
+            np.testing.assert_array_equal(a, np.array(b, dtype=np.int64))
+    empty = LeafyChainGraph.from_roots("c", "d", [1, 2, 3], [], 4, 2, 0)
+    assert all(len(a) == 0 and a.dtype == np.int64 for a in empty.hgat_edges())
+
+
+def test_collate_reads_the_callers_layouts_when_given():
+    graphs = batch_of(5)
+    arrays = [layout_arrays(g, "packed") for g in graphs]
+    a, b = collate_graphs(graphs, "packed"), collate_graphs(graphs, "packed", arrays)
+    for f in ("input_ids", "attention_mask", "root_index", "leaf_slot", "hgat_edge_index", "entity_type"):
+        assert torch.equal(getattr(a, f), getattr(b, f)), f
+    with pytest.raises(ValueError, match="collate_graphs: 4 layouts for 5 graphs"):
+        collate_graphs(graphs, "packed", arrays[:4])
