@@ -55,6 +55,7 @@ if "--src" in sys.argv:                      # the code under test: another chec
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -366,9 +367,11 @@ def run_processes(name: str, argv: list[str], n: int, repeat: int, docs: int, si
     with tempfile.TemporaryDirectory() as tmp:
         go = Path(tmp) / f"go-{uuid.uuid4().hex}"
         outs = [Path(tmp) / f"share-{k}.json" for k in range(n)]
+        threads = argv[argv.index("--threads") + 1]            # BLAS pools too, as the stage's workers set them
+        env = {**os.environ, **{k: threads for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}}
         procs = [subprocess.Popen([sys.executable, __file__, *argv, "--configs", name, "--share", str(k),
                                    "--processes", str(n), "--go", str(go), "--out", str(out)],
-                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                  for k, out in enumerate(outs)]
         while not all(Path(f"{go}.ready-{k}").exists() for k in range(n)):
             failed = [p for p in procs if p.poll() not in (None, 0)]
