@@ -369,22 +369,31 @@ def run_processes(name: str, argv: list[str], n: int, repeat: int, docs: int, si
         outs = [Path(tmp) / f"share-{k}.json" for k in range(n)]
         threads = argv[argv.index("--threads") + 1]            # BLAS pools too, as the stage's workers set them
         env = {**os.environ, **{k: threads for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}}
+        logs = [out.with_suffix(".log") for out in outs]        # a file, not a pipe nobody reads while waiting
+        errs = [log.open("w") for log in logs]
         procs = [subprocess.Popen([sys.executable, __file__, *argv, "--configs", name, "--share", str(k),
                                    "--processes", str(n), "--go", str(go), "--out", str(out)],
-                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-                 for k, out in enumerate(outs)]
+                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+                 for k, (out, err) in enumerate(zip(outs, errs))]
+
+        def failed(k: int) -> SystemExit:
+            for p in procs:
+                p.kill()
+            for err in errs:
+                err.close()
+            return SystemExit(f"--processes: share {k} failed:\n{logs[k].read_text()[-3000:]}")
+
         while not all(Path(f"{go}.ready-{k}").exists() for k in range(n)):
-            failed = [p for p in procs if p.poll() not in (None, 0)]
-            if failed:
-                for p in procs:
-                    p.kill()
-                raise SystemExit(f"a --processes share failed:\n{failed[0].communicate()[1][-3000:]}")
+            for k, p in enumerate(procs):
+                if p.poll() is not None:
+                    raise failed(k)
             time.sleep(0.05)
         go.touch()
-        for p in procs:
-            _, err = p.communicate()
-            if p.returncode:
-                raise SystemExit(f"a --processes share failed:\n{err[-3000:]}")
+        for k, p in enumerate(procs):
+            if p.wait():
+                raise failed(k)
+        for err in errs:
+            err.close()
         shares = [json.loads(out.read_text())["rows"][0] for out in outs]
     wall = max(s["end"] for s in shares) - min(s["start"] for s in shares)
     keys = {tuple(k) for s in shares for k in s["keys"]}
@@ -417,12 +426,13 @@ def compare_with(rev: str, argv: list[str]) -> list[dict]:
 
 
 def _own_args(argv: list[str]) -> list[str]:
-    """``argv`` without --compare-with/--out/--src/--profile and their values."""
+    """``argv`` without --compare-with/--out/--src/--profile/--processes and their values (the other
+    revision measures the one-process rows; its script may not know --processes)."""
     out, skip = [], False
     for a in argv:
         if skip:
             skip = False
-        elif a in ("--compare-with", "--out", "--src", "--profile"):
+        elif a in ("--compare-with", "--out", "--src", "--profile", "--processes"):
             skip = True
         else:
             out.append(a)
