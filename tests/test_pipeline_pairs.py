@@ -195,6 +195,33 @@ def test_evaluate_scores_the_slice_and_every_control(run):
     assert "| model | value |" in table and "| injections |" in table
 
 
+def test_evaluate_gives_graphmerts_difference_to_every_system_with_an_interval(run, tmp_path):
+    """Each difference is the table's F1 minus the system's, inside its paired-bootstrap interval
+    over the scored documents; evaluate.bootstrap_resamples=0 drops the table."""
+    metrics = json.loads((run / "evaluate" / "metrics.json").read_text())
+    systems, diffs = metrics["systems"], metrics["differences"]
+    assert set(diffs) == set(systems) - {"graphmert"}
+    for name, d in diffs.items():
+        for kind in ("untyped", "typed"):
+            own = systems["graphmert"][kind]["all"]["f1"] - systems[name][kind]["all"]["f1"]
+            x = d[kind]
+            assert x["delta"] == pytest.approx(own, abs=1e-12), (name, kind)
+            assert x["low"] <= x["delta"] <= x["high"] and 0 <= x["share_not_above"] <= 1
+            assert (x["resamples"], x["documents"]) == (1000, metrics["documents"])
+    table = (run / "evaluate" / "metrics.md").read_text()
+    assert f"Paired bootstrap over the {metrics['documents']} scored documents, 1000 resamples" in table
+    assert "| graphmert − system | ΔF1 | 95% interval |" in table
+    lines = table.splitlines()
+    assert all(any(line.startswith(f"| {name} | ") and "[" in line for line in lines) for name in diffs)
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    r = invoke("evaluate", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               "evaluate.bootstrap_resamples=0")
+    assert r.exit_code == 0, r.output
+    assert "differences" not in json.loads((copy / "evaluate" / "metrics.json").read_text())
+    assert "Paired bootstrap" not in (copy / "evaluate" / "metrics.md").read_text()
+
+
 def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run, tmp_path):
     """Extract again with relation_choice 'typer', fitted on the corpus file: the held-out extraction
     documents are not fitted on (IN[0]'s Bind never becomes a type), graphmert keeps its pairs, and

@@ -19,3 +19,6 @@ class EvaluateConfig:
                                        "(unmapped relations keep their name)")
     baselines: list[str] = opt(factory=lambda: ["cooccurrence", "seed_kg"],
                                help="baseline systems run on the same documents (registry names)")
+    bootstrap_resamples: int = opt(1000, min=0, help="paired bootstrap resamples of the scored documents "
+                                   "for the interval of graphmert's F1 minus each other system's "
+                                   "(graphmert.eval.bootstrap; seed 0); 0: no intervals")

@@ -12,6 +12,9 @@
           "settings": str | null                      # the selection it ran at, e.g. "k=4, t=0.3"
         }, ...
       },
+      "differences": {                                # optional: graphmert − each other system
+        "<name>": {"untyped": DIFF, "typed": DIFF}, ...
+      },
       "documents": int, "gold_pairs": int, "unknown_relation_ids": int, ...   # plain counts (extra)
     }
 
@@ -21,6 +24,8 @@ untyped F1 on seed-known and on novel pairs, validity, the untyped F1 over the t
 are linked (:func:`~graphmert.eval.metrics.pair_sets`: the headline counts every triple), to 3
 decimals ("–" where undefined), and the settings the system selected its triples at (its k and
 threshold: every ranker runs at its own).
+The optional ``"differences"`` (DIFF: :func:`~graphmert.eval.bootstrap.f1_difference`'s paired-bootstrap
+interval over the scored documents) follows as its own table (:func:`difference_table`).
 An optional ``"entities"`` object (``{"recognition", "normalisation"}``: the scores of
 :mod:`graphmert.eval.entities` when extraction recognised the mentions itself, and ``"apart"``, the
 same for categories kept out of the micro average) follows as its own
@@ -36,7 +41,7 @@ from pathlib import Path
 from graphmert.eval.entities import MICRO
 from graphmert.io import atomic_write_json, atomic_write_text
 
-__all__ = ["metrics_payload", "markdown_table", "entity_table", "write_report"]
+__all__ = ["metrics_payload", "markdown_table", "difference_table", "entity_table", "write_report"]
 
 _PRF_KEYS = ("precision", "recall", "f1", "tp", "predicted", "gold")
 _SPLITS = ("all", "seed_known", "novel")
@@ -89,6 +94,8 @@ def markdown_table(payload: dict) -> str:
                  u["seed_known"]["f1"], u["novel"]["f1"], s.get("validity"),
                  (s.get("linked_only") or {}).get("f1")]
         rows.append("| " + " | ".join([name] + [_fmt(c) for c in cells] + [s.get("settings") or "–"]) + " |")
+    if payload.get("differences"):
+        rows += ["", difference_table(payload["differences"]).rstrip("\n")]
     entities = payload.get("entities")
     if entities:
         apart = entities.get("apart") or {}
@@ -98,6 +105,24 @@ def markdown_table(payload: dict) -> str:
     if model:
         rows += ["", "| model | value |", "|---|---|"]
         rows += [f"| {k} | {_value(v)} |" for k, v in model.items()]
+    return "\n".join(rows) + "\n"
+
+
+def difference_table(differences: dict[str, dict]) -> str:
+    """Markdown table of graphmert's F1 minus each system's (:func:`~graphmert.eval.bootstrap.f1_difference`
+    results, untyped and typed): Δ, its 95% interval and the share of resamples where graphmert does
+    not beat the system, under a line naming the resamples and documents."""
+    first = next(iter(differences.values()))["untyped"]
+    rows = [f"Paired bootstrap over the {first['documents']} scored documents, {first['resamples']} resamples "
+            "(graphmert.eval.bootstrap):", "",
+            "| graphmert − system | ΔF1 | 95% interval | share Δ ≤ 0 | Δ typed F1 | 95% interval | share Δ ≤ 0 |",
+            "|" + "---|" * 7]
+    for name, d in differences.items():
+        cells = []
+        for kind in ("untyped", "typed"):
+            x = d[kind]
+            cells += [f"{x['delta']:+.3f}", f"[{x['low']:+.3f}, {x['high']:+.3f}]", f"{x['share_not_above']:.3f}"]
+        rows.append("| " + " | ".join([name] + cells) + " |")
     return "\n".join(rows) + "\n"
 
 

@@ -23,8 +23,8 @@ from typing import Iterable
 
 from graphmert.config import Config, ConfigError
 from graphmert.corpus.document import Document, read_documents
-from graphmert.eval import (BASELINES, GoldSet, evaluate_system, load_gold, metrics_payload, pair_sets,
-                            seed_pairs, validity, write_report)
+from graphmert.eval import (BASELINES, GoldSet, document_counts, evaluate_system, f1_difference, load_gold,
+                            metrics_payload, pair_sets, seed_pairs, validity, write_report)
 from graphmert.eval.metrics import triple_documents
 from graphmert.eval.entities import normalisation_scores, recognition_scores
 from graphmert.extract.triples import Triple, read_triples
@@ -52,21 +52,26 @@ def _evaluate(ctx: StageContext) -> dict:
     rmap = dict(cfg.evaluate.relation_map)
 
     ex = cfg.extract
-    systems = {"graphmert": {**_scores(main, rmap, gold, seed, schema),
+    pairs = {"graphmert": pair_sets(main.on_gold, rmap)}          # each system's (untyped, typed) pairs
+    systems = {"graphmert": {**_scores(main, pairs["graphmert"], rmap, gold, seed, schema),
                              "settings": settings(ex.tails_per_query, ex.min_confidence)
                              + (f", lexical w={ex.lexical_weight:g}" if ex.lexical_weight > 0 else "")}}
     for name, info in ctx.upstream["extract"].get("controls", {}).items():
         control = scan(read_triples(ex_dir / info["file"]), gold)
-        systems[name] = {**_scores(control, rmap, gold, seed, schema), "settings": "all" if name == "candidates"
+        pairs[name] = pair_sets(control.on_gold, rmap)
+        systems[name] = {**_scores(control, pairs[name], rmap, gold, seed, schema),
+                         "settings": "all" if name == "candidates"
                          else settings(info.get("tails_per_query"), info.get("min_confidence"))}
     found = _recognised(ctx, gold)
     seen = _as_recognised(gold, found) if found else gold
     for name in cfg.evaluate.baselines:
-        bu, bt = BASELINES.get(name)(seen, kg, schema, rmap)
-        scores = evaluate_system(bu, bt, gold, seed)            # the baselines pair linked mentions only
+        pairs[name] = BASELINES.get(name)(seen, kg, schema, rmap)
+        scores = evaluate_system(*pairs[name], gold, seed)     # the baselines pair linked mentions only
         systems[name] = {**scores, "validity": None, "linked_only": scores["untyped"]["all"]}
     entities = _entity_scores(gold, found, cfg.ner.categories)
+    differences = _differences(pairs, gold, cfg.evaluate.bootstrap_resamples)
     payload = metrics_payload(systems, {"model": _model_numbers(ctx), **entities, **gold.counts(),
+                                        **({"differences": differences} if differences else {}),
                                         "triples": main.triples,
                                         "gold_documents_not_extracted": len(full.documents) - len(gold.documents),
                                         "triples_on_gold_documents": len(main.on_gold),
@@ -102,13 +107,26 @@ def scan(triples: Iterable[Triple], gold: GoldSet) -> Scan:
     return Scan(triples=n, on_gold=on_gold, outside=outside)
 
 
-def _scores(s: Scan, rmap: dict[str, str], gold: GoldSet, seed: set, schema: RelationSchema) -> dict:
-    """A system's row: its pairs against the gold (:func:`~graphmert.eval.metrics.evaluate_system`,
-    every triple counted), the validity of its triples on gold documents, and the untyped scores over
-    the triples whose two ends are linked (the table's "linked ends only")."""
+def _scores(s: Scan, pairs: tuple[set, set], rmap: dict[str, str], gold: GoldSet, seed: set,
+            schema: RelationSchema) -> dict:
+    """A system's row: its ``pairs`` (:func:`~graphmert.eval.metrics.pair_sets` of its triples, every
+    triple counted) against the gold, the validity of its triples on gold documents, and the untyped
+    scores over the triples whose two ends are linked (the table's "linked ends only")."""
     linked = evaluate_system(*pair_sets(s.on_gold, rmap, linked_only=True), gold)["untyped"]["all"]
-    return {**evaluate_system(*pair_sets(s.on_gold, rmap), gold, seed), "validity": validity(s.on_gold, schema),
-            "linked_only": linked}
+    return {**evaluate_system(*pairs, gold, seed), "validity": validity(s.on_gold, schema), "linked_only": linked}
+
+
+def _differences(pairs: dict[str, tuple[set, set]], gold: GoldSet, resamples: int) -> dict:
+    """graphmert's F1 minus each other system's, untyped and typed, with the paired-bootstrap interval
+    over the scored documents (:mod:`graphmert.eval.bootstrap`, seed 0); {} with no resamples."""
+    if resamples <= 0 or "graphmert" not in pairs:
+        return {}
+    docs = sorted(gold.documents)
+    golds = {"untyped": gold.untyped, "typed": gold.typed}
+    counts = {name: dict(zip(golds, (document_counts(p, golds[k], docs) for k, p in zip(golds, found))))
+              for name, found in pairs.items()}
+    return {name: {k: f1_difference(counts["graphmert"][k], own[k], resamples) for k in golds}
+            for name, own in counts.items() if name != "graphmert"}
 
 
 def settings(k: int | None, threshold: float | None) -> str | None:

@@ -266,8 +266,8 @@ def test_the_evaluate_stage_scores_a_stream_as_it_scored_every_triple_held(picks
     g, schema = gold_set(), RelationSchema({"associated_with": {("biolink:Gene", "biolink:Disease")}})
     triples = [POOL[i] for i in picks]
     s = scan(iter(triples), g)
-    got = _scores(s, {"associated_with": "Association"}, g, set(), schema)
     rmap = {"associated_with": "Association"}
+    got = _scores(s, pair_sets(s.on_gold, rmap), rmap, g, set(), schema)
     want = evaluate_system(*pair_sets(triples, rmap), g, set())
     assert {k: got[k] for k in ("untyped", "typed")} == want
     assert got["linked_only"] == evaluate_system(*pair_sets(triples, rmap, linked_only=True), g)["untyped"]["all"]
