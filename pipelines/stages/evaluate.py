@@ -6,8 +6,9 @@ questions ranked without the trained model), the seed KG
 (which pairs are already known; the ``seed_kg`` baseline) and the relation schema saved by the graphs
 stage (validity; the categories the co-occurrence baseline may pair). Writes
 ``RUN/evaluate/metrics.json`` (per system: precision/recall/F1, untyped and typed, all/seed-known/
-novel, validity, the F1 over linked ends only, the k and threshold it selected at) and ``metrics.md``
-(the same as one Markdown table). Every triple counts: one with an unlinked end (a text node) is a
+novel, validity, the F1 over linked ends only, the k and threshold it selected at; graphmert's F1
+minus each other system's with a paired-bootstrap interval over the scored documents,
+:mod:`graphmert.eval.bootstrap`) and ``metrics.md`` (the same as Markdown tables). Every triple counts: one with an unlinked end (a text node) is a
 false pair (:func:`graphmert.eval.metrics.pair_sets`).
 
 When extraction recognised the mentions itself (the ner stage; ``RUN/extract/documents.parquet``),
@@ -119,11 +120,11 @@ def _scores(s: Scan, pairs: tuple[set, set], rmap: dict[str, str], gold: GoldSet
 def _differences(pairs: dict[str, tuple[set, set]], gold: GoldSet, resamples: int) -> dict:
     """graphmert's F1 minus each other system's, untyped and typed, with the paired-bootstrap interval
     over the scored documents (:mod:`graphmert.eval.bootstrap`, seed 0); {} with no resamples."""
-    if resamples <= 0 or "graphmert" not in pairs:
+    if resamples <= 0:
         return {}
     docs = sorted(gold.documents)
     golds = {"untyped": gold.untyped, "typed": gold.typed}
-    counts = {name: dict(zip(golds, (document_counts(p, golds[k], docs) for k, p in zip(golds, found))))
+    counts = {name: {k: document_counts(p, golds[k], docs) for k, p in zip(golds, found)}
               for name, found in pairs.items()}
     return {name: {k: f1_difference(counts["graphmert"][k], own[k], resamples) for k in golds}
             for name, own in counts.items() if name != "graphmert"}
