@@ -477,6 +477,45 @@ def test_the_pair_diagnostics_run_on_a_finished_run(run, tmp_path, monkeypatch, 
     assert counted == json.loads((run / "evaluate" / "metrics.json").read_text())["gold_pairs"] == 5
 
 
+def test_the_cid_study_scores_chemical_disease_pairs_only(run, tmp_path, monkeypatch):
+    """experiments/cid_heldout.py on the run: a row for graphmert and one per control; each system is
+    scored on its chemical–disease pairs against the gold's (two: IN[0] relates a chemical to a gene
+    only), so the candidates control, which asks every pair, finds both; the gold holds no
+    Positive_Correlation, so no system finds an "induces" pair; every control gets an interval."""
+    import runpy
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "rows.json"
+    monkeypatch.setattr(sys, "argv", ["cid_heldout.py", "--run-dir", str(run), "--gold",
+                                      *load_config(run / "config.yaml").evaluate.gold, "--resamples", "20",
+                                      "--out", str(out)])
+    runpy.run_path(str(root / "experiments" / "cid_heldout.py"), run_name="__main__")
+    rows = {r["system"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"graphmert", *CONTROLS}
+    assert rows["candidates"]["pairs R"] == 1.0 and rows["candidates"]["pairs predicted"] >= 2
+    assert all(r["induces R"] == 0.0 for r in rows.values())
+    assert all("graphmert − it, pairs" in r for name, r in rows.items() if name != "graphmert")
+
+
+def test_the_cid_study_keeps_chemical_disease_pairs_and_their_induces_types():
+    """cid_heldout.chemical_disease: only pairs of one chemical and one disease (by the gold's category
+    in that document), and of those the typed ones whose type is Positive_Correlation or CID."""
+    root = Path(__file__).resolve().parents[1]
+    import runpy
+
+    chemical_disease = runpy.run_path(str(root / "experiments" / "cid_heldout.py"))["chemical_disease"]
+    cats = {("d1", "C"): "biolink:ChemicalEntity", ("d1", "D"): "biolink:Disease",
+            ("d1", "G"): "biolink:Gene", ("d1", "C2"): "biolink:ChemicalEntity",
+            ("d1", "E"): "biolink:Disease", ("d2", "C"): "biolink:Disease"}   # C: a disease in d2
+    cd, ce, cg, cc = frozenset("CD"), frozenset("CE"), frozenset("CG"), frozenset(("C", "C2"))
+    pairs = {("d1", cd), ("d1", ce), ("d1", cg), ("d1", cc), ("d2", cd)}
+    typed = {("d1", cd, "Positive_Correlation"), ("d1", cg, "Positive_Correlation"),
+             ("d1", ce, "Negative_Correlation"), ("d2", cd, "CID")}
+    assert chemical_disease(pairs, typed, cats) == ({("d1", cd), ("d1", ce)}, {("d1", cd)})
+    assert chemical_disease(set(), {("d1", cd, "CID")}, cats) == (set(), {("d1", cd)})
+
+
 def test_the_typing_blend_changes_types_only(run, tmp_path, monkeypatch):
     """experiments/typing_blend.py on the run: one row per (selection, model weight b); b moves the
     types of the kept pairs, never the pairs, so pair F1 is one number per selection."""
