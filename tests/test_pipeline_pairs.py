@@ -193,6 +193,13 @@ def test_evaluate_scores_the_slice_and_every_control(run):
     for name in ["graphmert", *CONTROLS]:
         assert f"| {name} |" in table
     assert "| model | value |" in table and "| injections |" in table
+    calibration = metrics["calibration"]
+    assert set(calibration) == {"graphmert", *CONTROLS}        # every extracting system, not the baselines
+    for name, rel in calibration.items():                     # every scored pair has a bin
+        assert rel["pairs"] == metrics["systems"][name]["untyped"]["all"]["predicted"], name
+        top = rel["bins"][0]["at_least"] if rel["bins"] else None
+        assert top is None or top["precision"] == pytest.approx(metrics["systems"][name]["untyped"]["all"]["precision"])
+    assert f"Confidence of graphmert's pairs ({calibration['graphmert']['pairs']} scored" in table
 
 
 def test_evaluate_gives_graphmerts_difference_to_every_system_with_an_interval(run, tmp_path):

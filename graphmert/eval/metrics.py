@@ -33,7 +33,7 @@ from graphmert.extract.triples import Triple
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import RelationSchema
 
-__all__ = ["UNLINKED", "pair_sets", "triple_documents", "seed_pairs", "prf", "split_seed", "evaluate_system",
+__all__ = ["UNLINKED", "pair_keys", "pair_sets", "triple_documents", "seed_pairs", "prf", "split_seed", "evaluate_system",
            "validity"]
 
 P = TypeVar("P", Pair, TypedPair)
@@ -46,6 +46,13 @@ def triple_documents(t: Triple) -> list[str]:
 
 
 UNLINKED = "unlinked:"          # the key prefix of an end without an id (module docstring)
+
+
+def pair_keys(t: Triple) -> frozenset[str] | None:
+    """The unordered ends of a triple as scored: each end's id, or ``unlinked:<name>`` when it has
+    none (module docstring); None for a self-pair."""
+    head, tail = t.head_id or UNLINKED + t.head_name, t.tail_id or UNLINKED + t.tail_name
+    return None if head == tail else frozenset((head, tail))
 
 
 def pair_sets(triples: Iterable[Triple], relation_map: Mapping[str, str] | None = None,
@@ -64,10 +71,9 @@ def pair_sets(triples: Iterable[Triple], relation_map: Mapping[str, str] | None 
     for t in triples:
         if linked_only and not (t.head_id and t.tail_id):
             continue
-        head, tail = t.head_id or UNLINKED + t.head_name, t.tail_id or UNLINKED + t.tail_name
-        if head == tail:
+        pair = pair_keys(t)
+        if pair is None:
             continue
-        pair = frozenset((head, tail))
         rtype = relation_map.get(t.relation, t.relation)
         for doc in triple_documents(t):
             untyped.add((doc, pair))

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphmert.eval.calibration import calibration_table
 from graphmert.eval.entities import MICRO
 from graphmert.io import atomic_write_json, atomic_write_text
 
@@ -96,6 +97,8 @@ def markdown_table(payload: dict) -> str:
         rows.append("| " + " | ".join([name] + [_fmt(c) for c in cells] + [s.get("settings") or "–"]) + " |")
     if payload.get("differences"):
         rows += ["", difference_table(payload["differences"]).rstrip("\n")]
+    if (payload.get("calibration") or {}).get("graphmert"):
+        rows += ["", calibration_table("graphmert", payload["calibration"]["graphmert"]).rstrip("\n")]
     entities = payload.get("entities")
     if entities:
         apart = entities.get("apart") or {}

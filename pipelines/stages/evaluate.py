@@ -8,7 +8,10 @@ stage (validity; the categories the co-occurrence baseline may pair). Writes
 ``RUN/evaluate/metrics.json`` (per system: precision/recall/F1, untyped and typed, all/seed-known/
 novel, validity, the F1 over linked ends only, the k and threshold it selected at; graphmert's F1
 minus each other system's with a paired-bootstrap interval over the scored documents,
-:mod:`graphmert.eval.bootstrap`) and ``metrics.md`` (the same as Markdown tables). Every triple counts: one with an unlinked end (a text node) is a
+:mod:`graphmert.eval.bootstrap`; each extracting system's reliability by confidence, ``calibration``:
+precision per confidence bin, the pairs at or above each bin's edge and the expected calibration
+error, :mod:`graphmert.eval.calibration`) and ``metrics.md`` (the same as Markdown tables; of the
+reliability tables, graphmert's). Every triple counts: one with an unlinked end (a text node) is a
 false pair (:func:`graphmert.eval.metrics.pair_sets`).
 
 When extraction recognised the mentions itself (the ner stage; ``RUN/extract/documents.parquet``),
@@ -26,6 +29,7 @@ from graphmert.config import Config, ConfigError
 from graphmert.corpus.document import Document, read_documents
 from graphmert.eval import (BASELINES, GoldSet, document_counts, evaluate_system, f1_difference, load_gold,
                             metrics_payload, pair_sets, seed_pairs, validity, write_report)
+from graphmert.eval.calibration import pair_confidences, reliability
 from graphmert.eval.metrics import triple_documents
 from graphmert.eval.entities import normalisation_scores, recognition_scores
 from graphmert.extract.triples import Triple, read_triples
@@ -57,9 +61,11 @@ def _evaluate(ctx: StageContext) -> dict:
     systems = {"graphmert": {**_scores(main, pairs["graphmert"], rmap, gold, seed, schema),
                              "settings": settings(ex.tails_per_query, ex.min_confidence)
                              + (f", lexical w={ex.lexical_weight:g}" if ex.lexical_weight > 0 else "")}}
+    calibration = {"graphmert": reliability(pair_confidences(main.on_gold, rmap), gold)}
     for name, info in ctx.upstream["extract"].get("controls", {}).items():
         control = scan(read_triples(ex_dir / info["file"]), gold)
         pairs[name] = pair_sets(control.on_gold, rmap)
+        calibration[name] = reliability(pair_confidences(control.on_gold, rmap), gold)
         systems[name] = {**_scores(control, pairs[name], rmap, gold, seed, schema),
                          "settings": "all" if name == "candidates"
                          else settings(info.get("tails_per_query"), info.get("min_confidence"))}
@@ -73,6 +79,7 @@ def _evaluate(ctx: StageContext) -> dict:
     differences = _differences(pairs, gold, cfg.evaluate.bootstrap_resamples)
     payload = metrics_payload(systems, {"model": _model_numbers(ctx), **entities, **gold.counts(),
                                         **({"differences": differences} if differences else {}),
+                                        "calibration": calibration,
                                         "triples": main.triples,
                                         "gold_documents_not_extracted": len(full.documents) - len(gold.documents),
                                         "triples_on_gold_documents": len(main.on_gold),
