@@ -1,10 +1,11 @@
 """Fits the extract stage makes in its driver, kept in the run directory between reruns.
 
-Before it extracts, the stage fits up to three things on the relation typer's documents
+Before it extracts, the stage fits up to four things on the relation typer's documents
 (``extract.typer_files``): the relation typer (about 20 s on BioRED train), the pair heads (about
-130 s: an encoder pass over 400 documents) and the ``lexical_document`` regression (about 90 s). A
-rerun whose change is a selection setting (k, a threshold, a pooling weight, the controls' own
-settings) reruns the stage, and used to fit all three again for the same result. Each fit is now
+130 s: an encoder pass over 400 documents), the ``lexical_document`` regression (about 90 s) and the
+regression of ``extract.cross_chunk_pairs`` (seconds). A rerun whose change is a selection setting
+(k, a threshold, a pooling weight, the controls' own settings) reruns the stage, and used to fit
+them all again for the same result. Each fit is now
 stored as ``RUN/cache/extract/<name>-<key>.pkl``, where the key hashes everything that fit reads:
 
 - the code of the extract stage and everything it imports (:func:`pipelines.fingerprint.module_fingerprint`),
@@ -48,17 +49,19 @@ SELECTION_ONLY = frozenset({
     "tails_per_query", "min_confidence", "controls", "control_tails_per_query", "control_min_confidence",
     "lexical_weight", "related_head_weight", "type_head_weight", "typer_min_relation", "relation_choice",
     "evidence", "one_relation_per_pair", "beta", "similarity_scorer", "check_range",
-    "require_tail_in_document", "shard_size", "part_documents", "llm_url", "llm_model", "llm_api_key_env"})
+    "require_tail_in_document", "shard_size", "part_documents", "llm_url", "llm_model", "llm_api_key_env",
+    "cross_chunk_min_probability"})
 #: ``extract`` options that only some fits read: in those fits' keys alone
 FIT_OPTIONS = {"typer_window": ("typer", "lexical_document"), "typer_c": ("typer", "lexical_document"),
                "typer_apart": ("typer", "lexical_document"), "typer_shared": ("typer",),
                "typer_roles": ("typer",),
                "stack_c": ("lexical_document",), "stack_folds": ("lexical_document",),
-               "type_head_c": ("pair_heads",), "related_head_c": ("pair_heads",)}
+               "type_head_c": ("pair_heads",), "related_head_c": ("pair_heads",),
+               "cross_chunk_pairs": ("cross_chunk",)}
 
 
 def fit_key(cfg, name: str, held_out: frozenset[str], schema: dict, **parts: Any) -> dict:
-    """What the fit ``name`` (typer, pair_heads, lexical_document) reads on the typer documents
+    """What the fit ``name`` (typer, pair_heads, lexical_document, cross_chunk) reads on the typer documents
     (module docstring), with the fit's own ``parts``."""
     extract = {k: v for k, v in dataclasses.asdict(cfg.extract).items()
                if k not in SELECTION_ONLY and name in FIT_OPTIONS.get(k, (name,))}

@@ -183,6 +183,8 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert raw.extract.name_mentions == ["biolink:ChemicalEntity", "biolink:Disease", "biolink:Gene"]
     # and the mentions nothing links are skipped rather than kept as text nodes (every triple counts)
     assert not raw.extract.text_entities and biored.extract.text_entities
+    # the disease–variant pairs no chunk holds were chosen on gold mentions only
+    assert raw.extract.cross_chunk_pairs == [] and biored.extract.cross_chunk_pairs == ["Disease|SequenceVariant"]
     # the lexical control at its own k and threshold tuned on the raw slice; the other controls' and
     # graphmert's settings are the gold config's, without lexical_document (it ties lexical there)
     assert (raw.extract.control_tails_per_query["lexical"], raw.extract.control_min_confidence["lexical"]) == (6, 0.5)
@@ -197,6 +199,7 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                text_entities=biored.extract.text_entities,
                                related_head_weight=biored.extract.related_head_weight,
                                typer_apart=biored.extract.typer_apart, typer_shared=biored.extract.typer_shared,
+                               cross_chunk_pairs=biored.extract.cross_chunk_pairs,
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
     # the relatedness head is measured on gold mentions only: off on raw text
     assert raw.extract.related_head_weight == 0 < biored.extract.related_head_weight

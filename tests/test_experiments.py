@@ -29,6 +29,20 @@ def _study(script: str, tmp_path: Path, *args: str) -> tuple[str, list[dict]]:
     return res.stdout, json.loads(out.read_text())["rows"]
 
 
+def test_cross_chunk_study_counts_and_cross_validates(tmp_path):
+    from graphmert.config import TokenizerConfig, build_section
+    from graphmert.corpus.readers import read_corpus
+    from graphmert.corpus.tokenizer import train_tokenizer
+
+    texts = [d.text for d in read_corpus([SHARED / "biored" / "Train.PubTator"])]
+    tok = train_tokenizer(texts, build_section(TokenizerConfig, {"vocab_size": 2000}, "tokenizer"))
+    tok.save(str(tmp_path / "tokenizer.json"))
+    stdout, rows = _study("cross_chunk.py", tmp_path, "--tokenizer", str(tmp_path / "tokenizer.json"),
+                          "--thresholds", "0.35", "--salts", "", "a")
+    assert [r["threshold"] for r in rows] == [0.35] and rows[0]["train added"] > 0
+    assert "cross chunk, gold" in stdout
+
+
 def test_variants_study_scores_train_and_dev(tmp_path):
     _, rows = _study("variants.py", tmp_path)
     assert len(rows) == 2 and all(0 < r["P"] <= 1 for r in rows)

@@ -280,6 +280,45 @@ def test_the_relation_typer_types_the_pairs_and_the_model_alone_stays_a_row(run,
     assert chem_disease and {t.relation for t in chem_disease} == {"Negative_Correlation"}
 
 
+def far_apart(pmid: str, i: int, twice: bool) -> tuple:
+    """A chemical in the first sentence and a disease six sentences later (more than a chunk of 48
+    roots apart); the document relates them when the chemical is named twice."""
+    (c, cid), (d, did) = CHEMS[i % 4], DISEASES[i % 4]
+    filler = " ".join(["The cohort was followed for many years without further events."] * 6)
+    abstract = f"{c} was given{' and ' + c + ' again' if twice else ''}. {filler} Patients had {d}."
+    return (pmid, f"Report {pmid}", abstract, [(c, "Chemical", cid), (d, "Disease", did)],
+            [("Negative_Correlation", cid, did)] if twice else [])
+
+
+def test_pairs_no_chunk_holds_are_fitted_on_the_typer_documents_and_added_to_every_system(run, tmp_path):
+    """extract.cross_chunk_pairs: the stage fits the regression on the typer documents' chemical–disease
+    pairs that no chunk holds (never an extraction document), and every system's triples hold the
+    extraction documents' far-apart pairs it keeps, graphmert's and each control's alike."""
+    fit = [far_apart(str(700000 + i), i, twice=i % 2 == 0) for i in range(24)]
+    fit_path = write_pubtator(tmp_path / "typer.PubTator", [doc(str(500000 + i), i) for i in range(24)] + fit)
+    far = write_pubtator(tmp_path / "far.PubTator", [far_apart(str(800000 + i), i, twice=True) for i in range(4)])
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    overrides = ["extract.relation_choice=typer", f"extract.typer_files=[{fit_path}]", f"extract.paths=[{far}]",
+                 "extract.document_fraction=1.0", "extract.controls=[nearest]",
+                 "extract.cross_chunk_pairs=[ChemicalEntity|Disease]", "extract.cross_chunk_min_probability=0.5"]
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", *overrides)
+    assert r.exit_code == 0, r.output
+    m = manifest(copy, "extract")
+    assert m["cross_chunk"] == {"ChemicalEntity|Disease": {"pairs": 24, "related": 12}}
+    ex = copy / "extract"
+    systems = {"graphmert": list(read_triples([ex / s for s in m["shards"]])),
+               "nearest": list(read_triples(ex / "control-nearest.parquet")),
+               MODEL_ONLY: list(read_triples(ex / f"control-{MODEL_ONLY}.parquet"))}
+    want = {(str(800000 + i), f"MESH:{CHEMS[i % 4][1]}", f"MESH:{DISEASES[i % 4][1]}") for i in range(4)}
+    for name, triples in systems.items():
+        got = {(t.documents[0], t.head_id, t.tail_id) for t in triples}
+        assert want <= got, name
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", *overrides[:-2],
+               "extract.cross_chunk_pairs=[Gene|Disease]")
+    assert r.exit_code != 0 and "Disease|Gene: the typer documents hold 0 such pairs that no chunk holds" in r.output
+
+
 def test_the_pair_heads_are_fitted_on_the_typer_documents_and_serve_graphmert_only(run, tmp_path):
     """extract.type_head_weight 1 and related_head_weight 0.5: the extract stage fits both heads on the
     pairs of the typer documents (never the extraction documents), graphmert's pairs take the type

@@ -126,6 +126,9 @@ def _check_typer(ex: "ExtractConfig") -> None:
     asks += [f"the {c!r} control (extract.controls)" for c in ("lexical", "lexical_document") if c in ex.controls]
     asks += [f"extract.lexical_weight {ex.lexical_weight}"] if ex.lexical_weight > 0 else []
     asks += [f"extract.related_head_weight {ex.related_head_weight}"] if ex.related_head_weight > 0 else []
+    asks += [f"extract.cross_chunk_pairs {ex.cross_chunk_pairs}"] if ex.cross_chunk_pairs else []
+    for key in ex.cross_chunk_pairs:
+        category_pair(key, "extract.cross_chunk_pairs")
     if ex.type_head_weight > 0 and ex.relation_choice != "typer":
         raise ConfigError(f"extract.type_head_weight {ex.type_head_weight} blends the type head "
                           f"with the typer's choice: it needs extract.relation_choice 'typer', not "

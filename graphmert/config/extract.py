@@ -158,6 +158,16 @@ class ExtractConfig:
     stack_folds: int = opt(5, min=2, help="the lexical_document control: folds of the typer's documents "
                            "across which the word score it reads there is cross-fitted "
                            "(graphmert.extract.lexical_document)")
+    cross_chunk_pairs: list[str] = opt(
+        factory=list, help="'fixed' leaf-query models: unordered category pairs (e.g. "
+                           "'Disease|SequenceVariant') whose entity pairs that no chunk holds together "
+                           "are scored by a document-feature regression fitted on typer_files and kept "
+                           "at cross_chunk_min_probability, in every extracting system "
+                           "(graphmert.extract.cross_chunk). Needs typer_files")
+    cross_chunk_min_probability: float = opt(
+        0.35, min=0.0, max=1.0, help="the regression's probability a pair of cross_chunk_pairs needs to "
+                                    "be kept (chosen by cross-validation over BioRED train: "
+                                    "experiments/cross_chunk.py)")
     lexical_weight: float = opt(0.0, min=0.0, max=1.0,
                                 help="pool the model rankers' probability p with the relation typer's "
                                      "probability q that the words relate the pair (the lexical "

@@ -105,6 +105,7 @@ from graphmert.config import TYPER_CHOICES, ExtractConfig, check_outside_scope
 from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
+from graphmert.extract.cross_chunk import CrossChunkPair, CrossChunkScorer, cross_chunk_triples
 from graphmert.extract.heads import head_sentence
 from graphmert.extract.lexical_document import LexicalDocumentStack, candidate_features
 from graphmert.extract.relation_typer import RelationTyper
@@ -170,6 +171,8 @@ class PairExtractor:
         members: further trained models of the same configuration (an ensemble): the model rankers
             answer with the mean of ``model``'s and their scores.
         stack: the fitted regression of the ``lexical_document`` control.
+        cross_chunk: the fitted regression of ``extract.cross_chunk_pairs``: every system's triples
+            also hold the pairs no chunk asks that it keeps (:meth:`cross_chunk_triples`).
     """
 
     def __init__(self, model: GraphMERT | None, tokenizer, kg: SeedKG, schema: RelationSchema,
@@ -177,7 +180,8 @@ class PairExtractor:
                  relations: Sequence[str], checkpoint_id: str = "", run_id: str = "",
                  untrained: GraphMERT | None = None, typer: RelationTyper | None = None,
                  members: Sequence[GraphMERT] = (), type_head: PairHead | None = None,
-                 related_head: PairHead | None = None, stack: LexicalDocumentStack | None = None) -> None:
+                 related_head: PairHead | None = None, stack: LexicalDocumentStack | None = None,
+                 cross_chunk: CrossChunkScorer | None = None) -> None:
         unknown = [r for r in relations if r not in relation_map]
         if unknown:
             raise KGError(f"extract.relations: {unknown} are not relations of the model checkpoint "
@@ -187,6 +191,7 @@ class PairExtractor:
         check_control_settings(cfg)
         self.model, self.untrained, self.typer = model, untrained, typer
         self.type_head, self.related_head, self.stack = type_head, related_head, stack
+        self.cross_chunk = cross_chunk
         self.members = list(members)
         self.tok, self.kg, self.schema, self.cfg = tokenizer, kg, schema, cfg
         self.relation_map, self.relations = relation_map, sorted(relations)
@@ -213,18 +218,21 @@ class PairExtractor:
         self.stats, self._relatedness = Counter(), {}
         plans = self.questions(docs, chunks)
         queries = [q for p in plans for q in p.queries]
+        across = self.cross_chunk.score(docs, chunks) if self.cross_chunk is not None else []
         out = {}
         for i, name in enumerate(rankers):
             alone = self.answers(plans, queries, name, pooled=False)
             scores = self.pooled(plans, queries, alone, name)
             ranked = self.for_ranker(name)
-            out[name] = ranked.decide(plans, queries, scores, name)
+            out[name] = ranked.decide(plans, queries, scores, name) + self.cross_chunk_triples(across, chunks)
             if ranked is not self:
                 self.stats.update(ranked.stats)
             self.stats[f"triples:{name}"] = len(out[name])
             if i == 0 and untyped:
                 own = self.pooled(plans, queries, alone, name, weight=0.0)   # the model's heads, no words
-                out[untyped] = ranked.without_typer().decide(plans, queries, own, name)
+                alone_typed = ranked.without_typer()
+                out[untyped] = alone_typed.decide(plans, queries, own, name) + \
+                    alone_typed.cross_chunk_triples(across, chunks)
         return out, {"counts": dict(sorted(self.stats.items()))}
 
     def for_ranker(self, ranker: str) -> "PairExtractor":
@@ -373,6 +381,35 @@ class PairExtractor:
                            keep_all=ranker == "candidates", categories=categories,
                            docs={p.doc.id: p.doc for p in plans}, outside=outside)
         return self.triples(plans, rows)
+
+    def cross_chunk_triples(self, scored: list[tuple[CrossChunkPair, float]], chunks: Sequence[Chunk]
+                            ) -> list[Triple]:
+        """Triples of the pairs no chunk holds (:mod:`graphmert.extract.cross_chunk`) that score at
+        least ``extract.cross_chunk_min_probability``, each with the relation and direction the
+        schema admits for the two categories that the typer finds likeliest (where this extractor
+        types with it), else the one with most seed triples. The same pairs for every ranker."""
+        floor = self.cfg.cross_chunk_min_probability
+        kept = [(p, v) for p, v in scored if v >= floor]
+        typer = self.typer if self.cfg.relation_choice in TYPER_CHOICES else None
+        typed = typer.log_probabilities([(p.doc, p.a, p.b) for p, _ in kept]) if typer and kept else [None] * len(kept)
+        rows = []
+        for (p, v), t in zip(kept, typed):
+            cats = dict(zip((p.a, p.b), p.categories))
+            options = [(r, h, x) for r in self.relations for h, x in ((p.a, p.b), (p.b, p.a))
+                       if self.schema.allows(r, cats[h], cats[x])]
+            if options:
+                r, h, x = max(options, key=lambda o: ((t or {}).get(o[0], -np.inf), self.prior.get(o[0], 0),
+                                                      _neg(o[0])))
+                rows.append((p, v, r, h, x))
+        self.stats["cross_chunk_pairs_scored"] = len(scored)
+        self.stats["cross_chunk_pairs_kept"] = len(rows)
+        return cross_chunk_triples(rows, chunks, self._cross_chunk_name, self.checkpoint_id, self.run_id)
+
+    def _cross_chunk_name(self, pair: CrossChunkPair, eid: str) -> str:
+        if eid in self.kg.nodes:
+            return self.kg.name(eid)
+        texts = Counter(m.text for m in pair.doc.mentions if eid in m.ids)
+        return min(texts, key=lambda t: (-texts[t], t))
 
     def cross_scope_pairs(self, inside: dict, outside: dict) -> dict:
         """The outside band's pairs whose two entities no inside question of their document joins

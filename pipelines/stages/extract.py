@@ -43,6 +43,7 @@ from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
 from graphmert.extract.sorted_merge import sort_run
 from graphmert.extract.triples import read_triples, with_run, write_systems, write_triples
 from graphmert.extract.pair_heads import PairHead, fit_heads
+from graphmert.extract.cross_chunk import CrossChunkScorer
 from graphmert.extract.lexical_document import LexicalDocumentStack, fit_stack
 from graphmert.io import atomic_write_text, cut_parquet, file_sha256, read_json
 from graphmert.kg.graph import KGError, load_relation_map
@@ -130,6 +131,7 @@ class ExtractInputs:
     type_head: PairHead | None = None     # fitted in the driver when extract.type_head_weight asks for it
     related_head: PairHead | None = None  # ... and extract.related_head_weight
     stack: LexicalDocumentStack | None = None  # ... and the lexical_document control
+    cross_chunk: CrossChunkScorer | None = None  # ... and extract.cross_chunk_pairs
     model_only: bool = False          # also decide without the typer (the MODEL_ONLY control)
     chunking: Chunking | None = None  # how to chunk a part's recognised or extract.paths documents
 
@@ -156,7 +158,8 @@ def _build_extractor(inp: ExtractInputs) -> Extractor | PairExtractor:
                              inp.num_leaves, relations=inp.extract.relations or inp.relations,
                              checkpoint_id=inp.checkpoint_id,
                              run_id=inp.run_id, untrained=untrained, typer=inp.typer, members=members,
-                             type_head=inp.type_head, related_head=inp.related_head, stack=inp.stack)
+                             type_head=inp.type_head, related_head=inp.related_head, stack=inp.stack,
+                             cross_chunk=inp.cross_chunk)
     if members:
         raise ConfigError(f"{inp.checkpoint}: an ensemble of {len(members) + 1} models needs "
                           f"model.leaf_query 'fixed'; this checkpoint asks one query per tail length")
@@ -287,6 +290,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "type_head": dict(inputs.type_head.fit_counts) if inputs.type_head else None,
         "related_head": dict(inputs.related_head.fit_counts) if inputs.related_head else None,
         "lexical_document": dict(inputs.stack.fit_counts) if inputs.stack else None,
+        "cross_chunk": dict(inputs.cross_chunk.fit_counts) if inputs.cross_chunk else None,
         "relations": sorted(cfg.extract.relations or trained),
         "parts": len(parts),
         "merge_ranges": ranges,
@@ -382,6 +386,9 @@ def _check_rankers(ex: ExtractConfig, query_groups: bool) -> None:
     if not query_groups and ex.outside_scope_weight > 0:
         raise ConfigError(f"extract.outside_scope_weight: {ex.outside_scope_weight} (a soft scope) needs a "
                           f"model trained with model.leaf_query 'fixed'; set it to 0 for this checkpoint")
+    if not query_groups and ex.cross_chunk_pairs:
+        raise ConfigError(f"extract.cross_chunk_pairs: {ex.cross_chunk_pairs} needs a model trained with "
+                          f"model.leaf_query 'fixed'; leave it empty for this checkpoint")
     if not query_groups and ex.outside_min_confidence is not None:
         raise ConfigError(f"extract.outside_min_confidence: {ex.outside_min_confidence} (the band) needs a "
                           f"model trained with model.leaf_query 'fixed'; leave it unset (null) for this "
@@ -441,6 +448,8 @@ def fit_on_typer_documents(ctx: StageContext, inputs: ExtractInputs, held_out: f
             heads=heads, checkpoint=inputs.checkpoint_id)
     if "lexical_document" in ex.controls:
         inputs.stack = cached("lexical_document", lambda: fit_lexical_document(ctx, inputs, held_out, typer_set))
+    if ex.cross_chunk_pairs:
+        inputs.cross_chunk = cached("cross_chunk", lambda: fit_cross_chunk(ctx, inputs, held_out, typer_set))
 
 
 def fit_pair_heads(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str], typer_set=None
@@ -472,6 +481,17 @@ def fit_lexical_document(ctx: StageContext, inputs: ExtractInputs, held_out: fro
                       folds=ex.stack_folds, c=ex.stack_c)
     log.info("extract: lexical_document control fitted on %s", stack.fit_counts)
     return stack
+
+
+def fit_cross_chunk(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str], typer_set=None
+                    ) -> CrossChunkScorer:
+    """The regression of ``extract.cross_chunk_pairs``, fitted on the pairs no chunk holds in the
+    documents of :func:`typer_documents`, chunked as the run chunks (:mod:`graphmert.extract.cross_chunk`).
+    ``typer_set``: as :func:`fit_pair_heads`'s."""
+    _, docs, chunks = (typer_set or (lambda: _typer_questions(ctx, inputs, held_out)))()
+    scorer = CrossChunkScorer(pairs=list(ctx.cfg.extract.cross_chunk_pairs)).fit(docs, chunks)
+    log.info("extract: cross-chunk pairs fitted on %s", scorer.fit_counts)
+    return scorer
 
 
 def _typer_questions(ctx: StageContext, inputs: ExtractInputs, held_out: frozenset[str]
