@@ -35,17 +35,16 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from graphmert.config import category_pair
 from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.errors import GraphmertError
 from graphmert.extract.text_entities import is_text_entity
 from graphmert.extract.triples import Evidence, Triple
-from graphmert.config import category_pair
 from graphmert.kg.schema import mention_category
 
 __all__ = ["CrossChunkError", "CrossChunkPair", "CrossChunkScorer", "cross_chunk_pairs",
            "cross_chunk_triples"]
-
 
 
 class CrossChunkError(GraphmertError, ValueError):
@@ -173,9 +172,8 @@ def cross_chunk_triples(kept: Sequence[tuple[CrossChunkPair, float, str, str, st
                         run_id: str = "") -> list[Triple]:
     """One triple per kept pair, given as (pair, P(related), relation, head id, tail id). Its
     evidence: the head's first mention, the first chunk that names the head, the sentence around
-    that mention, and the tail mention nearest to it (another chunk's: its spans are the document's);
-    confidence P. ``name_of(pair, id)``: an
-    entity's name."""
+    that mention, and the tail mention nearest to it (in another chunk; its spans are the
+    document's); confidence P. ``name_of(pair, id)``: an entity's name."""
     first_chunk: dict[tuple[str, str], str] = {}
     for c in chunks:
         for m in c.mentions:
