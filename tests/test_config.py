@@ -185,6 +185,8 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert not raw.extract.text_entities and biored.extract.text_entities
     # the disease–variant pairs no chunk holds were chosen on gold mentions only
     assert raw.extract.cross_chunk_pairs == [] and biored.extract.cross_chunk_pairs == ["Disease|SequenceVariant"]
+    # graphmert's confidences are mapped to how often a triple holds on raw text only (fitted on the raw slice)
+    assert len(raw.extract.calibration) == 2 and biored.extract.calibration == []
     # the lexical control at its own k and threshold tuned on the raw slice; the other controls' and
     # graphmert's settings are the gold config's, without lexical_document (it ties lexical there)
     assert (raw.extract.control_tails_per_query["lexical"], raw.extract.control_min_confidence["lexical"]) == (6, 0.5)
@@ -200,6 +202,7 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                related_head_weight=biored.extract.related_head_weight,
                                typer_apart=biored.extract.typer_apart, typer_shared=biored.extract.typer_shared,
                                cross_chunk_pairs=biored.extract.cross_chunk_pairs,
+                               calibration=biored.extract.calibration,
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
     # the relatedness head is measured on gold mentions only: off on raw text
     assert raw.extract.related_head_weight == 0 < biored.extract.related_head_weight

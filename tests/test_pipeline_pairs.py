@@ -319,6 +319,32 @@ def test_pairs_no_chunk_holds_are_fitted_on_the_typer_documents_and_added_to_eve
     assert r.exit_code != 0 and "Disease|Gene: the typer documents hold 0 such pairs that no chunk holds" in r.output
 
 
+def test_a_calibration_maps_graphmerts_confidences_and_keeps_every_triple(run, tmp_path):
+    """extract.calibration: graphmert's triples are the run's, each confidence (and its evidence's)
+    mapped by the Platt scaling; the controls' are untouched."""
+    from graphmert.extract.calibrate import platt
+    from graphmert.extract.triples import triple_key
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    r = invoke("extract", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet",
+               "extract.calibration=[0.5,-1.0]")
+    assert r.exit_code == 0, r.output
+
+    def systems(d: Path) -> dict[str, list]:
+        m = manifest(d, "extract")
+        return {"graphmert": list(read_triples([d / "extract" / s for s in m["shards"]])),
+                **{c: list(read_triples(d / "extract" / f"control-{c}.parquet")) for c in ("nearest", "salience")}}
+
+    before, after = systems(run), systems(copy)
+    assert before["graphmert"] and [triple_key(t) for t in after["graphmert"]] == [triple_key(t) for t in before["graphmert"]]
+    for b, a in zip(before["graphmert"], after["graphmert"]):
+        assert a.confidence == pytest.approx(platt(b.confidence, 0.5, -1.0))
+        assert [e.confidence for e in a.evidence] == pytest.approx([platt(e.confidence, 0.5, -1.0) for e in b.evidence])
+    for name in ("nearest", "salience"):
+        assert [t.to_dict() for t in after[name]] == [t.to_dict() for t in before[name]], name
+
+
 def test_the_pair_heads_are_fitted_on_the_typer_documents_and_serve_graphmert_only(run, tmp_path):
     """extract.type_head_weight 1 and related_head_weight 0.5: the extract stage fits both heads on the
     pairs of the typer documents (never the extraction documents), graphmert's pairs take the type

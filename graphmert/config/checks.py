@@ -51,6 +51,10 @@ def _check_cross(cfg: Config) -> None:
     _check_typer(cfg.extract)
     _check_control_settings(cfg.extract)
     check_outside_scope(cfg.extract)
+    cal = cfg.extract.calibration
+    if cal and (len(cal) != 2 or not cal[0] > 0):
+        raise ConfigError(f"extract.calibration: {cal} must be [] or [a, b] with a > 0 (Platt scaling "
+                          f"sigmoid(a logit(c) + b), monotone only when a > 0)")
     odd = [c for c in cfg.extract.abbreviation_veto if c not in cfg.ner.categories]
     if odd:
         raise ConfigError(f"extract.abbreviation_veto: {odd} are not categories the recognizer finds "

@@ -168,6 +168,12 @@ class ExtractConfig:
         0.35, min=0.0, max=1.0, help="the regression's probability a pair of cross_chunk_pairs needs to "
                                     "be kept (chosen by cross-validation over BioRED train: "
                                     "experiments/cross_chunk.py)")
+    calibration: list[float] = opt(
+        factory=list, help="Platt scaling of graphmert's reported confidences, [a, b]: each triple's "
+                           "confidence c becomes sigmoid(a logit(c) + b), fitted where gold exists (a "
+                           "held-out slice) by experiments/calibrate.py; a > 0 keeps the order, so the "
+                           "triples kept do not change. [] (default): the confidences as the model "
+                           "gives them (graphmert.extract.calibrate)")
     lexical_weight: float = opt(0.0, min=0.0, max=1.0,
                                 help="pool the model rankers' probability p with the relation typer's "
                                      "probability q that the words relate the pair (the lexical "

@@ -43,6 +43,7 @@ from graphmert.extract.relation_typer import RelationTyper, needs_relatedness
 from graphmert.extract.sorted_merge import sort_run
 from graphmert.extract.triples import read_triples, with_run, write_systems, write_triples
 from graphmert.extract.pair_heads import PairHead, fit_heads
+from graphmert.extract.calibrate import calibrated
 from graphmert.extract.cross_chunk import CrossChunkScorer
 from graphmert.extract.lexical_document import LexicalDocumentStack, fit_stack
 from graphmert.io import atomic_write_text, cut_parquet, file_sha256, read_json
@@ -184,6 +185,8 @@ def extract_part(part: Part, inp: ExtractInputs, path: Path) -> dict:
     with_chunks = len({c.doc_id for c in chunks})
     name = inp.ranker or GRAPHMERT
     systems, rep = _extract_chunks(docs, chunks, inp, name) if chunks else ({name: []}, _empty_report())
+    if inp.extract.calibration and GRAPHMERT in systems:        # graphmert's reported confidence only
+        systems[GRAPHMERT] = [calibrated(t, *inp.extract.calibration) for t in systems[GRAPHMERT]]
     write_systems({k: sort_run(v) for k, v in systems.items()}, path)
     return {**rep, "documents": len(docs), "documents_without_chunks": len(docs) - with_chunks,
             "chunks": len(chunks), "triples": len(systems[name])}

@@ -1,0 +1,43 @@
+"""experiments/calibrate.py: Platt scaling fitted on one run's scored pairs, reported on another."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmert.extract.calibrate import platt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+import calibrate  # noqa: E402
+from test_cross_chunk_run_experiment import GOLD, _run, _t  # noqa: E402
+
+
+def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_path):
+    # three right pairs at high confidence, five wrong ones at lower: an overconfident run
+    pairs = [("MESH:D001943", "NCBIGene:672", 0.95), ("MESH:D003638", "c.35delG", 0.9),
+             ("MESH:D001943", "c.35delG", 0.9), ("MESH:D003638", "NCBIGene:672", 0.85),
+             ("NCBIGene:672", "c.35delG", 0.6), ("MESH:D001943", "MESH:D003638", 0.5),
+             ("unlinked:x", "NCBIGene:672", 0.95)]           # an unlinked end: a false pair
+    run = _run(tmp_path, "fit", [_t(h, t, c) for h, t, c in pairs])
+    gold = tmp_path / "gold.PubTator"
+    gold.write_text(GOLD)
+    conf, g = calibrate.scored_pairs(run, [gold])
+    assert len(conf) == 7 and sum(k in g.untyped for k in conf) == 2
+    out = tmp_path / "rows.json"
+    calibrate.main(["--run-dir", str(run), "--gold", str(gold), "--apply-to", str(run),
+                    "--apply-gold", str(gold), "--out", str(out)])
+    data = json.loads(out.read_text())
+    a, b = data["a"], data["b"]
+    mean_after = sum(platt(c, a, b) for c, _ in conf.values()) / len(conf)
+    assert mean_after == pytest.approx(2 / 7, abs=0.02)              # the fit matches the base rate
+    row = data["rows"][0]
+    assert row["pairs"] == 7 and row["ECE after"] < row["ECE before"]
+    assert data["rows"][1] == row                                    # the same run, reported again
+
+
+def test_apply_to_needs_its_gold(tmp_path):
+    with pytest.raises(SystemExit, match="--apply-to needs --apply-gold"):
+        calibrate.main(["--run-dir", str(tmp_path), "--gold", str(tmp_path / "g"), "--apply-to", str(tmp_path)])
