@@ -171,8 +171,10 @@ class ExtractConfig:
     calibration: list[float] = opt(
         factory=list, help="Platt scaling of graphmert's reported confidences, [a, b]: each triple's "
                            "confidence c becomes sigmoid(a logit(c) + b), fitted where gold exists (a "
-                           "held-out slice) by experiments/calibrate.py; a > 0 keeps the order, so the "
-                           "triples kept do not change. [] (default): the confidences as the model "
+                           "held-out slice) by experiments/calibrate.py; a > 0 keeps the order, and the "
+                           "thresholds (min_confidence, control_min_confidence) read the model's "
+                           "confidence before the map, so the triples kept do not change. [] "
+                           "(default): the confidences as the model "
                            "gives them (graphmert.extract.calibrate)")
     lexical_weight: float = opt(0.0, min=0.0, max=1.0,
                                 help="pool the model rankers' probability p with the relation typer's "
