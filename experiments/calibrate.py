@@ -10,12 +10,14 @@ its best confidence, an unlinked end a false pair) is labelled by whether the go
 (a, b) of :mod:`graphmert.extract.calibrate` are fitted to those labels. The script prints them as the
 config line to set, and the expected calibration error before and after on the fitting run and,
 given ``--apply-to``, on a run nothing was fitted on (the map is monotone, so no pair and no F1
-changes). The fitting run must have been extracted without ``extract.calibration``.
+changes). The fitting run must have been extracted without ``extract.calibration`` (a run whose
+extract manifest records a map is refused).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -29,8 +31,14 @@ from graphmert.extract.calibrate import fit_platt, platt  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 
 
-def scored_pairs(run: Path, gold_files: list[Path]) -> tuple[dict, object]:
-    """graphmert's pair confidences of ``run`` on the gold's documents, and that gold."""
+def scored_pairs(run: Path, gold_files: list[Path], raw: bool = False) -> tuple[dict, object]:
+    """graphmert's pair confidences of ``run`` on the gold's documents, and that gold. ``raw``: refuse
+    a run whose confidences were already mapped (its extract manifest's ``calibration``)."""
+    manifest = run / "extract" / "manifest.json"
+    done = json.loads(manifest.read_text()).get("calibration") if raw and manifest.is_file() else None
+    if done:
+        raise SystemExit(f"{manifest}: this run's confidences are already mapped by extract.calibration "
+                         f"{done}; fit on a run extracted with 'extract.calibration=[]'")
     gold = load_gold(gold_files).subset(run_documents(run))
     conf = pair_confidences(read_triples(system_files(run, "graphmert")))
     return {k: v for k, v in conf.items() if k[0] in gold.documents}, gold
@@ -56,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.apply_to is not None and not args.apply_gold:
         raise SystemExit("--apply-to needs --apply-gold, the gold of that run's documents")
-    conf, gold = scored_pairs(args.run_dir, args.gold)
+    conf, gold = scored_pairs(args.run_dir, args.gold, raw=True)
     a, b = fit_platt([c for c, _ in conf.values()], [k in gold.untyped for k in conf])
     rows = [_row(str(args.run_dir), conf, gold, a, b)]
     if args.apply_to is not None:

@@ -41,3 +41,10 @@ def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_
 def test_apply_to_needs_its_gold(tmp_path):
     with pytest.raises(SystemExit, match="--apply-to needs --apply-gold"):
         calibrate.main(["--run-dir", str(tmp_path), "--gold", str(tmp_path / "g"), "--apply-to", str(tmp_path)])
+
+
+def test_a_run_whose_confidences_are_already_mapped_is_refused(tmp_path):
+    run = _run(tmp_path, "mapped", [_t("MESH:D001943", "NCBIGene:672", 0.9)])
+    (run / "extract" / "manifest.json").write_text(json.dumps({"calibration": [0.4, -1.0]}))
+    with pytest.raises(SystemExit, match=r"already mapped by extract.calibration \[0.4, -1.0\]"):
+        calibrate.main(["--run-dir", str(run), "--gold", str(tmp_path / "gold.PubTator")])

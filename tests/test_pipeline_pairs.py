@@ -337,6 +337,7 @@ def test_a_calibration_maps_graphmerts_confidences_and_keeps_every_triple(run, t
                 **{c: list(read_triples(d / "extract" / f"control-{c}.parquet")) for c in ("nearest", "salience")}}
 
     before, after = systems(run), systems(copy)
+    assert manifest(copy, "extract")["calibration"] == [0.5, -1.0] and manifest(run, "extract")["calibration"] is None
     assert before["graphmert"] and [triple_key(t) for t in after["graphmert"]] == [triple_key(t) for t in before["graphmert"]]
     for b, a in zip(before["graphmert"], after["graphmert"]):
         assert a.confidence == pytest.approx(platt(b.confidence, 0.5, -1.0))

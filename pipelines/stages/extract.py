@@ -294,6 +294,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "related_head": dict(inputs.related_head.fit_counts) if inputs.related_head else None,
         "lexical_document": dict(inputs.stack.fit_counts) if inputs.stack else None,
         "cross_chunk": dict(inputs.cross_chunk.fit_counts) if inputs.cross_chunk else None,
+        "calibration": list(cfg.extract.calibration) or None,     # graphmert's confidences mapped by it
         "relations": sorted(cfg.extract.relations or trained),
         "parts": len(parts),
         "merge_ranges": ranges,
