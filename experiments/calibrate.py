@@ -31,11 +31,11 @@ from graphmert.extract.calibrate import fit_platt, platt  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 
 
-def scored_pairs(run: Path, gold_files: list[Path], raw: bool = False) -> tuple[dict, object]:
-    """graphmert's pair confidences of ``run`` on the gold's documents, and that gold. ``raw``: refuse
-    a run whose confidences were already mapped (its extract manifest's ``calibration``)."""
+def scored_pairs(run: Path, gold_files: list[Path], unmapped: bool = False) -> tuple[dict, object]:
+    """graphmert's pair confidences of ``run`` on the gold's documents, and that gold. ``unmapped``:
+    refuse a run whose confidences were already mapped (its extract manifest's ``calibration``)."""
     manifest = run / "extract" / "manifest.json"
-    done = json.loads(manifest.read_text()).get("calibration") if raw and manifest.is_file() else None
+    done = json.loads(manifest.read_text()).get("calibration") if unmapped and manifest.is_file() else None
     if done:
         raise SystemExit(f"{manifest}: this run's confidences are already mapped by extract.calibration "
                          f"{done}; fit on a run extracted with 'extract.calibration=[]'")
@@ -50,8 +50,8 @@ def _row(name: str, conf: dict, gold, a: float, b: float) -> dict:
     right = sum(k in gold.untyped for k in conf)
     return {"run": name, "pairs": len(conf), "precision": round(right / len(conf), 3) if conf else None,
             "ECE before": round(before["ece"], 3), "ECE after": round(after["ece"], 3),
-            "≥ 0.8 after: pairs": sum(platt(c, a, b) >= 0.8 for c, _ in conf.values()),
-            "≥ 0.5 after: pairs": sum(platt(c, a, b) >= 0.5 for c, _ in conf.values())}
+            "≥ 0.8 after: pairs": sum(c >= 0.8 for c, _ in mapped.values()),
+            "≥ 0.5 after: pairs": sum(c >= 0.5 for c, _ in mapped.values())}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.apply_to is not None and not args.apply_gold:
         raise SystemExit("--apply-to needs --apply-gold, the gold of that run's documents")
-    conf, gold = scored_pairs(args.run_dir, args.gold, raw=True)
+    conf, gold = scored_pairs(args.run_dir, args.gold, unmapped=True)
     a, b = fit_platt([c for c, _ in conf.values()], [k in gold.untyped for k in conf])
     rows = [_row(str(args.run_dir), conf, gold, a, b)]
     if args.apply_to is not None:

@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--base-gold", type=int, default=None, help="… and gold pairs (default: --without's graphmert)")
     ap.add_argument("--out", type=Path, default=None, help="the JSON rows (default experiments/results/)")
     args = ap.parse_args(argv)
+    if (args.base_p is None) != (args.base_r is None):
+        raise SystemExit("--base-p and --base-r go together: the base system's pair precision and recall")
     docs = run_documents(args.with_run)
     if docs != run_documents(args.without):
         raise SystemExit(f"{args.with_run} and {args.without} extracted different documents")

@@ -76,6 +76,9 @@ def test_a_given_base_replaces_the_runs_own_and_runs_on_other_documents_are_refu
     row = json.loads(out.read_text())["rows"][0]
     # base TP 5 of 10 predicted, 10 gold: F1 0.5; one right pair added: 2·6 / (11 + 10)
     assert row["F1"] == pytest.approx(12 / 21, abs=1e-4)
+    with pytest.raises(SystemExit, match="--base-p and --base-r go together"):
+        cross_chunk_run.main(["--with", str(with_run), "--without", str(without), "--gold", str(gold),
+                              "--base-p", "0.5"])
     other = _run(tmp_path, "other", [], docs="d2\n")
     with pytest.raises(SystemExit, match="extracted different documents"):
         cross_chunk_run.main(["--with", str(with_run), "--without", str(other), "--gold", str(gold)])
