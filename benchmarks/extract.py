@@ -38,8 +38,12 @@ documents (contiguous, as the extract stage's parts are) with its own copy of th
 device, as the stage's LocalCluster workers extract (``pipeline.workers``). Each process sets up and
 fits as above (not timed), waits until all are ready, then extracts its share ``--repeat`` times; the
 row's ``documents/s`` is every process's documents over the wall time from the first start to the
-last finish, its phases the sums over the processes' fastest runs, and ``agreement`` the share of
-the one-process row's triples the processes found together. On a GPU this shows how far host work
+last finish, its phases the sums over the processes' fastest runs, ``agreement`` the share of
+the one-process row's triples the processes found together. Where the processes slow each other
+down, the fastest runs hide it: ``<phase>_median_s`` sums each process's median run per phase
+(``median_s`` their total), so the phase that grows under contention shows against its fastest, and
+``busy_share`` is the time the processes spent inside runs over processes × wall time (below 1: they
+waited, at the start line or for the slowest share). On a GPU this shows how far host work
 spread over the machine's cores keeps the card busy; on a CPU the processes share its cores.
 
 ``--profile N`` adds torch.profiler's N most expensive operators per config. ``--compare-with REV`` measures the same documents with the code of git revision REV (in a temporary
@@ -56,6 +60,7 @@ if "--src" in sys.argv:                      # the code under test: another chec
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -347,7 +352,9 @@ def run_share(cfg, docs, run_dir: Path | None, device: torch.device, k: int, n: 
             for _ in range(repeat)]
     end = time.time()
     row, _, keys = fastest(runs)
+    median = {k: statistics.median(r[f"{k}_s"] for r, _, _ in runs) for k in PHASES}
     return {**row, "documents": len(mine), "start": start, "end": end, "peak_MB": round(peak_rss_mb()),
+            "median": median, "busy_s": sum(r[f"{k}_s"] for r, _, _ in runs for k in PHASES),
             "keys": [list(k) for k in keys]}
 
 
@@ -404,8 +411,11 @@ def run_processes(name: str, argv: list[str], n: int, repeat: int, docs: int, si
     row.update({f"{k}_s": round(sum(s[f"{k}_s"] for s in shares), 2) for k in PHASES})
     host = sum(s["host_s"] for s in shares)
     total = sum(s["seconds"] for s in shares)
+    row.update({f"{k}_median_s": round(sum(s["median"][k] for s in shares), 2) for k in PHASES})
     row.update(processes=n, documents=docs, host_s=round(host, 2), seconds=round(total, 2),
                forward_share=round(row["forward_s"] / total, 3) if total else 0.0,
+               median_s=round(sum(row[f"{k}_median_s"] for k in PHASES), 2),
+               busy_share=round(sum(s["busy_s"] for s in shares) / (n * wall), 3) if wall else 0.0,
                wall_s=round(wall, 2), documents_per_s=round(docs * repeat / wall, 2),
                peak_MB=max(s["peak_MB"] for s in shares),
                agreement=round(len(keys & single_keys) / len(union), 3) if union else 1.0)

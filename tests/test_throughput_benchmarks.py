@@ -63,6 +63,10 @@ def test_extract_benchmark_splits_the_documents_over_processes(tmp_path):
     assert two["agreement"] == 1.0
     assert two["documents_per_s"] == pytest.approx(5 * 2 / two["wall_s"], rel=0.02)
     assert two["host_s"] == pytest.approx(two["questions_s"] + two["other_s"] + two["decide_s"], abs=0.02)
+    for phase in ("questions", "forward", "other", "decide", "write"):   # a median run is no faster than the fastest
+        assert two[f"{phase}_median_s"] >= two[f"{phase}_s"] - 0.011, phase
+    assert two["median_s"] >= two["seconds"] - 0.03
+    assert 0 < two["busy_share"] <= 1.0                     # the runs fit inside the wall time
 
 
 def test_train_benchmark_reports_mfu_workers_and_a_profile(tmp_path):
