@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graphmert.eval.calibration import reliability
 from graphmert.extract.calibrate import platt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
@@ -26,16 +27,25 @@ def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_
     gold.write_text(GOLD)
     conf, g = calibrate.scored_pairs(run, [gold])
     assert len(conf) == 7 and sum(k in g.untyped for k in conf) == 2
+    # another run, nothing fitted on it: one right pair at 0.99, two wrong ones at 0.3
+    other = _run(tmp_path, "other", [_t("MESH:D001943", "NCBIGene:672", 0.99),
+                                     _t("NCBIGene:672", "c.35delG", 0.3), _t("MESH:D001943", "MESH:D003638", 0.3)])
     out = tmp_path / "rows.json"
-    calibrate.main(["--run-dir", str(run), "--gold", str(gold), "--apply-to", str(run),
+    calibrate.main(["--run-dir", str(run), "--gold", str(gold), "--apply-to", str(other),
                     "--apply-gold", str(gold), "--out", str(out)])
     data = json.loads(out.read_text())
     a, b = data["a"], data["b"]
     mean_after = sum(platt(c, a, b) for c, _ in conf.values()) / len(conf)
     assert mean_after == pytest.approx(2 / 7, abs=0.02)              # the fit matches the base rate
-    row = data["rows"][0]
-    assert row["pairs"] == 7 and row["ECE after"] < row["ECE before"]
-    assert data["rows"][1] == row                                    # the same run, reported again
+    row, applied = data["rows"]
+    assert row["run"] == str(run) and row["pairs"] == 7 and row["ECE after"] < row["ECE before"]
+    # the second row is the other run's pairs under the first run's map, computed here by hand
+    theirs, g2 = calibrate.scored_pairs(other, [gold])
+    mapped = {k: (platt(c, a, b), types) for k, (c, types) in theirs.items()}
+    assert applied["run"] == str(other) and applied["pairs"] == 3 and applied["precision"] == round(1 / 3, 3)
+    assert applied["ECE before"] == round(reliability(theirs, g2)["ece"], 3)
+    assert applied["ECE after"] == round(reliability(mapped, g2)["ece"], 3) != applied["ECE before"]
+    assert applied["≥ 0.5 after: pairs"] == sum(c >= 0.5 for c, _ in mapped.values())
 
 
 def test_apply_to_needs_its_gold(tmp_path):
