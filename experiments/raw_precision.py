@@ -17,6 +17,11 @@ It prints the pairs and their precision by the weaker end's support and by the w
 and the pair P / R / F1 that dropping each weak bucket would give: what a filter on the ends could
 buy, chosen on the raw slice (never on dev). Every triple counts, so an unlinked end (a text node,
 when ``extract.text_entities`` keeps them) is its own bucket.
+
+Then whether the ends say what the confidence does not: the precision by confidence band and weaker
+end's support, and the ROC AUC of a logistic regression on logit(confidence) alone, with log(support),
+and with the weaker end's link step too, each fitted and scored by 5-fold cross-validation over the
+documents (the pooled held-out predictions): what a confidence that read the ends would rank.
 """
 
 from __future__ import annotations
@@ -29,11 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _study import print_table, run_documents, system_files, write_json  # noqa: E402
+from _study import document_fold, print_table, run_documents, system_files, write_json  # noqa: E402
 from raw_pairs import run_linker  # noqa: E402
 
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
+from graphmert.eval.calibration import pair_confidences  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 from graphmert.ner.variants import VARIANT_TYPE  # noqa: E402
@@ -85,6 +91,60 @@ def buckets(predicted: set, gold: set, ends: dict[str, dict]) -> tuple[list[dict
     return tables[0], tables[1]
 
 
+BANDS = ((0.0, 0.7), (0.7, 0.9), (0.9, 1.01))
+
+
+def _weaker(pair_key, ends: dict[str, dict]) -> tuple[int, str]:
+    """(the lower support, the less trusted link) of the pair's two ends."""
+    doc, pair = pair_key
+    info = [ends.get(doc, {}).get(e, (0, "none")) for e in pair]
+    return min(i[0] for i in info), max((i[1] for i in info), key=TRUST.index)
+
+
+def cv_auc(x, y, folds, k: int = 5) -> float | None:
+    """ROC AUC of a logistic regression's held-out predictions, each fold fitted on the others."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    if len(set(y)) < 2:
+        return None
+    p = np.zeros(len(y))
+    for i in range(k):
+        fit, held = folds != i, folds == i
+        if held.any():
+            p[held] = LogisticRegression().fit(x[fit], y[fit]).predict_proba(x[held])[:, 1] \
+                if len(set(y[fit])) == 2 else (y[fit].mean() if fit.any() else 0.5)
+    return round(float(roc_auc_score(y, p)), 3)
+
+
+def with_confidence(conf: dict, gold: set, ends: dict[str, dict]) -> tuple[list[dict], dict]:
+    """(precision by confidence band × the weaker end's support 1, 2, 3+, the cross-validated AUCs)
+    of the pairs ``conf`` (pair → confidence)."""
+    import numpy as np
+
+    keys = sorted(conf, key=lambda k: (k[0], sorted(k[1])))
+    y = np.array([k in gold for k in keys], dtype=int)
+    c = np.clip(np.array([conf[k] for k in keys], dtype=float), 1e-6, 1 - 1e-6)
+    weak = [_weaker(k, ends) for k in keys]
+    support = np.array([n for n, _ in weak])
+    rows = []
+    for lo, hi in BANDS:
+        row = {"confidence": f"{lo:.1f}–{min(hi, 1):.1f}"}
+        for n, name in ((1, "1"), (2, "2"), (3, "3+")):
+            sel = (c >= lo) & (c < hi) & (np.minimum(support, 3) == n)
+            row[f"support {name}: pairs"] = int(sel.sum())
+            row[f"support {name}: P"] = round(float(y[sel].mean()), 3) if sel.any() else None
+        rows.append(row)
+    folds = np.array([document_fold(k[0], 5) for k in keys])
+    logit = np.log(c / (1 - c))[:, None]
+    log_support = np.log(np.maximum(support, 1))[:, None]
+    steps = np.array([[how == t for t in TRUST[1:]] for _, how in weak], dtype=float).reshape(len(keys), -1)
+    auc = {"confidence": cv_auc(logit, y, folds), "+ support": cv_auc(np.c_[logit, log_support], y, folds),
+           "+ support + link": cv_auc(np.c_[logit, log_support, steps], y, folds)}
+    return rows, auc
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run-dir", required=True, type=Path)
@@ -108,7 +168,11 @@ def main() -> None:
     support, link = buckets(predicted, gold, ends)
     print_table(support, "by the weaker end's support (recognised mentions carrying its id)")
     print_table(link, "by the weaker end's link (the look-up step that gave its id)")
-    write_json("raw_precision", support + link, a.out, run_dir=str(a.run_dir), system=a.system)
+    conf = {k: c for k, (c, _) in pair_confidences(read_triples(files)).items() if k in predicted}
+    bands, auc = with_confidence(conf, gold, ends)
+    print_table(bands, "precision by confidence and the weaker end's support (pairs)")
+    print(f"ROC AUC, 5-fold over documents: {auc}")
+    write_json("raw_precision", support + link + bands, a.out, run_dir=str(a.run_dir), system=a.system, auc=auc)
 
 
 if __name__ == "__main__":

@@ -76,3 +76,32 @@ def test_a_run_that_did_not_extract_or_read_raw_text_gets_a_clear_exit(tmp_path,
     with pytest.raises(SystemExit, match=r"extract/documents.parquet or the run's linker: missing; this reads "
                                          r"a raw-text run"):
         raw_precision.main()
+
+
+def test_precision_by_confidence_and_support_and_the_cross_validated_aucs():
+    from raw_precision import with_confidence
+
+    ends = {"d": {"672": (2, "dictionary"), "7157": (1, "fuzzy"), "MESH:D009369": (3, "kg")}}
+    brca_cancer = ("d", frozenset(("672", "MESH:D009369")))         # weaker end: support 2
+    tp53_cancer = ("d", frozenset(("7157", "MESH:D009369")))        # support 1
+    conf = {brca_cancer: 0.95, tp53_cancer: 0.8}
+    bands, auc = with_confidence(conf, {brca_cancer}, ends)
+    low, mid, high = bands
+    assert (high["support 2: pairs"], high["support 2: P"], high["support 1: pairs"]) == (1, 1.0, 0)
+    assert (mid["support 1: pairs"], mid["support 1: P"]) == (1, 0.0)
+    assert low["support 3+: pairs"] == 0 and low["support 3+: P"] is None
+    assert set(auc) == {"confidence", "+ support", "+ support + link"}
+
+
+def test_cross_validated_auc_sees_a_feature_that_separates_the_classes():
+    import numpy as np
+    import pytest
+    from raw_precision import cv_auc
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 50)
+    folds = np.tile(np.arange(5), 20)
+    noise = rng.normal(size=(100, 1))
+    assert cv_auc(noise, y, folds) == pytest.approx(0.5, abs=0.15)
+    assert cv_auc(np.c_[noise, y + 0.1 * rng.normal(size=100)], y, folds) > 0.95
+    assert cv_auc(noise, np.zeros(100, dtype=int), folds) is None
