@@ -124,6 +124,8 @@ def with_confidence(conf: dict, gold: set, ends: dict[str, dict]) -> tuple[list[
     import numpy as np
 
     keys = sorted(conf, key=lambda k: (k[0], sorted(k[1])))
+    if not keys:
+        return [], {}
     y = np.array([k in gold for k in keys], dtype=int)
     c = np.clip(np.array([conf[k] for k in keys], dtype=float), 1e-6, 1 - 1e-6)
     weak = [_weaker(k, ends) for k in keys]

@@ -91,6 +91,7 @@ def test_precision_by_confidence_and_support_and_the_cross_validated_aucs():
     assert (mid["support 1: pairs"], mid["support 1: P"]) == (1, 0.0)
     assert low["support 3+: pairs"] == 0 and low["support 3+: P"] is None
     assert set(auc) == {"confidence", "+ support", "+ support + link"}
+    assert with_confidence({}, {brca_cancer}, ends) == ([], {})       # a run without pairs
 
 
 def test_cross_validated_auc_sees_a_feature_that_separates_the_classes():
