@@ -21,7 +21,7 @@ when ``extract.text_entities`` keeps them) is its own bucket.
 Then whether the ends say what the confidence does not: the precision by confidence band and weaker
 end's support, and the ROC AUC of a logistic regression on logit(confidence) alone, with log(support),
 and with the weaker end's link step too, each fitted and scored by 5-fold cross-validation over the
-documents (the pooled held-out predictions): what a confidence that read the ends would rank.
+documents (the pooled held-out predictions of ``cross_chunk.cross_validated``): what a confidence that read the ends would rank.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _study import document_fold, print_table, run_documents, system_files, write_json  # noqa: E402
+from cross_chunk import cross_validated  # noqa: E402
 from raw_pairs import run_linker  # noqa: E402
 
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
@@ -78,11 +79,10 @@ def buckets(predicted: set, gold: set, ends: dict[str, dict]) -> tuple[list[dict
     """(rows by the weaker end's support, rows by its link), each with the drop-this-bucket score."""
     by_support: dict[str, set] = defaultdict(set)
     by_link: dict[str, set] = defaultdict(set)
-    for doc, pair in predicted:
-        info = [ends.get(doc, {}).get(e, (0, "none")) for e in pair]
-        n = min(i[0] for i in info)
-        by_support["unlinked end" if n == 0 else str(n) if n < 3 else "3+"].add((doc, pair))
-        by_link[max((i[1] for i in info), key=TRUST.index)].add((doc, pair))
+    for key in predicted:
+        n, how = _weaker(key, ends)
+        by_support["unlinked end" if n == 0 else str(n) if n < 3 else "3+"].add(key)
+        by_link[how].add(key)
     tables = []
     for groups, name in ((by_support, "weaker end's support"), (by_link, "weaker end's link")):
         tables.append([{name: k, "pairs": len(v), "precision": round(len(v & gold) / len(v), 3),
@@ -101,20 +101,17 @@ def _weaker(pair_key, ends: dict[str, dict]) -> tuple[int, str]:
     return min(i[0] for i in info), max((i[1] for i in info), key=TRUST.index)
 
 
-def cv_auc(x, y, folds, k: int = 5) -> float | None:
-    """ROC AUC of a logistic regression's held-out predictions, each fold fitted on the others."""
+def cv_auc(x, y, docs: list[str]) -> float | None:
+    """ROC AUC of the logistic regression of :func:`cross_chunk.cross_validated` on the columns ``x``,
+    each document's rows predicted by the fit on the other folds' documents; None when a fit would
+    see one label only."""
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
-    if len(set(y)) < 2:
+    folds = np.array([document_fold(d, 5) for d in docs])
+    if any(len(set(y[folds != f])) < 2 for f in set(folds)):
         return None
-    p = np.zeros(len(y))
-    for i in range(k):
-        fit, held = folds != i, folds == i
-        if held.any():
-            p[held] = LogisticRegression().fit(x[fit], y[fit]).predict_proba(x[held])[:, 1] \
-                if len(set(y[fit])) == 2 else (y[fit].mean() if fit.any() else 0.5)
+    p = cross_validated([{"x": row, "gold": g, "doc": d} for row, g, d in zip(x, y, docs)])
     return round(float(roc_auc_score(y, p)), 3)
 
 
@@ -138,12 +135,12 @@ def with_confidence(conf: dict, gold: set, ends: dict[str, dict]) -> tuple[list[
             row[f"support {name}: pairs"] = int(sel.sum())
             row[f"support {name}: P"] = round(float(y[sel].mean()), 3) if sel.any() else None
         rows.append(row)
-    folds = np.array([document_fold(k[0], 5) for k in keys])
+    docs = [k[0] for k in keys]
     logit = np.log(c / (1 - c))[:, None]
     log_support = np.log(np.maximum(support, 1))[:, None]
     steps = np.array([[how == t for t in TRUST[1:]] for _, how in weak], dtype=float).reshape(len(keys), -1)
-    auc = {"confidence": cv_auc(logit, y, folds), "+ support": cv_auc(np.c_[logit, log_support], y, folds),
-           "+ support + link": cv_auc(np.c_[logit, log_support, steps], y, folds)}
+    auc = {"confidence": cv_auc(logit, y, docs), "+ support": cv_auc(np.c_[logit, log_support], y, docs),
+           "+ support + link": cv_auc(np.c_[logit, log_support, steps], y, docs)}
     return rows, auc
 
 
