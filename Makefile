@@ -8,7 +8,7 @@ RUN    ?= runs/demo
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: demo test test-all install clean
+.PHONY: demo test test-all install clean gpu-bundle
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ test: $(STAMP)
 # the default suite and the slow tests it leaves out (pyproject.toml: addopts)
 test-all: $(STAMP)
 	$(PYTEST) -m 'slow or not slow'
+
+# what a GPU machine that reaches no package registry needs for GPU_CONFIG's stages: the packages it
+# lacks, as wheels for its Python, and the config's ../shared data (scripts/gpu_bundle.py, docs/PIPELINE.md)
+GPU_CONFIG ?= configs/biored-gpu.yaml
+gpu-bundle: $(STAMP)
+	$(BIN)/python scripts/gpu_bundle.py --config $(GPU_CONFIG)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
