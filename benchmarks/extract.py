@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/extract.py [--configs demo biored] [--docs N] [--threads T]
         [--batch-size B] [--leaves-per-forward L] [--run-dir RUN] [--compare-with REV] [--single]
-        [--repeat N] [--processes N] [--out FILE]
+        [--repeat N] [--processes N] [--blas-threads N] [--out FILE]
 
 For each config, the first N documents that extraction would read (``extract.paths``, else the
 corpus's documents with entity annotations), a tokenizer trained on them and the config's models
@@ -29,6 +29,13 @@ Arithmetic limit: the forwards' FLOPs at the real tokens — 2·n·P for the bac
 and 4·layers·n²·H for attention, per graph of n tokens (heads and H-GAT are left out: under 2%) —
 divided by the device's measured matmul rate (fp32 with the same threads on a CPU, bf16 on CUDA). ``achieved/limit`` is that
 ideal time over the measured total: 1.0 would mean nothing but useful matrix arithmetic.
+
+``fit_typer_s`` and ``fit_heads_s`` (the one-process row) are the fits' seconds, outside the
+extraction's total: the stage pays them once per run, in its driver, where on a 16-core GPU machine
+they took twice as long as on 2 CPU cores. ``--blas-threads N`` caps the BLAS pools (OpenBLAS, MKL)
+of this process and of every ``--processes`` child at N (threadpoolctl), to tell whether BLAS
+threads are why (the title says the cap; without it the libraries choose, one per core), and
+``blas_threads`` is the most threads a BLAS pool of the row's process(es) could use.
 
 ``peak_MB`` is the process's peak resident set after the config's runs (cumulative: compare settings
 such as ``--leaves-per-forward N``, the masked leaves a forward may hold, one process each).
@@ -115,6 +122,13 @@ def peak_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def blas_threads() -> int:
+    """The most threads any BLAS pool loaded in this process may use (threadpoolctl; 0: none loaded)."""
+    from threadpoolctl import threadpool_info
+
+    return max((p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"), default=0)
 
 
 def _sync(device: torch.device) -> None:
@@ -303,7 +317,11 @@ def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, sing
     """The config's rows (packed; with ``single`` also one query per graph) and the packed row's triples."""
     kg, schema, tok, rmap, model, members, chunks = setup(cfg, docs, run_dir, device)
     rate = matmul_flops_per_s(cfg.model.hidden_size, device)
-    typer, heads = fit_typer(cfg, docs), fit_heads(cfg, docs, kg, schema, tok, rmap, model, members)
+    t0 = time.perf_counter()
+    typer = fit_typer(cfg, docs)
+    t1 = time.perf_counter()
+    heads = fit_heads(cfg, docs, kg, schema, tok, rmap, model, members)
+    fits = {"fit_typer_s": round(t1 - t0, 2), "fit_heads_s": round(time.perf_counter() - t1, 2)}
     once = lambda: run_once(cfg, kg, schema, tok, rmap, model, members, docs, chunks, typer, heads)  # noqa: E731
     if device.type == "cuda":               # CUDA context, kernel and allocator warm-up: not timed
         once()
@@ -318,7 +336,7 @@ def bench(name: str, cfg, docs, run_dir: Path | None, device: torch.device, sing
                      **row, "documents_per_s": round(len(docs) / row["seconds"], 2),
                      "GFLOP": round(meter.flops / 1e9, 1), "matmul_GFLOP_per_s": round(rate / 1e9, 1),
                      "limit_s": round(limit, 2), "achieved/limit": round(limit / row["seconds"], 3),
-                     "peak_MB": round(peak_rss_mb())})
+                     **fits, "blas_threads": blas_threads(), "peak_MB": round(peak_rss_mb())})
     if single:
         union = keys[True] | keys[False]
         for r in rows:
@@ -354,6 +372,7 @@ def run_share(cfg, docs, run_dir: Path | None, device: torch.device, k: int, n: 
     row, _, keys = fastest(runs)
     median = {k: statistics.median(r[f"{k}_s"] for r, _, _ in runs) for k in PHASES}
     return {**row, "documents": len(mine), "start": start, "end": end, "peak_MB": round(peak_rss_mb()),
+            "blas_threads": blas_threads(),
             "median": median, "busy_s": sum(r[f"{k}_s"] for r, _, _ in runs for k in PHASES),
             "keys": [list(k) for k in keys]}
 
@@ -363,6 +382,7 @@ def share_args(args: argparse.Namespace) -> list[str]:
     argv = ["--docs", str(args.docs), "--threads", str(args.threads), "--device", args.device,
             "--batch-size", str(args.batch_size), "--leaves-per-forward", str(args.leaves_per_forward),
             "--repeat", str(args.repeat)]
+    argv += ["--blas-threads", str(args.blas_threads)] if args.blas_threads else []
     return argv + (["--run-dir", str(args.run_dir)] if args.run_dir else [])
 
 
@@ -417,7 +437,7 @@ def run_processes(name: str, argv: list[str], n: int, repeat: int, docs: int, si
                median_s=round(sum(row[f"{k}_median_s"] for k in PHASES), 2),
                busy_share=round(sum(s["busy_s"] for s in shares) / (n * wall), 3) if wall else 0.0,
                wall_s=round(wall, 2), documents_per_s=round(docs * repeat / wall, 2),
-               peak_MB=max(s["peak_MB"] for s in shares),
+               peak_MB=max(s["peak_MB"] for s in shares), blas_threads=max(s["blas_threads"] for s in shares),
                agreement=round(len(keys & single_keys) / len(union), 3) if union else 1.0)
     return row
 
@@ -470,6 +490,8 @@ def main() -> None:
     ap.add_argument("--compare-with", metavar="REV", help="also measure git revision REV, in one table")
     ap.add_argument("--processes", type=int, default=1, metavar="N", help="also extract with N processes "
                     "at once, each over its share of the documents (module docstring)")
+    ap.add_argument("--blas-threads", type=int, default=0, metavar="N", help="cap the BLAS pools at N threads, "
+                    "here and in every --processes child (default: the libraries' own, one per core)")
     ap.add_argument("--src", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--share", type=int, default=None, help=argparse.SUPPRESS)   # a --processes child
     ap.add_argument("--go", type=Path, default=None, help=argparse.SUPPRESS)
@@ -478,6 +500,11 @@ def main() -> None:
     if args.run_dir is not None and len(args.configs) != 1:
         raise SystemExit("--run-dir needs exactly one --configs entry")
     torch.set_num_threads(args.threads)
+    if args.blas_threads:                   # the pools loaded now, and (by their variables) those loaded later
+        from threadpoolctl import threadpool_limits
+
+        os.environ.update({k: str(args.blas_threads) for k in ("MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
+        threadpool_limits(limits=args.blas_threads, user_api="blas")       # for the process's lifetime
     device = torch.device(args.device)
     overrides = [f"extract.batch_size={args.batch_size}"] if args.batch_size else []
     overrides += [f"extract.leaves_per_forward={args.leaves_per_forward}"] if args.leaves_per_forward else []
@@ -511,6 +538,7 @@ def main() -> None:
                 r["speedup"] = round(old[(r["config"], r["mode"])]["seconds"] / r["seconds"], 2)
         rows = sorted(before + rows, key=lambda r: (r["config"], r["mode"], r["code"] != args.compare_with))
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} thread(s)"
+    where += f", BLAS capped at {args.blas_threads} thread(s)" if args.blas_threads else ""
     print_table(rows, f"extraction ({where})")
     write_json("extract", rows, args.out, threads=args.threads, docs=args.docs, device=where,
                run_dir=str(args.run_dir) if args.run_dir else None)

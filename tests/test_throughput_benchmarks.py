@@ -48,7 +48,25 @@ def test_extract_benchmark_runs_the_configs_extractor(config, tmp_path):
     assert row["forward_share"] == pytest.approx(row["forward_s"] / row["seconds"], abs=0.01)
     assert row["repeat_agreement"] == 1.0                      # the two runs found the same triples
     assert 0 < row["achieved/limit"] <= 1.0
+    assert row["fit_typer_s"] >= 0 and row["fit_heads_s"] >= 0      # timed apart from the extraction
+    assert (row["fit_typer_s"] > 0) == (config == "biored")             # the demo config fits no typer
     assert "extraction (CPU, 1 thread(s))" in stdout
+
+
+def test_extract_benchmark_caps_blas_threads_here_and_in_each_process(tmp_path):
+    """--blas-threads 1: the one-process row and each --processes child run with their BLAS pools at
+    one thread (as each process reads its own pools), and the title says so; uncapped, a process
+    sees the libraries' default, here one per core."""
+    import os
+
+    stdout, rows = _bench("extract.py", tmp_path, "--configs", "demo", "--docs", "4", "--threads", "2",
+                          "--batch-size", "8", "--processes", "2", "--blas-threads", "1")   # not --threads' 2
+    assert "BLAS capped at 1 thread(s)" in stdout and len(rows) == 2
+    assert [r["blas_threads"] for r in rows] == [1, 1] and rows[1]["agreement"] == 1.0
+    if (os.cpu_count() or 1) > 1 and not any(os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                                         "OMP_NUM_THREADS")):
+        _, (free,) = _bench("extract.py", tmp_path, "--configs", "demo", "--docs", "2", "--threads", "1")
+        assert free["blas_threads"] > 1
 
 
 def test_extract_benchmark_splits_the_documents_over_processes(tmp_path):
