@@ -70,6 +70,9 @@ PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
 IMPORTS = ("spacy", "scispacy.abbreviation", "thinc.api", "omegaconf", "curies", "rdflib", "pyoxigraph",
            "dask", "distributed")
 
+# what a bundle folder holds (main replaces a folder of these alone)
+_BUNDLE_FILES = {"site.tar.xz", "site.tar.xz.partial", "shared", "env.sh"}
+
 # removed from the unpacked packages: nothing imports them at run time
 _PRUNED_DIRS = {"tests", "test", "__pycache__"}
 _PRUNED_SUFFIXES = {".pyx", ".pxd", ".pxi", ".c", ".cc", ".cpp", ".h", ".hpp", ".pyc"}
@@ -203,6 +206,14 @@ def build_site(python: str, out: Path, check: str | None) -> tuple[int, int]:
     return sizes
 
 
+def _check_replaceable(out: Path) -> None:
+    """Refuse to replace ``out`` unless it holds only what a bundle (or an interrupted one) writes."""
+    other = sorted(p.name for p in out.iterdir() if p.name not in _BUNDLE_FILES) if out.is_dir() else [out.name]
+    if other:
+        raise BundleError(f"--out {out}: exists and is not a bundle (holds {', '.join(other[:5])}); "
+                          "name an empty or new folder")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="configs/biored-gpu.yaml", help="the config whose ../shared data to copy")
@@ -215,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         data = shared_paths(args.config)
         if out.exists():
+            _check_replaceable(out)
             shutil.rmtree(out)
         out.mkdir(parents=True)
         before, after = build_site(args.python, out, args.check)
@@ -228,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{out}/site.tar.xz: {len(PACKAGES)} packages for Python {args.python} ({mb(before)} unpacked, "
           f"{mb(after)} pruned, {mb((out / 'site.tar.xz').stat().st_size)} packed)")
     print(f"{out}/shared: {len(data)} paths named by {args.config} ({mb(copied)})")
-    print(f"On the GPU machine, with {rel} copied beside the run directory:\n"
+    print(f"On the GPU machine, with {rel} copied to the same place in the checkout there, and the run directory:\n"
           f"  source {rel}/env.sh && python3 -m pipelines.cli run --config {args.config} --run-dir RUN "
           "--to evaluate train.device=cuda")
     return 0

@@ -65,7 +65,7 @@ def test_prune_removes_tests_sources_and_caches_and_keeps_code_and_metadata(tmp_
 
 
 @pytest.mark.skipif(shutil.which("strip") is None, reason="no strip on this machine")
-def test_prune_strips_an_extension_and_it_still_loads(tmp_path):
+def test_prune_strips_an_extension_and_it_stays_an_elf_library(tmp_path):
     import numpy
 
     src = next(Path(numpy.__file__).parent.glob("core/_multiarray_tests*.so"), None) or \
@@ -125,3 +125,12 @@ def test_env_script_unpacks_the_packages_links_shared_and_sets_pythonpath(tmp_pa
         assert r.returncode == 0 and r.stdout.strip() == "42", r.stderr
     assert (site / ".unpacked").exists()
     assert (tmp_path / "work" / "shared" / "datasets" / "x.txt").read_text() == "data"
+
+
+def test_an_existing_folder_that_is_not_a_bundle_is_never_replaced(tmp_path, capsys):
+    out = tmp_path / "build"
+    _write(out / "other-work.txt")
+    assert gb.main(["--config", str(ROOT / "configs" / "demo.yaml"), "--out", str(out)]) == 1
+    assert "exists and is not a bundle (holds other-work.txt)" in capsys.readouterr().err
+    assert (out / "other-work.txt").exists()
+    gb._check_replaceable(_write(tmp_path / "b" / "env.sh").parent)        # a bundle's own files: replaceable
