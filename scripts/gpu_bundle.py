@@ -48,7 +48,7 @@ from graphmert.config.loading import load_config, to_dict  # noqa: E402
 from graphmert.errors import GraphmertError  # noqa: E402
 
 __all__ = ["PACKAGES", "PLATFORMS", "IMPORTS", "BundleError", "pins", "download_command", "install_command",
-           "prune", "shared_paths", "copy_shared", "env_script", "main"]
+           "prune", "shared_paths", "copy_shared", "env_script", "build_site", "main"]
 
 # The runtime dependencies (pyproject.toml) and their own that the lent H200's image lacks (its list:
 # the device library's KINDS.md, read 2026-11-17), by distribution name. gensim is left out: only
