@@ -24,7 +24,8 @@ that threshold, the held-out gold gene mentions are then broken down by species 
 human-only seed KG, or another species' id) and by how the linker linked them, and the disease and
 chemical misses by their first gold id (a MeSH supplementary concept, ``MESH:C...``, which no shared
 vocabulary names; an id a look-up can answer; another) and by how the linker answered.
-The same table on BioRED dev gold spans is printed for report only: it never chooses anything.
+The same table on BioRED dev gold spans, and its misses by first gold id at the chosen threshold,
+are printed for report only: they never choose anything.
 """
 
 from __future__ import annotations
@@ -271,11 +272,15 @@ def main() -> None:
     if a.errors:
         print(markdown(frequent_errors(linker, held, a.errors), f"the {a.errors} most frequent held-out "
                                                                   "disease and chemical linking errors"))
+    dev_misses = miss_breakdown(linker, dev)                       # at the chosen threshold, before the sweep
     dev_rows = sweep(linker, dev, thresholds)
     print(markdown(dev_rows, f"BioRED dev ({len(dev)} docs, gold spans): REPORT ONLY, never tuned on"))
+    print(markdown(dev_misses, "BioRED dev disease and chemical misses at the chosen threshold, by first gold "
+                               "id: REPORT ONLY"))
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
+                   dev_misses_report_only=dev_misses,
                    held_out_genes=genes, held_out_misses=misses, extra_sources=a.extra_sources,
                    kg_gene_species=a.kg_gene_species, strict_gene_species=a.strict_gene_species,
                    name_tables=a.name_tables, abbreviations=not a.no_abbreviations,

@@ -67,8 +67,9 @@ def test_typer_features_study_compares_variants_on_the_same_pairs(tmp_path):
 
 
 def test_linking_study_at_one_threshold_with_the_vocabularies(tmp_path):
-    _, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies")
+    stdout, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies")
     assert len(rows) == 1 and rows[0]["reference"] > 0 and rows[0]["terms"] > 0
+    assert "BioRED dev disease and chemical misses at the chosen threshold" in stdout
 
 
 def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_path):
