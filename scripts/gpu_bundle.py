@@ -20,7 +20,9 @@ pydantic, omegaconf or Dask, and they reach no package registry. The bundle is, 
 * ``env.sh``: sourced there in the checkout, it unpacks the packages to ``/tmp/graphmert-site``,
   links ``../shared`` to the bundle's copy when none exists, and sets ``PYTHONPATH``.
 
-An existing ``--out`` is replaced only when it holds nothing but a bundle's own files. With
+The bundle is built in ``--out`` + ``.partial`` and put in place whole, so an interrupted build
+leaves no half bundle; an existing ``--out`` is replaced only when it holds nothing but a bundle's
+own files. With
 ``--check PYTHON`` (a local interpreter of that version with numpy installed) the bundle's
 packages are imported by it before the bundle is called done. Building needs pip's access to the
 package registry; nothing here runs at a stage's run time. Written here rather than with a packaging
@@ -73,7 +75,7 @@ IMPORTS = ("spacy", "scispacy.abbreviation", "thinc.api", "omegaconf", "curies",
            "dask", "distributed")
 
 # what a bundle folder holds (main replaces a folder of these alone)
-_BUNDLE_FILES = {"site.tar.xz", "site.tar.xz.partial", "shared", "env.sh"}
+_BUNDLE_FILES = {"site.tar.xz", "shared", "env.sh"}
 
 # removed from the unpacked packages: nothing imports them at run time
 _PRUNED_DIRS = {"tests", "test", "__pycache__"}
@@ -200,16 +202,14 @@ def build_site(python: str, out: Path, check: str | None) -> tuple[int, int]:
             env = {**os.environ, "PYTHONPATH": str(site)}
             code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in IMPORTS)
             subprocess.run([check, "-c", code], check=True, env=env)
-        partial = out / "site.tar.xz.partial"
-        with tarfile.open(partial, "w:xz") as tar:
+        with tarfile.open(out / "site.tar.xz", "w:xz") as tar:
             for path in sorted(site.iterdir()):
                 tar.add(path, arcname=path.name)
-        partial.replace(out / "site.tar.xz")
     return sizes
 
 
 def _check_replaceable(out: Path) -> None:
-    """Refuse to replace ``out`` unless it holds only what a bundle (or an interrupted one) writes."""
+    """Refuse to replace ``out`` unless it holds only what a bundle writes."""
     other = sorted(p.name for p in out.iterdir() if p.name not in _BUNDLE_FILES) if out.is_dir() else [out.name]
     if other:
         raise BundleError(f"--out {out}: exists and is not a bundle (holds {', '.join(other[:5])}); "
@@ -225,19 +225,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "the bundle's packages with")
     args = ap.parse_args(argv)
     out = Path(args.out)
+    staging = out.with_name(out.name + ".partial")             # built here, then put in place whole
+    rel = os.path.relpath(out.resolve(), ROOT)
     try:
         data = shared_paths(args.config)
         if out.exists():
             _check_replaceable(out)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        before, after = build_site(args.python, staging, args.check)
+        copied = copy_shared(data, ROOT.parent / "shared", staging / "shared")
+        (staging / "env.sh").write_text(env_script(rel))
+        if out.exists():
             shutil.rmtree(out)
-        out.mkdir(parents=True)
-        before, after = build_site(args.python, out, args.check)
-        copied = copy_shared(data, ROOT.parent / "shared", out / "shared")
+        staging.rename(out)
     except (BundleError, GraphmertError, subprocess.CalledProcessError) as e:
         print(f"gpu_bundle: {e}", file=sys.stderr)
         return 1
-    rel = os.path.relpath(out.resolve(), ROOT)
-    (out / "env.sh").write_text(env_script(rel))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)             # an interrupted build leaves nothing
     mb = lambda n: f"{n / 2**20:.1f} MB"                      # noqa: E731
     print(f"{out}/site.tar.xz: {len(PACKAGES)} packages for Python {args.python} ({mb(before)} unpacked, "
           f"{mb(after)} pruned, {mb((out / 'site.tar.xz').stat().st_size)} packed)")

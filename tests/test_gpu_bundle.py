@@ -134,3 +134,31 @@ def test_an_existing_folder_that_is_not_a_bundle_is_never_replaced(tmp_path, cap
     assert "exists and is not a bundle (holds other-work.txt)" in capsys.readouterr().err
     assert (out / "other-work.txt").exists()
     gb._check_replaceable(_write(tmp_path / "b" / "env.sh").parent)        # a bundle's own files: replaceable
+
+
+def _fake_site(python, out, check):
+    """build_site without pip: a one-module site.tar.xz."""
+    module = _write(out / "src" / "m.py", "X = 1\n")
+    with tarfile.open(out / "site.tar.xz", "w:xz") as tar:
+        tar.add(module, arcname=module.name)
+    shutil.rmtree(out / "src")
+    return 10, 5
+
+
+def test_a_bundle_replaces_the_old_one_whole_and_a_failed_build_leaves_nothing(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "build" / "gpu-bundle"
+    _write(out / "env.sh", "old")
+    monkeypatch.setattr(gb, "build_site", _fake_site)
+    assert gb.main(["--config", str(ROOT / "configs" / "demo.yaml"), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["env.sh", "site.tar.xz"]     # the demo names no ../shared
+    assert "PYTHONPATH" in (out / "env.sh").read_text() and not out.with_name("gpu-bundle.partial").exists()
+
+    def broken(python, staging, check):
+        _write(staging / "site.tar.xz", "half")
+        raise subprocess.CalledProcessError(1, ["pip", "download"])
+
+    monkeypatch.setattr(gb, "build_site", broken)
+    fresh = tmp_path / "new-bundle"
+    assert gb.main(["--config", str(ROOT / "configs" / "demo.yaml"), "--out", str(fresh)]) == 1
+    assert "gpu_bundle: Command '['pip', 'download']'" in capsys.readouterr().err
+    assert not fresh.exists() and not fresh.with_name("new-bundle.partial").exists()
