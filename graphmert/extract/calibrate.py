@@ -12,7 +12,7 @@ the model cannot see, so the same confidence holds far less often (raw dev: pair
 F1 stay as they are, and only the number a user reads (and thresholds on afterwards) changes. It is
 applied to a triple's confidence, its mean and each evidence event's (``extract.calibration``).
 
-Hand-written: a sigmoid of two stored numbers; the fit is scikit-learn's logistic regression on one
+Hand-written: a sigmoid (scipy's ``expit``) of two stored numbers; the fit is scikit-learn's logistic regression on one
 feature (scikit-learn's ``CalibratedClassifierCV`` wraps a classifier it trains, not a stored score).
 """
 
@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
+from scipy.special import expit
 
 from graphmert.extract.triples import Triple
 
@@ -39,8 +40,7 @@ def logit(c: float) -> float:
 
 def platt(c: float, a: float, b: float) -> float:
     """σ(a · logit(c) + b) (module docstring)."""
-    z = a * logit(c) + b
-    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+    return float(expit(a * logit(c) + b))                      # scipy's sigmoid: no overflow either way
 
 
 def calibrated(t: Triple, a: float, b: float) -> Triple:
