@@ -47,7 +47,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import numpy as np
 import torch
-from scipy import sparse
 
 from graphmert.config import ExtractConfig
 from graphmert.errors import GraphmertError
@@ -81,8 +80,9 @@ def question_vectors(ex, models, plans) -> list[dict[QuestionKey, np.ndarray]]:
     return out
 
 
-def _batch_x(model, block, batch, hidden, cq) -> np.ndarray:
-    """x(h, c) [C, 4H] of every candidate row of one encoded batch (:func:`batch_question_vectors`)."""
+def _batch_x(model, block, batch, hidden, cq) -> torch.Tensor:
+    """x(h, c) [C, 4H] of every candidate row of one encoded batch (:func:`batch_question_vectors`),
+    float32 on the hidden states' device."""
     L = batch.input_ids.shape[1]
     hidden = hidden.float()                                                               # [B, L, H]
     flat = hidden.reshape(-1, hidden.shape[-1])                                           # [B·L, H]
@@ -92,7 +92,7 @@ def _batch_x(model, block, batch, hidden, cq) -> np.ndarray:
     C = len(cq.cand_between)
     spans = span_means(hidden, torch.cat([cq.cand_between, heads]))    # one prefix sum   [C + G, H]
     x = torch.cat([spans[C:][cq.cand_group], ent[cq.cand_entity], spans[:C],
-                   flat[cq.query_index][cq.cand_group]], dim=-1).cpu().numpy()            # [C, 4H]
+                   flat[cq.query_index][cq.cand_group]], dim=-1)                          # [C, 4H]
     if len(x) != sum(len(q.candidates) for _, qs in block for q in qs):
         raise AssertionError(f"{sum(len(q.candidates) for _, qs in block for q in qs)} candidates asked, "
                              f"{len(x)} candidate rows encoded")
@@ -102,9 +102,28 @@ def _batch_x(model, block, batch, hidden, cq) -> np.ndarray:
 def batch_question_vectors(model, block, batch, hidden, cq) -> dict[QuestionKey, np.ndarray]:
     """x(h, c) [4H] of every question of one encoded batch (``block``, ``batch``, ``model``'s hidden
     [B, L, H] and the candidate query ``cq`` of :meth:`~graphmert.extract.pairs.PairExtractor.encoded`)."""
-    x = _batch_x(model, block, batch, hidden, cq)
+    x = _batch_x(model, block, batch, hidden, cq).cpu().numpy()                         # [C, 4H]
     rows = [(p.doc.id, q.chunk, q.root, q.head, q.relation, c) for p, qs in block for q in qs for c in q.candidates]
     return dict(zip(rows, x))
+
+
+def _sum_rows(x: torch.Tensor, group: torch.Tensor, groups: int) -> torch.Tensor:
+    """[groups, D]: row g the sum of the rows of x [N, D] whose ``group`` [N] is g, added from zero in
+    an order fixed by the input, so that the sums are the same from run to run on every device.
+
+    ``index_add_`` adds in row order on a CPU. On CUDA its default kernel adds with atomics, in
+    whatever order the threads reach a row, so it runs here under PyTorch's deterministic mode
+    (torch.use_deterministic_algorithms, for this call alone), whose kernel sorts the rows by group
+    and adds each group's rows in turn."""
+    out = x.new_zeros(groups, x.shape[1])                                                 # [groups, D]
+    if not x.is_cuda:
+        return out.index_add_(0, group, x)
+    before, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        return out.index_add_(0, group, x)
+    finally:
+        torch.use_deterministic_algorithms(before, warn_only=warn_only)
 
 
 class PairSums:
@@ -115,9 +134,11 @@ class PairSums:
 
     Each document's entities are ranked once by (category, id), so a row's pair is (document, lower
     rank, higher rank) as integers, and a row whose head ranks after its candidate swaps its first
-    two blocks. Each batch's rows are summed per pair in float32 by a sparse one-hot product, then
-    added to the pair's running sum (the order of the float32 additions differs from a question by
-    question loop in the last bits only)."""
+    two blocks. Each batch's rows are summed per pair on the device that encoded them, in an order
+    fixed by the input (:func:`_sum_rows`), and only those [U, 4H] sums, one row per pair of the batch, come to the host
+    to be added to the pair's running sum: on a GPU the [C, 4H] rows of every question and candidate
+    never cross to the host (the order of the float32 additions differs from a question by question
+    loop in the last bits only)."""
 
     def __init__(self, plans) -> None:
         docs: dict[str, dict[str, str]] = {}
@@ -134,29 +155,27 @@ class PairSums:
 
     def add(self, model, block, batch, hidden, cq) -> None:
         """Accumulate one encoded batch (the arguments of :func:`batch_question_vectors`)."""
-        x = _batch_x(model, block, batch, hidden, cq)                                     # [C, 4H]
+        x = _batch_x(model, block, batch, hidden, cq)                            # [C, 4H] on the device
         head, cand, doc = self._row_entities(block, cq)                                   # [C] each
-        swap = head > cand
-        H = x.shape[1] // 4
-        x[swap] = np.concatenate([x[swap, H:2 * H], x[swap, :H], x[swap, 2 * H:]], axis=1)
-        n = self._size
+        n, H = self._size, x.shape[1] // 4
         code = (doc * n + np.minimum(head, cand)) * n + np.maximum(head, cand)            # [C]
         codes, first, local = np.unique(code, return_index=True, return_inverse=True)     # [U], [U], [C]
         for c in codes[np.argsort(first)].tolist():                                       # first-seen order
             self._slot.setdefault(c, len(self._slot))
-        self._grow(len(self._slot), x.shape[1], x.dtype)
+        self._grow(len(self._slot), x.shape[1])
         slots = np.array([self._slot[c] for c in codes.tolist()], dtype=np.int64)         # [U]
-        ones = sparse.csr_matrix((np.ones(len(code), dtype=x.dtype), (local, np.arange(len(code)))),
-                                 shape=(len(codes), len(code)))                           # [U, C] one-hot
-        self._sums[slots] += ones @ x                 # each pair's rows summed in row order  [U, 4H]
+        swap = torch.from_numpy(head > cand).to(x.device)                                 # [C]
+        blocks = torch.cat([torch.arange(H, 2 * H), torch.arange(H), torch.arange(2 * H, 4 * H)]).to(x.device)
+        x = torch.where(swap[:, None], x[:, blocks], x)          # first two blocks in rank order  [C, 4H]
+        self._sums[slots] += _sum_rows(x, torch.from_numpy(local).to(x.device), len(codes)).cpu().numpy()
         self._counts[slots] += np.bincount(local, minlength=len(codes))
 
-    def _grow(self, rows: int, width: int, dtype) -> None:
+    def _grow(self, rows: int, width: int) -> None:
         """Room for ``rows`` pairs in the sums (doubling, so a run's batches copy them O(log) times)."""
         if self._sums.shape[0] >= rows and self._sums.shape[1] == width:
             return
         size = max(rows, 2 * self._sums.shape[0], 64)
-        sums = np.zeros((size, width), dtype=dtype)
+        sums = np.zeros((size, width), dtype=np.float32)
         if self._sums.size:
             sums[:self._sums.shape[0]] = self._sums
         counts = np.zeros(size, dtype=np.int64)

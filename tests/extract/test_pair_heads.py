@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphmert.extract.pair_heads import RELATED, PairHead, PairHeadError, blend, pair_vectors, question_vectors
+from graphmert.extract.pair_heads import (RELATED, PairHead, PairHeadError, _sum_rows, blend, pair_vectors,
+                                         question_vectors)
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.layout import layout_arrays
 import graphmert.extract.pairs as pairs_module
@@ -95,6 +96,39 @@ def test_pair_sums_give_the_per_question_average_in_its_order(world):
     for key, (total, n) in sums.items():
         assert got[key].dtype == np.float32
         np.testing.assert_allclose(got[key], np.concatenate([total / n, total / n]), rtol=1e-6, atol=1e-7)
+
+
+def naive_sums(x: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
+    out = np.zeros((groups, x.shape[1]), dtype=np.float64)
+    for row, g in zip(x, group):
+        out[g] += row
+    return out
+
+
+def test_rows_are_summed_per_group_as_a_loop_sums_them():
+    """_sum_rows (the per-batch pair sums PairSums takes to the host) against a loop in float64,
+    groups unsorted and one group left empty."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(500, 16)).astype(np.float32)
+    group = rng.integers(0, 40, 500)
+    group[group == 7] = 8                                                        # group 7 has no row
+    got = _sum_rows(torch.from_numpy(x), torch.from_numpy(group), 40)
+    assert got.shape == (40, 16) and got.dtype == torch.float32
+    np.testing.assert_allclose(got.numpy(), naive_sums(x, group, 40), rtol=1e-5, atol=1e-5)
+    assert not got[7].any()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_rows_are_summed_on_cuda_the_same_way_every_time():
+    """On CUDA the sums are bit-identical from call to call (index_add_'s atomics would not be), equal
+    the CPU's to float32 rounding, and the caller's deterministic-algorithms setting is restored."""
+    rng = np.random.default_rng(4)
+    x = torch.from_numpy(rng.normal(size=(20000, 256)).astype(np.float32))
+    group = torch.from_numpy(rng.integers(0, 50, 20000))
+    runs = [_sum_rows(x.cuda(), group.cuda(), 50).cpu() for _ in range(5)]
+    assert all(torch.equal(runs[0], r) for r in runs[1:])
+    np.testing.assert_allclose(runs[0].numpy(), naive_sums(x.numpy(), group.numpy(), 50), rtol=1e-4, atol=1e-3)
+    assert not torch.are_deterministic_algorithms_enabled()
 
 
 def test_the_head_learns_a_typing_built_to_be_learnable():
