@@ -2,7 +2,8 @@
 BioRED train (docs/experiments/relation-typer.md, "Shared cue words, distant labels, word vectors").
 
     .venv/bin/python experiments/typer_features.py [--folds 5] [--salts cv cv2] \\
-        [--variants shipped shared distant distant_treats vectors roles] [--base shipped] [--related]
+        [--variants shipped shared distant distant_treats vectors roles pooled_mean pooled_max] [--base shipped]
+        [--related]
 
 Every variant is the typer as ``configs/biored.yaml`` shipped it before this study (window 2, C 1,
 ``typer_apart``; the ``shipped`` row) plus one thing:
@@ -18,7 +19,10 @@ Every variant is the typer as ``configs/biored.yaml`` shipped it before this stu
 * ``roles`` (with ``shared``, as shipped since): ``extract.typer_roles``, what the whole abstract
   says of each entity of the pair wherever it is named (the word before each of its mentions and
   the word attached after it, keyed by its category and the category pair) in each of the pair's
-  sentence rows.
+  sentence rows;
+* ``pooled_mean``, ``pooled_max`` (with ``shared``): one type row per pair, its sentence rows pooled
+  (:class:`PooledTyper`), in the fit and when asked, instead of one row per sentence each carrying
+  the pair's document-level label.
 
 The BioRED-train documents are cut into ``--folds`` folds by a salted hash of their ids; each fold's
 gold pairs (every pair, sharing a sentence or not) are typed by the variant fitted on the other folds.
@@ -39,7 +43,7 @@ import math
 import re
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,9 +59,29 @@ from graphmert.corpus.document import Relation  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 
-VARIANTS = ("shipped", "shared", "distant", "distant_treats", "vectors", "roles")
+VARIANTS = ("shipped", "shared", "distant", "distant_treats", "vectors", "roles", "pooled_mean", "pooled_max")
 DIM = 50
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+class PooledTyper(relation_typer.RelationTyper):
+    """The typer with one type row per pair instead of one per sentence: its sentence rows pooled by
+    ``pool`` (``mean``: each feature's mean over the sentences; ``max``: its largest value), so that
+    a pair's document-level label is learnt from one row, as it is asked."""
+
+    def __init__(self, *args, pool: str = "mean", **kw) -> None:
+        super().__init__(*args, **kw)
+        self.pool = pool
+
+    def _type_rows(self, words, head, tail):
+        rows = super()._type_rows(words, head, tail)
+        if len(rows) < 2:
+            return rows
+        out = Counter()
+        for r in rows:
+            for k, v in r.items():
+                out[k] = max(out[k], v) if self.pool == "max" else out[k] + v / len(rows)
+        return [out]
 
 
 def distant_documents(analyzer, biored_ids: set[str], treats: bool) -> list:
@@ -218,7 +242,10 @@ def main() -> None:
               "distant_treats": lambda: (make(), distant_documents(analyzer, biored_ids, treats=True), None),
               "vectors": lambda: (make(), [], with_vectors(relation_typer.pair_sentence_features,
                                                              word_vectors(train, dev_ids))),
-              "roles": lambda: (make(shared=True, roles=True), [], None)}
+              "roles": lambda: (make(shared=True, roles=True), [], None),
+              "pooled_mean": lambda: (lambda: PooledTyper(window=2, c=1.0, learn_apart=True, shared=True), [], None),
+              "pooled_max": lambda: (lambda: PooledTyper(window=2, c=1.0, learn_apart=True, shared=True,
+                                                         pool="max"), [], None)}
     built = {v: setups[v]() for v in {*a.variants, a.base}}      # (typer maker, extra documents, features)
     rows = []
     for salt in a.salts:
