@@ -55,8 +55,8 @@ def test_relation_typer_study_fits_one_setting(tmp_path):
 
 def test_typer_features_study_compares_variants_on_the_same_pairs(tmp_path):
     _, rows = _study("typer_features.py", tmp_path, "--folds", "2", "--salts", "cv",
-                     "--variants", "shipped", "shared", "distant_treats", "roles", "--base", "shared")
-    assert [r["variant"] for r in rows] == ["shipped", "shared", "distant_treats", "roles"]
+                     "--variants", "shipped", "shared", "distant_treats", "roles", "pooled_max", "--base", "shared")
+    assert [r["variant"] for r in rows] == ["shipped", "shared", "distant_treats", "roles", "pooled_max"]
     assert len({r["pairs"] for r in rows}) == 1 and rows[0]["pairs"] > 3000
     assert (rows[1]["won"], rows[1]["lost"], rows[1]["sign_p"]) == (0, 0, 1.0)    # the base
     others = [r for r in rows if r["variant"] != "shared"]
