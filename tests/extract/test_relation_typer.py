@@ -321,3 +321,24 @@ def test_the_typers_design_matrix_equals_the_vectorizers():
     got, want = typer._design(rows), typer._vec.transform(rows)
     assert got.shape == want.shape and got.has_sorted_indices
     assert (got.indptr == want.indptr).all() and (got.indices == want.indices).all() and (got.data == want.data).all()
+
+
+def reference_shared(row: Counter) -> Counter:
+    """_shared as first written: every feature name split, the between and window words copied."""
+    out = Counter(row)
+    for key, value in row.items():
+        group, _, rest = key.partition(":")
+        if group in ("b", "bb") or group[:2] in ("l@", "r@"):
+            out[f"{group if group in ('b', 'bb') else group[0]}:*:{rest.partition(':')[2]}"] += value
+    return out
+
+
+def test_shared_copies_equal_the_reference_on_every_row():
+    from graphmert.extract.relation_typer import _shared
+
+    doc = tangled_doc()
+    ids = sorted({i for m in doc.mentions for i in m.ids})
+    rows = [r for h in ids for t in ids for r in pair_sentence_features(doc, h, t, 2)]
+    assert len(rows) > 20 and any(k.startswith("r@") for r in rows for k in r)
+    for row in rows:
+        assert _shared(row) == reference_shared(row)
