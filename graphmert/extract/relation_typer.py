@@ -374,13 +374,17 @@ class RelationTyper:
             raise TyperError(f"{where}: the related-or-not regression needs related and unrelated pairs "
                              f"that share a sentence; found {sum(related)} related of {len(related)}")
         self.fit_counts["rows"] = len(rows)
-        self._vec = DictVectorizer().fit(rows + pair_rows)
+        # each regression over the features its own rows hold: a column no row of a regression holds
+        # would keep a zero weight under L2 and only lengthen L-BFGS's vectors (the type regression's
+        # by 8 classes a column)
+        self._vec = DictVectorizer().fit(rows)
         self._clf = LogisticRegression(C=self.c, max_iter=3000).fit(self._design(rows), labels)
-        self._related = None
+        self._related = self._vec_related = None
         if self.related:
             self.fit_counts.update(pair_rows=len(pair_rows), related_pair_rows=sum(related))
-            self._related = LogisticRegression(C=self.c, max_iter=3000).fit(self._design(pair_rows),
-                                                                            related)
+            self._vec_related = DictVectorizer().fit(pair_rows)
+            self._related = LogisticRegression(C=self.c, max_iter=3000).fit(
+                self._design(pair_rows, self._vec_related), related)
         return self
 
     def _type_rows(self, words: _DocWords, head: str, tail: str) -> list[Counter]:
@@ -430,21 +434,23 @@ class RelationTyper:
         rows = [pair_sentence_features(doc, head, tail, self.window, words=_doc_words(cache, doc))
                 for doc, head, tail in items]
         flat = [r for found in rows for r in found]
-        p = self._related.predict_proba(self._design(flat))[:, 1] if flat else np.zeros(0)   # [rows]
+        p = self._related.predict_proba(self._design(flat, self._vec_related))[:, 1] if flat else np.zeros(0)
         out, i = [], 0
         for found in rows:
             out.append(float(1.0 - np.prod(1.0 - p[i:i + len(found)])) if found else None)
             i += len(found)
         return out
 
-    def _design(self, rows: Sequence[Counter]) -> sparse.csr_matrix:
-        """``self._vec.transform(rows)``: the same float64 matrix, indices sorted, features the fit
-        never saw dropped. Written out because the vectorizer checks every value's type through
-        ``isinstance`` (over half a second on 100 BioRED abstracts); these rows hold numbers only.
+    def _design(self, rows: Sequence[Counter], vec=None) -> sparse.csr_matrix:
+        """``vec.transform(rows)`` (``vec``: the type regression's vectorizer unless given): the same
+        float64 matrix, indices sorted, features the fit never saw dropped. Written out because the
+        vectorizer checks every value's type through ``isinstance`` (over half a second on 100 BioRED
+        abstracts); these rows hold numbers only.
         Every name of every row is looked up in one ``map`` (C-level calls of the vocabulary's
         ``get``), not in a Python loop per feature."""
         names = list(itertools.chain.from_iterable(rows))
-        column = np.fromiter(map(self._vec.vocabulary_.get, names, itertools.repeat(-1)), dtype=np.intc,
+        vocabulary = (vec or self._vec).vocabulary_
+        column = np.fromiter(map(vocabulary.get, names, itertools.repeat(-1)), dtype=np.intc,
                              count=len(names))                                            # [names]
         values = np.fromiter(itertools.chain.from_iterable(r.values() for r in rows), dtype=np.float64,
                              count=len(names))                                            # [names]
@@ -452,7 +458,7 @@ class RelationTyper:
         owner = np.repeat(np.arange(len(rows)), [len(r) for r in rows])                   # [names]
         indptr = np.zeros(len(rows) + 1, dtype=np.intc)
         np.cumsum(np.bincount(owner[seen], minlength=len(rows)), out=indptr[1:])
-        m = sparse.csr_matrix((values[seen], column[seen], indptr), shape=(len(rows), len(self._vec.vocabulary_)))
+        m = sparse.csr_matrix((values[seen], column[seen], indptr), shape=(len(rows), len(vocabulary)))
         m.sort_indices()
         return m
 

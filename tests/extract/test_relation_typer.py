@@ -313,14 +313,25 @@ def test_pair_features_with_shared_lookups_equal_the_per_pair_reference():
 
 
 def test_the_typers_design_matrix_equals_the_vectorizers():
-    typer = RelationTyper(window=2, c=3.0).fit(training_docs())
+    """Each regression's design matrix is its own vectorizer's transform, and each regression has
+    columns for its own rows' features only: the type rows' shared copies are no column of the
+    related-or-not regression (whose weight L2 would keep at zero)."""
+    docs = [make(f"r{i}", [(CHEMS[i % 6], "induces" if i % 2 else "relieves", DISEASES[(i * 5) % 6]),
+                           (CHEMS[(i + 3) % 6], "and", DISEASES[(i + 1) % 6])],      # a pair left unrelated
+                 [("Positive_Correlation" if i % 2 else "Negative_Correlation", CHEMS[i % 6], DISEASES[(i * 5) % 6])])
+            for i in range(40)]
+    typer = RelationTyper(window=2, c=3.0, related=True, shared=True).fit(docs)
     rows = [r for d in training_docs(6) for r in pair_sentence_features(d, *sorted({i for m in d.mentions
                                                                                     for i in m.ids}), 2)]
     rows.append(Counter({"never seen": 1.0, "distance": 0.5}))
     rows.append(Counter())
-    got, want = typer._design(rows), typer._vec.transform(rows)
-    assert got.shape == want.shape and got.has_sorted_indices
-    assert (got.indptr == want.indptr).all() and (got.indices == want.indices).all() and (got.data == want.data).all()
+    for vec in (typer._vec, typer._vec_related):
+        got, want = typer._design(rows, vec), vec.transform(rows)
+        assert got.shape == want.shape and got.has_sorted_indices
+        assert (got.indptr == want.indptr).all() and (got.indices == want.indices).all() and (got.data == want.data).all()
+    assert (typer._design(rows) != typer._design(rows, typer._vec)).nnz == 0           # the type one by default
+    assert any(k.startswith("b:*:") for k in typer._vec.vocabulary_)                 # shared copies: type rows only
+    assert not any(k.startswith("b:*:") for k in typer._vec_related.vocabulary_)
 
 
 def reference_shared(row: Counter) -> Counter:
