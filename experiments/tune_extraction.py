@@ -98,7 +98,8 @@ def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = 
     if stack and typer is not None:
         fit = list(typer_documents(cfg, held_out))
         ex.stack = fit_stack(ex, fit, list(chunk_documents(fit, tok, cfg.corpus, cfg.graph)),
-                             lambda: dataclasses.replace(RelationTyper.from_config(cfg.extract), related=True),
+                             lambda: dataclasses.replace(RelationTyper.from_config(cfg.extract), related=True,
+                                                         type_regression=False),
                              folds=cfg.extract.stack_folds, c=cfg.extract.stack_c)
     return ex
 

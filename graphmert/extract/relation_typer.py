@@ -319,7 +319,9 @@ class RelationTyper:
     inverse L2 strength of the regressions; ``related``: fit the related-or-not regression too
     (:meth:`relation_probabilities`); ``learn_apart``: learn and type the pairs that share no sentence
     from their apart rows; ``shared``: the type rows' shared cue words; ``roles``: the type rows'
-    entity-role words (module docstring)."""
+    entity-role words (module docstring); ``type_regression``: fit the type regression (False: the
+    related-or-not regression alone, for a caller that reads :meth:`relatedness` only, as the
+    ``lexical_document`` control's out-of-fold typers do)."""
 
     window: int = ExtractConfig.typer_window
     c: float = ExtractConfig.typer_c
@@ -327,6 +329,7 @@ class RelationTyper:
     learn_apart: bool = ExtractConfig.typer_apart
     shared: bool = ExtractConfig.typer_shared
     roles: bool = ExtractConfig.typer_roles
+    type_regression: bool = True
     fit_counts: Counter = field(default_factory=Counter)     # documents, relations, rows of the fit
     apart: dict[str, tuple[int, int]] = field(default_factory=dict)   # category pair → (related, pairs)
 
@@ -350,7 +353,7 @@ class RelationTyper:
                 raise TyperError(f"{where}: document {doc.id} has relations but no sentence spans")
             self.fit_counts["documents"] += 1
             words = _DocWords(doc)
-            for rel in doc.relations:
+            for rel in doc.relations if self.type_regression else ():
                 found = self._type_rows(words, rel.head, rel.tail)
                 self.fit_counts["relations"] += 1
                 self.fit_counts["relations_in_one_sentence"] += bool(found)
@@ -366,7 +369,10 @@ class RelationTyper:
                 related += [frozenset((x, y)) in gold] * len(found)
             if gold and self.related:
                 self._count_apart(doc, gold)
-        if len(set(labels)) < 2:
+        if not (self.type_regression or self.related):
+            raise TyperError("a relation typer without its type regression needs its related-or-not one "
+                             "(RelationTyper(related=True))")
+        if self.type_regression and len(set(labels)) < 2:
             raise TyperError(f"{where}: the typer needs typed relations of at least two types whose "
                              f"entities share a sentence; found {dict(Counter(labels)) or 'none'} in "
                              f"{self.fit_counts['documents']} documents")
@@ -377,9 +383,10 @@ class RelationTyper:
         # each regression over the features its own rows hold: a column no row of a regression holds
         # would keep a zero weight under L2 and only lengthen L-BFGS's vectors (the type regression's
         # by 8 classes a column)
-        self._vec = DictVectorizer().fit(rows)
-        self._clf = LogisticRegression(C=self.c, max_iter=3000).fit(self._design(rows), labels)
-        self._related = self._vec_related = None
+        self._vec = self._clf = self._related = self._vec_related = None
+        if self.type_regression:
+            self._vec = DictVectorizer().fit(rows)
+            self._clf = LogisticRegression(C=self.c, max_iter=3000).fit(self._design(rows), labels)
         if self.related:
             self.fit_counts.update(pair_rows=len(pair_rows), related_pair_rows=sum(related))
             self._vec_related = DictVectorizer().fit(pair_rows)
@@ -462,18 +469,23 @@ class RelationTyper:
         m.sort_indices()
         return m
 
-    def _check_fitted(self) -> None:
+    def _check_fitted(self, types: bool = False) -> None:
+        """Raise unless fitted, and (``types``) fitted with its type regression."""
         if not hasattr(self, "_clf"):
             raise TyperError("the relation typer was asked before it was fitted")
+        if types and self._clf is None:
+            raise TyperError("the relation typer was fitted without its type regression "
+                             "(RelationTyper(type_regression=False)): it can tell related pairs only")
 
     @property
     def types(self) -> list[str]:
+        self._check_fitted(types=True)
         return [str(t) for t in self._clf.classes_]
 
     def log_probabilities(self, items: Sequence[tuple[Document, str, str]]) -> list[dict[str, float] | None]:
         """Per (document, head id, tail id): log P(type | pair) over :attr:`types` (normalised), or
         None when either entity has no mention in the document."""
-        self._check_fitted()
+        self._check_fitted(types=True)
         rows, owner, out, cache = [], [], [], {}
         for i, (doc, head, tail) in enumerate(items):
             words = _doc_words(cache, doc)

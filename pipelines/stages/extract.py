@@ -481,7 +481,8 @@ def fit_lexical_document(ctx: StageContext, inputs: ExtractInputs, held_out: fro
         return None
     extractor, docs, chunks = (typer_set or (lambda: _typer_questions(ctx, inputs, held_out)))()
     log.info("extract: fitting the lexical_document control on the %d documents of extract.typer_files", len(docs))
-    stack = fit_stack(extractor, docs, chunks, lambda: RelationTyper.from_config(ex),   # with relatedness
+    stack = fit_stack(extractor, docs, chunks,        # q alone: the related-or-not regression, no types
+                      lambda: replace(RelationTyper.from_config(ex), type_regression=False),
                       folds=ex.stack_folds, c=ex.stack_c)
     log.info("extract: lexical_document control fitted on %s", stack.fit_counts)
     return stack

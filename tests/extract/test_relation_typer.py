@@ -353,3 +353,39 @@ def test_shared_copies_equal_the_reference_on_every_row():
     assert len(rows) > 20 and any(k.startswith("r@") for r in rows for k in r)
     for row in rows:
         assert _shared(row) == reference_shared(row)
+
+
+def test_a_typer_without_its_type_regression_relates_pairs_as_the_whole_one_does():
+    """type_regression=False (the lexical_document control's out-of-fold typers read relatedness
+    only) fits the related-or-not regression alone: the same probabilities, the same counts of pairs
+    apart, and a clear error when asked for types."""
+    docs = [make(f"r{i}", [(CHEMS[i % 6], "induces" if i % 2 else "relieves", DISEASES[(i * 5) % 6]),
+                           (CHEMS[(i + 3) % 6], "and", DISEASES[(i + 1) % 6])],
+                 [("Positive_Correlation" if i % 2 else "Negative_Correlation", CHEMS[i % 6], DISEASES[(i * 5) % 6])])
+            for i in range(40)]
+    whole = RelationTyper(window=2, related=True, shared=True).fit(docs)
+    alone = RelationTyper(window=2, related=True, shared=True, type_regression=False).fit(docs)
+    new = make("n", [("lithium", "induces", "psoriasis"), ("heparin", "and", "glaucoma")], [])
+    items = [(new, "C:lithium", "D:psoriasis"), (new, "C:heparin", "D:glaucoma"), (new, "C:lithium", "D:glaucoma")]
+    assert alone.relatedness(items) == whole.relatedness(items)
+    assert alone.apart == whole.apart and alone.fit_counts["pair_rows"] == whole.fit_counts["pair_rows"]
+    with pytest.raises(TyperError, match="without its type regression"):
+        alone.log_probabilities(items)
+    with pytest.raises(TyperError, match="needs its related-or-not one"):
+        RelationTyper(type_regression=False).fit(docs)
+
+
+def test_the_lexical_document_control_fits_its_fold_typers_without_types(monkeypatch):
+    """The extract stage's lexical_document fit asks the stack for typers that fit relatedness alone
+    (its q), with the run's typer options otherwise."""
+    import pipelines.stages.extract as stage
+    from types import SimpleNamespace
+
+    got = {}
+    monkeypatch.setattr(stage, "fit_stack", lambda ex, docs, chunks, new_typer, folds, c: got.setdefault(
+        "typer", new_typer()) and SimpleNamespace(fit_counts={}))
+    ex = ExtractConfig(controls=["lexical", "lexical_document"], typer_window=3, typer_shared=True)
+    stage.fit_lexical_document(SimpleNamespace(cfg=SimpleNamespace(extract=ex)), None, frozenset(),
+                               typer_set=lambda: (None, [], []))
+    assert got["typer"] == RelationTyper(window=3, c=ex.typer_c, related=True, learn_apart=ex.typer_apart,
+                                         shared=True, roles=ex.typer_roles, type_regression=False)
