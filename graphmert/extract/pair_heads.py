@@ -118,7 +118,8 @@ def _sum_rows(x: torch.Tensor, group: torch.Tensor, groups: int) -> torch.Tensor
     out = x.new_zeros(groups, x.shape[1])                                                 # [groups, D]
     if not x.is_cuda:
         return out.index_add_(0, group, x)
-    before, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    before = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.use_deterministic_algorithms(True)
     try:
         return out.index_add_(0, group, x)
@@ -135,10 +136,10 @@ class PairSums:
     Each document's entities are ranked once by (category, id), so a row's pair is (document, lower
     rank, higher rank) as integers, and a row whose head ranks after its candidate swaps its first
     two blocks. Each batch's rows are summed per pair on the device that encoded them, in an order
-    fixed by the input (:func:`_sum_rows`), and only those [U, 4H] sums, one row per pair of the batch, come to the host
-    to be added to the pair's running sum: on a GPU the [C, 4H] rows of every question and candidate
-    never cross to the host (the order of the float32 additions differs from a question by question
-    loop in the last bits only)."""
+    fixed by the input (:func:`_sum_rows`), and only those [U, 4H] sums, one row per pair of the
+    batch, come to the host to be added to the pair's running sum: on a GPU the [C, 4H] rows of every
+    question and candidate never cross to the host (the order of the float32 additions differs from a
+    question by question loop in the last bits only)."""
 
     def __init__(self, plans) -> None:
         docs: dict[str, dict[str, str]] = {}

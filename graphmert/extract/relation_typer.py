@@ -452,11 +452,10 @@ class RelationTyper:
         """``vec.transform(rows)`` (``vec``: the type regression's vectorizer unless given): the same
         float64 matrix, indices sorted, features the fit never saw dropped. Written out because the
         vectorizer checks every value's type through ``isinstance`` (over half a second on 100 BioRED
-        abstracts); these rows hold numbers only.
-        Every name of every row is looked up in one ``map`` (C-level calls of the vocabulary's
-        ``get``), not in a Python loop per feature."""
+        abstracts); these rows hold numbers only. Every name of every row is looked up in one ``map``
+        (C-level calls of the vocabulary's ``get``), not in a Python loop per feature."""
         names = list(itertools.chain.from_iterable(rows))
-        vocabulary = (vec or self._vec).vocabulary_
+        vocabulary = (self._vec if vec is None else vec).vocabulary_
         column = np.fromiter(map(vocabulary.get, names, itertools.repeat(-1)), dtype=np.intc,
                              count=len(names))                                            # [names]
         values = np.fromiter(itertools.chain.from_iterable(r.values() for r in rows), dtype=np.float64,
