@@ -44,7 +44,10 @@ Shapes: per question, hidden [B, L, H] of its graph → x [4H]; per pair x̄ [4H
 
 from __future__ import annotations
 
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from typing import Iterator
+
 import numpy as np
 import torch
 
@@ -107,24 +110,30 @@ def batch_question_vectors(model, block, batch, hidden, cq) -> dict[QuestionKey,
     return dict(zip(rows, x))
 
 
+@contextmanager
+def _deterministic() -> Iterator[None]:
+    """PyTorch's deterministic algorithms inside the block, the caller's setting (and its warn-only
+    flag) restored after it, whatever the block raises."""
+    before = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before, warn_only=warn_only)
+
+
 def _sum_rows(x: torch.Tensor, group: torch.Tensor, groups: int) -> torch.Tensor:
     """[groups, D]: row g the sum of the rows of x [N, D] whose ``group`` [N] is g, added from zero in
     an order fixed by the input, so that the sums are the same from run to run on every device.
 
     ``index_add_`` adds in row order on a CPU. On CUDA its default kernel adds with atomics, in
-    whatever order the threads reach a row, so it runs here under PyTorch's deterministic mode
-    (torch.use_deterministic_algorithms, for this call alone), whose kernel sorts the rows by group
-    and adds each group's rows in turn."""
+    whatever order the threads reach a row, so it runs there under PyTorch's deterministic mode
+    (:func:`_deterministic`, for this call alone), whose kernel sorts the rows by group and adds
+    each group's rows in turn."""
     out = x.new_zeros(groups, x.shape[1])                                                 # [groups, D]
-    if not x.is_cuda:
+    with _deterministic() if x.is_cuda else nullcontext():
         return out.index_add_(0, group, x)
-    before = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        return out.index_add_(0, group, x)
-    finally:
-        torch.use_deterministic_algorithms(before, warn_only=warn_only)
 
 
 class PairSums:

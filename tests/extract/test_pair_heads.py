@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphmert.extract.pair_heads import (RELATED, PairHead, PairHeadError, _sum_rows, blend, pair_vectors,
-                                         question_vectors)
+from graphmert.extract.pair_heads import (RELATED, PairHead, PairHeadError, _deterministic, _sum_rows, blend,
+                                         pair_vectors, question_vectors)
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.layout import layout_arrays
 import graphmert.extract.pairs as pairs_module
@@ -116,6 +116,23 @@ def test_rows_are_summed_per_group_as_a_loop_sums_them():
     assert got.shape == (40, 16) and got.dtype == torch.float32
     np.testing.assert_allclose(got.numpy(), naive_sums(x, group, 40), rtol=1e-5, atol=1e-5)
     assert not got[7].any()
+
+
+def test_the_deterministic_block_restores_the_callers_setting():
+    """_deterministic (the CUDA sums' mode) is on inside its block only, and the caller's setting and
+    warn-only flag come back after it, also when the block raises."""
+    assert not torch.are_deterministic_algorithms_enabled()
+    with _deterministic():
+        assert torch.are_deterministic_algorithms_enabled()
+    assert not torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        with pytest.raises(KeyError), _deterministic():
+            assert not torch.is_deterministic_algorithms_warn_only_enabled()
+            raise KeyError("inside")
+        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+    finally:
+        torch.use_deterministic_algorithms(False)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
