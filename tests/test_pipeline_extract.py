@@ -295,3 +295,36 @@ def same_to_float32(a, b) -> bool:
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(same_to_float32(x, y) for x, y in zip(a, b))
     return a == b
+
+
+def test_a_part_in_the_driver_runs_on_one_torch_and_one_blas_thread(monkeypatch):
+    """A part the driver computes runs as a Dask worker's does: torch and every BLAS pool on one
+    thread inside it, the driver's own settings back after it."""
+    import torch
+    from types import SimpleNamespace
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import pipelines.stages.extract as stage
+
+    def blas() -> set[int]:
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    seen = []
+
+    class Recorder:
+        def extract(self, docs, chunks):
+            seen.append((torch.get_num_threads(), blas()))
+            return [], {}
+
+    monkeypatch.setattr(stage, "_build_extractor", lambda inp: Recorder())
+    inp = SimpleNamespace(key=("test: one thread", id(seen)), similarity=None)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with threadpool_limits(limits=2, user_api="blas"):             # the driver: two of each
+            assert stage._extract_chunks([], [], inp, "graphmert") == ({"graphmert": []}, {})
+            assert (torch.get_num_threads(), blas()) == (2, {2})
+    finally:
+        torch.set_num_threads(threads)
+    assert seen == [(1, {1})]

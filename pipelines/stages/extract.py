@@ -194,7 +194,7 @@ def extract_part(part: Part, inp: ExtractInputs, path: Path) -> dict:
 
 def _extract_chunks(docs: list, chunks: list, inp: ExtractInputs, name: str) -> tuple[dict, dict]:
     ex = worker_cache(inp.key, lambda: _build_extractor(inp))
-    with one_torch_thread():
+    with one_thread():
         if isinstance(ex, PairExtractor):
             ranker = inp.ranker or inp.extract.ranker
             systems, rep = ex.extract(docs, chunks, rankers=[ranker],
@@ -215,15 +215,21 @@ def _empty_report() -> dict:
 
 
 @contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """torch on one CPU thread inside the block, as on a Dask worker (pipelines/scheduler.py sets
-    OMP_NUM_THREADS=1 there): a part computed in the driver (``--scheduler synchronous``) and on a
-    worker then sums in the same order, so a confidence does not change in its last bits with the
-    scheduler and the outputs stay byte-identical. Without effect on CUDA kernels."""
+def one_thread() -> Iterator[None]:
+    """torch and the BLAS pools (OpenBLAS, MKL: threadpoolctl) on one CPU thread inside the block, as
+    on a Dask worker (pipelines/scheduler.py sets OMP_NUM_THREADS, MKL_NUM_THREADS and
+    OPENBLAS_NUM_THREADS to 1 there): a part computed in the driver (``--scheduler synchronous``, or
+    a run whose extraction is one part) and on a worker then sums in the same order, so a
+    confidence does not change in its last bits with the scheduler and the outputs stay
+    byte-identical, and a many-core driver does not spread the part's small products over every
+    core. Without effect on CUDA kernels."""
+    from threadpoolctl import threadpool_limits
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        yield
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
     finally:
         torch.set_num_threads(before)
 
