@@ -21,7 +21,10 @@ Parquet shard). ``host_s`` is questions + other + decide, the work outside the m
 does not speed up, and ``forward_share`` the forward's part of the total. With ``--repeat N`` each
 phase is its fastest of N extractions (on a shared machine single runs vary by ±20%), and
 ``repeat_agreement`` is the smallest share of triples a later run has in common with the first. Work: queries,
-forwards, graphs, tokens (real, unpadded) and padded positions.
+forwards, graphs, tokens (real, unpadded) and padded positions; with the relatedness head,
+``pair_rows``, the question-candidate rows x(h, c) a model's pass sums per pair where it encodes
+them, and ``pair_sums``, the per-batch pair sums that cross to the host
+(:class:`~graphmert.extract.pair_heads.PairSums`).
 
 On CUDA one untimed extraction per config comes first (context, kernels, allocator).
 
@@ -273,7 +276,8 @@ def run_once(cfg, kg, schema, tok, rmap, model, members, docs, chunks, typer=Non
         write_triples(triples, Path(tmp) / "triples.parquet")
         sec["write"] = time.perf_counter() - t3
     row = {"queries": counts["queries"], "forwards": counts["forwards"], "graphs": counts["graphs"],
-           "tokens": meter.tokens, "padded": meter.padded, "triples": len(triples)}
+           "tokens": meter.tokens, "padded": meter.padded, "triples": len(triples),
+           "pair_rows": counts.get("pair_vector_rows", 0), "pair_sums": counts.get("pair_vector_sums_copied", 0)}
     row.update({f"{k}_s": sec.get(k, 0.0) for k in PHASES})
     return row, meter, {triple_key(t) for t in triples}
 

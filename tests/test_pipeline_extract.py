@@ -328,3 +328,22 @@ def test_a_part_in_the_driver_runs_on_one_torch_and_one_blas_thread(monkeypatch)
     finally:
         torch.set_num_threads(threads)
     assert seen == [(1, {1})]
+
+
+def test_the_lexical_document_control_fits_its_fold_typers_without_types(monkeypatch):
+    """The extract stage's lexical_document fit asks the stack for typers that fit relatedness alone
+    (its q), with the run's typer options otherwise."""
+    from types import SimpleNamespace
+
+    import pipelines.stages.extract as stage
+    from graphmert.config import ExtractConfig
+    from graphmert.extract.relation_typer import RelationTyper
+
+    got = {}
+    monkeypatch.setattr(stage, "fit_stack", lambda ex, docs, chunks, new_typer, folds, c: got.setdefault(
+        "typer", new_typer()) and SimpleNamespace(fit_counts={}))
+    ex = ExtractConfig(controls=["lexical", "lexical_document"], typer_window=3, typer_shared=True)
+    stage.fit_lexical_document(SimpleNamespace(cfg=SimpleNamespace(extract=ex)), None, frozenset(),
+                               typer_set=lambda: (None, [], []))
+    assert got["typer"] == RelationTyper(window=3, c=ex.typer_c, related=True, learn_apart=ex.typer_apart,
+                                         shared=True, roles=ex.typer_roles, type_regression=False)

@@ -50,6 +50,10 @@ def test_extract_benchmark_runs_the_configs_extractor(config, tmp_path):
     assert 0 < row["achieved/limit"] <= 1.0
     assert row["fit_typer_s"] >= 0 and row["fit_heads_s"] >= 0      # timed apart from the extraction
     assert (row["fit_typer_s"] > 0) == (config == "biored")             # the demo config fits no typer
+    if config == "biored":                    # the relatedness head's rows, summed per pair on the device
+        assert row["pair_rows"] > row["pair_sums"] > 0
+    else:
+        assert row["pair_rows"] == row["pair_sums"] == 0
     assert "extraction (CPU, 1 thread(s))" in stdout
 
 

@@ -162,6 +162,7 @@ class PairSums:
         self._slot: dict[int, int] = {}                     # pair code → row of the sums (first-seen order)
         self._sums = np.zeros((0, 0), dtype=np.float32)                                   # [pairs+, 4H]
         self._counts = np.zeros(0, dtype=np.int64)
+        self.rows = self.batch_pairs = 0       # rows x(h, c) summed on the device, per-pair sums copied
 
     def add(self, model, block, batch, hidden, cq) -> None:
         """Accumulate one encoded batch (the arguments of :func:`batch_question_vectors`)."""
@@ -179,6 +180,7 @@ class PairSums:
         x = torch.where(swap[:, None], x[:, blocks], x)          # first two blocks in rank order  [C, 4H]
         self._sums[slots] += _sum_rows(x, torch.from_numpy(local).to(x.device), len(codes)).cpu().numpy()
         self._counts[slots] += np.bincount(local, minlength=len(codes))
+        self.rows, self.batch_pairs = self.rows + len(code), self.batch_pairs + len(codes)
 
     def _grow(self, rows: int, width: int) -> None:
         """Room for ``rows`` pairs in the sums (doubling, so a run's batches copy them O(log) times)."""

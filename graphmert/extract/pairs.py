@@ -667,6 +667,9 @@ class PairExtractor:
                 if vectors:
                     found[k].add(model, block, batch, hidden, cq)
             units += block
+        if found:                             # per model: the rows summed per pair, the sums copied
+            self.stats["pair_vector_rows"] += found[0].rows
+            self.stats["pair_vector_sums_copied"] += found[0].batch_pairs
         order = [id(q) for _, qs in units for q in qs]
         answers = []
         for per_model in out:

@@ -374,19 +374,3 @@ def test_a_typer_without_its_type_regression_relates_pairs_as_the_whole_one_does
         alone.log_probabilities(items)
     with pytest.raises(TyperError, match="needs its related-or-not one"):
         RelationTyper(type_regression=False).fit(docs)
-
-
-def test_the_lexical_document_control_fits_its_fold_typers_without_types(monkeypatch):
-    """The extract stage's lexical_document fit asks the stack for typers that fit relatedness alone
-    (its q), with the run's typer options otherwise."""
-    import pipelines.stages.extract as stage
-    from types import SimpleNamespace
-
-    got = {}
-    monkeypatch.setattr(stage, "fit_stack", lambda ex, docs, chunks, new_typer, folds, c: got.setdefault(
-        "typer", new_typer()) and SimpleNamespace(fit_counts={}))
-    ex = ExtractConfig(controls=["lexical", "lexical_document"], typer_window=3, typer_shared=True)
-    stage.fit_lexical_document(SimpleNamespace(cfg=SimpleNamespace(extract=ex)), None, frozenset(),
-                               typer_set=lambda: (None, [], []))
-    assert got["typer"] == RelationTyper(window=3, c=ex.typer_c, related=True, learn_apart=ex.typer_apart,
-                                         shared=True, roles=ex.typer_roles, type_regression=False)
