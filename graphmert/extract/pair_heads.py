@@ -56,7 +56,7 @@ from graphmert.errors import GraphmertError
 from graphmert.model.candidates import span_means
 
 __all__ = ["PairHead", "PairHeadError", "PairSums", "RELATED", "batch_question_vectors", "blend", "fit_heads",
-           "pair_vectors", "question_vectors"]
+           "pair_sums", "pair_vectors", "question_vectors"]
 
 PairKey = tuple[str, frozenset]            # (document id, unordered pair of entity keys)
 RELATED = ("unrelated", "related")         # the relatedness head's classes
@@ -225,18 +225,24 @@ class PairSums:
         return out
 
 
+def pair_sums(ex, plans) -> list[PairSums]:
+    """Each of the extractor ``ex``'s models' :class:`PairSums` of ``plans``, from one pass of them
+    all over the extractor's graphs, without bf16."""
+    models = [ex.model, *ex.members]
+    found = [PairSums(plans) for _ in models]
+    with torch.inference_mode():
+        for block, batch, hiddens, cq in ex.encoded(models, plans, by_length=True, bf16=False):
+            for sums, model, hidden in zip(found, models, hiddens):
+                sums.add(model, block, batch, hidden, cq)
+    return found
+
+
 def pair_vectors(ex, plans, found: list[PairSums] | None = None) -> dict[PairKey, np.ndarray]:
     """(document, unordered id pair) → x̄ [4HM]: the pair's question vectors averaged, the first two
     blocks in (category, id) order, the ensemble members' concatenated (module docstring).
-    ``found``: each model's :class:`PairSums` of ``plans`` when the caller has them (computed here
-    otherwise, in one pass of the extractor's models)."""
-    if found is None:
-        models = [ex.model, *ex.members]
-        found = [PairSums(plans) for _ in models]
-        with torch.inference_mode():
-            for block, batch, hiddens, cq in ex.encoded(models, plans, by_length=True, bf16=False):
-                for sums, model, hidden in zip(found, models, hiddens):
-                    sums.add(model, block, batch, hidden, cq)
+    ``found``: each model's :class:`PairSums` of ``plans`` when the caller has them (else
+    :func:`pair_sums`)."""
+    found = pair_sums(ex, plans) if found is None else found
     per_model = [s.means() for s in found]
     return {k: np.concatenate([m[k] for m in per_model]) for k in per_model[0]} if per_model else {}
 

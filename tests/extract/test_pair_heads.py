@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphmert.extract.pair_heads import (RELATED, PairHead, PairHeadError, PairSums, _deterministic, _sum_rows,
-                                         blend, pair_vectors, question_vectors)
+from graphmert.extract.pair_heads import (RELATED, PairHead, PairHeadError, _deterministic, _sum_rows, blend,
+                                         pair_sums, pair_vectors, question_vectors)
 from graphmert.graph.collate import collate_graphs
 from graphmert.graph.layout import layout_arrays
 import graphmert.extract.pairs as pairs_module
@@ -91,12 +91,7 @@ def test_pair_sums_give_the_per_question_average_in_its_order(world):
     for key, v in oriented(x, plans, world["model"].config.hidden_size):
         acc = sums.setdefault(key, [0.0, 0])
         acc[0], acc[1] = acc[0] + v, acc[1] + 1
-    models = [ex.model, *ex.members]
-    found = [PairSums(plans) for _ in models]
-    with torch.inference_mode():
-        for block, batch, hiddens, cq in ex.encoded(models, plans, by_length=True, bf16=False):
-            for sums_of, model, hidden in zip(found, models, hiddens):
-                sums_of.add(model, block, batch, hidden, cq)
+    found = pair_sums(ex, plans)
     got = pair_vectors(ex, plans, found)
     assert list(got) == list(sums) and len(got) > 3
     # every question-candidate row summed once; a pair's sum copied once per batch that holds it
