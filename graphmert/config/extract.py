@@ -97,6 +97,11 @@ class ExtractConfig:
     greek_suffix: bool = opt(False, help="documents the ner stage's recognizer annotates: a gene "
                              "mention directly followed by a Greek letter as a word ('NRG-1 beta') ends "
                              "after it (graphmert.ner.gazetteer.greek_suffix)")
+    name_extension: bool = opt(False, help="documents the ner stage's recognizer annotates: a "
+                               "recognised mention takes the span of the longest name around it, up to "
+                               "3 words on each side, that the linker's training documents or the seed "
+                               "KG give its category ('retinopathy' -> 'retinopathy of prematurity'; "
+                               "graphmert.ner.gazetteer.name_extension)")
     name_ratio: float = opt(0.5, min=0.0, max=1.0, help="name_mentions: the least share of a seed-KG "
                             "name's occurrences in the training documents that must be annotated")
     kg_gene_species: Optional[str] = opt(

@@ -41,7 +41,7 @@ from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
 __all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "route_trim", "ROUTE_WORDS", "greek_suffix",
-           "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
+           "name_extension", "EXTENSION_WORDS", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
 MIN_NAME_CHARS = 4              # shorter keys ("ca", "ad", "epo") are left to the recognizer (genes: with
@@ -153,3 +153,82 @@ def greek_suffix(doc: Document, gene: str = "Gene") -> Document:
     if out == doc.mentions:
         return doc
     return replace(doc, mentions=out)
+
+
+
+# A recognised mention is often the head of a longer name that annotators take whole: "retinopathy"
+# in "retinopathy of prematurity", "glaucoma" in "primary open angle glaucoma", "oxygen" in
+# "reactive oxygen species" (held-out BioRED train: 131 of the 433 gold mentions that strict spans
+# miss overlap a found mention of their category, 61 of them diseases found too short;
+# experiments/raw_entities.py --errors, its table of kinds)
+EXTENSION_WORDS = 3             # the most words a mention is extended by on each side
+_WORD = re.compile(r"\w(?:[\w'’]*\w)?")    # a word; "Parkinson's" is one
+_SPAN = 40 * EXTENSION_WORDS                  # how far around a mention its words are looked for
+# words that begin or end no name: without them "RA in" and "the SE" would be extensions of "RA" and
+# "SE", whose look-up keys ("rain", "these") ignore spaces
+_EDGE_WORDS = frozenset({"a", "an", "the", "in", "of", "and", "or", "to", "with", "for", "by", "on", "at",
+                         "as", "from", "is", "was", "were", "are", "be", "that", "this", "these", "those",
+                         "its", "their", "his", "her", "our", "we", "not", "no", "than", "after", "before",
+                         "during", "into", "via", "per", "but", "which", "who", "all", "both", "each"})
+
+
+def _joined_words(text: str, start: int, end: int) -> tuple[list[int], list[int]]:
+    """(the starts of the words joined to ``start`` on its left by a space or a hyphen each, nearest
+    first; the ends of those joined to ``end`` on its right): at most :data:`EXTENSION_WORDS` each,
+    a run stopping at any other separator."""
+    lo = max(0, start - _SPAN)
+    words = [w for w in _WORD.finditer(text, lo, start) if w.start() > lo or lo == 0 or not text[lo - 1].isalnum()]
+    lefts, pos = [], start
+    for w in reversed(words):
+        if len(lefts) == EXTENSION_WORDS or not _JOIN.fullmatch(text[w.end():pos]):
+            break
+        lefts.append(pos := w.start())
+    rights, pos = [], end
+    for w in _WORD.finditer(text, end, end + _SPAN):
+        if len(rights) == EXTENSION_WORDS or not _JOIN.fullmatch(text[pos:w.start()]):
+            break
+        rights.append(pos := w.end())
+    return lefts, rights
+
+
+def _edge_free(text: str) -> bool:
+    """Whether ``text`` neither begins nor ends with a word of :data:`_EDGE_WORDS`."""
+    words = _WORD.findall(text)
+    return bool(words) and words[0].lower() not in _EDGE_WORDS and words[-1].lower() not in _EDGE_WORDS
+
+
+def _longest_name(text: str, start: int, end: int, category: str, linker: EntityLinker,
+                  others: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The longest span of ``text`` that holds [start, end), reaches at most
+    :data:`EXTENSION_WORDS` joined words beyond it on each side, overlaps none of ``others``, and
+    that the training documents or the seed KG name as ``category``
+    (:meth:`~graphmert.ner.linking.EntityLinker.names_exactly`); None when there is none."""
+    lefts, rights = _joined_words(text, start, end)
+    spans = [(s, e) for s in (start, *lefts) for e in (end, *rights) if (s, e) != (start, end)]
+    for s, e in sorted(spans, key=lambda se: (se[0] - se[1], se[0])):         # longest first
+        if (all(e <= a or s >= b for a, b in others) and _edge_free(text[s:e])
+                and linker.names_exactly(text[s:e], category)):
+            return s, e
+    return None
+
+
+def name_extension(doc: Document, linker: EntityLinker, labels: frozenset[str]) -> Document:
+    """A copy of ``doc`` whose mentions without ids of a label in ``labels`` take the span of the
+    longest name around them that the training documents or the seed KG give their category
+    (:func:`_longest_name`: "retinopathy" → "retinopathy of prematurity"), in text order, none
+    growing over another mention; ``doc`` itself when none grows. The reference vocabularies do not
+    count: they name genes by common words and MeSH names what is no disease ("causes of death"),
+    and with them the held-out disease spans got worse (docs/experiments/entity-rules.md)."""
+    taken = [(m.start, m.end) for m in doc.mentions]
+    out = []
+    for i, m in enumerate(doc.mentions):
+        span = None
+        if m.type in labels and not m.ids:
+            span = _longest_name(doc.text, m.start, m.end, m.type, linker, taken[:i] + taken[i + 1:])
+        if span is not None:
+            taken[i] = span
+            m = replace(m, start=span[0], end=span[1], text=doc.text[span[0]:span[1]])
+        out.append(m)
+    if out == doc.mentions:
+        return doc
+    return replace(doc, mentions=sorted(out, key=lambda m: (m.start, m.end)))

@@ -30,7 +30,8 @@ from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.windowing import chunk_documents
 from graphmert.errors import noting
 from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
-from graphmert.ner.gazetteer import gene_name_labels, greek_suffix, name_mentions, route_trim, symbol_mentions
+from graphmert.ner.gazetteer import (gene_name_labels, greek_suffix, name_extension, name_mentions, route_trim,
+                                     symbol_mentions)
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import LABELS, Recognizer
 from graphmert.ner.variants import add_variants
@@ -206,7 +207,8 @@ def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) 
 
 
 def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
-    """A recognised document whose chemicals start after a route word (``extract.route_trim``), whose
+    """A recognised document whose mentions take the longest known name around them
+    (``extract.name_extension``), whose chemicals start after a route word (``extract.route_trim``), whose
     chemicals that name genes are genes (``extract.gene_name_labels``), whose genes take a Greek letter
     that follows them (``extract.greek_suffix``),
     with the mentions the seed KG's disease, chemical and gene names (``extract.name_mentions``), its
@@ -214,6 +216,8 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
     (``extract.symbol_mentions``) add, in that order, less those of
     short forms it defines as something else (``extract.abbreviation_veto``; a long form the linker
     links exactly in the mention's category keeps them)."""
+    if ex.name_extension:
+        doc = name_extension(doc, linker, RECOGNIZER_LABELS)
     if ex.route_trim:
         doc = route_trim(doc, linker, LABELS["biolink:ChemicalEntity"])
     if ex.gene_name_labels:

@@ -10,8 +10,8 @@ import pytest
 from graphmert.config import Config
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
-from graphmert.ner.gazetteer import (MIN_NAME_CHARS, gene_name_labels, greek_suffix, name_mentions, route_trim,
-                                     symbol_mentions)
+from graphmert.ner.gazetteer import (MIN_NAME_CHARS, gene_name_labels, greek_suffix, name_extension, name_mentions,
+                                     route_trim, symbol_mentions)
 from graphmert.ner.linking import EntityLinker, LinkerError
 
 NODES = [Node("NCBIGene:1", "GADD45A", "biolink:Gene"), Node("NCBIGene:2", "CYP2C19", "biolink:Gene"),
@@ -236,3 +236,58 @@ def test_a_greek_letter_after_a_gene_joins_its_span():
     assert raw.mentions[0].text == "NRG-1"                              # the input is untouched
     plain = Document(id="p", text="TNF", mentions=[Mention(0, 3, "TNF", "Gene")])
     assert greek_suffix(plain) is plain
+
+
+def _mentions(text: str, spans: list[tuple[str, str]]) -> list[Mention]:
+    out, pos = [], 0
+    for t, type_ in spans:
+        start = text.index(t, pos)
+        out.append(Mention(start=start, end=start + len(t), text=t, type=type_))
+        pos = start + 1
+    return out
+
+
+def test_a_mention_takes_the_longest_known_name_around_it():
+    # the training documents annotate two diseases and a chemical; the KG names a gene and a disease
+    train = [_doc("t", "Retinopathy of prematurity, primary open angle glaucoma and reactive oxygen species.",
+                  [("Retinopathy of prematurity", "Disease"), ("primary open angle glaucoma", "Disease"),
+                   ("reactive oxygen species", "Chemical")]),
+             _doc("u", "Rain fell.", [("Rain", "Chemical")]),
+             _doc("v", "Open angle glaucoma.", [("Open angle glaucoma", "Disease")])]
+    kg = SeedKG([Node("NCBIGene:9", "alpha-B crystallin", "biolink:Gene"),
+                 Node("MESH:D9", "left ventricular dysfunction", "biolink:Disease")], [])
+    linker = EntityLinker.build(train, kg, [])
+    text = ("In retinopathy of prematurity, primary open angle glaucoma, reactive oxygen species, "
+            "alpha-B crystallin and left ventricular dysfunction; RA in rats; retinopathy of prematurity, oxygen.")
+    spans = [("retinopathy", "Disease"), ("glaucoma", "Disease"), ("oxygen", "Chemical"),
+             ("alpha-B", "Gene"), ("ventricular dysfunction", "Disease"), ("RA", "Chemical"),
+             ("retinopathy", "Disease"), ("prematurity", "Disease"), ("oxygen", "Gene")]
+    raw = Document(id="r", text=text, mentions=_mentions(text, spans))
+    out = name_extension(raw, linker, frozenset({"Gene", "Disease", "Chemical"}))
+    assert [(m.text, text[m.start:m.end], m.type) for m in out.mentions] == [
+        ("retinopathy of prematurity", "retinopathy of prematurity", "Disease"),      # right, 2 words
+        ("primary open angle glaucoma", "primary open angle glaucoma", "Disease"),     # the longest, 3 words
+        ("reactive oxygen species", "reactive oxygen species", "Chemical"),           # both sides
+        ("alpha-B crystallin", "alpha-B crystallin", "Gene"),                         # a KG name
+        ("left ventricular dysfunction", "left ventricular dysfunction", "Disease"),   # a KG name
+        # "RA in" has the key of the chemical "Rain", but a name ends in no function word
+        ("RA", "RA", "Chemical"),
+        # "retinopathy of prematurity" would grow over another mention; "oxygen" is no gene name
+        ("retinopathy", "retinopathy", "Disease"), ("prematurity", "prematurity", "Disease"),
+        ("oxygen", "oxygen", "Gene")]
+    assert raw.mentions[0].text == "retinopathy"                        # the input is untouched
+    linked = replace(raw, mentions=[replace(raw.mentions[0], ids=["MESH:D1"])])
+    assert name_extension(linked, linker, frozenset({"Disease"})) is linked   # a linked mention stays
+    assert name_extension(raw, linker, frozenset({"Gene"})).mentions[0].text == "retinopathy"  # not its label
+
+
+def test_only_the_training_documents_and_the_kg_name_exactly():
+    train = [_doc("t", "Calcium channels and calcium.", [("Calcium channels", "Chemical"), ("calcium", "Chemical")]),
+             _doc("u", "Calcium channels bind.", [("Calcium channels", "GeneOrGeneProduct")])]
+    linker = EntityLinker.build(train, SeedKG([Node("MESH:D5", "glucose transporter", "biolink:Disease")], []), [])
+    assert linker.names_exactly("calcium", "Chemical") and linker.names_exactly("Calcium", "biolink:ChemicalEntity")
+    assert linker.names_exactly("glucose transporters", "Disease")       # a KG name's plural
+    assert not linker.names_exactly("calcium channels", "Chemical")      # annotated as a gene too
+    assert not linker.names_exactly("glucose transporter", "Chemical")   # the KG's category only
+    assert not linker.names_exactly("calcum", "Chemical")                # no fuzzy match
+    assert not linker.names_exactly("", "Chemical")

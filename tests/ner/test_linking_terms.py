@@ -201,3 +201,12 @@ def test_a_linker_without_terms_round_trips(tmp_path):
     back = EntityLinker.load(plain.save(tmp_path / "plain.json.gz"))
     assert back.link("cancer", DISEASE).ids == ("MESH:D000099",)
     assert back.link("cisplatin", CHEMICAL).ids == ()
+
+
+def test_a_term_table_alone_names_nothing_exactly(linker):
+    """:meth:`EntityLinker.names_exactly` (the span rule ``extract.name_extension``) counts the
+    training documents' forms and the KG's names, never a term table's: MeSH names what is no
+    mention of the category ("Abattoirs" links as a disease)."""
+    assert linker.link("Slaughterhouses", DISEASE).how == "terms"
+    assert not linker.names_exactly("Slaughterhouses", DISEASE)
+    assert linker.names_exactly("cancer", DISEASE) and linker.names_exactly("Cachectin", CHEMICAL)

@@ -320,6 +320,19 @@ class EntityLinker:
         """The categories the training documents annotate ``key`` (a :func:`surface_key`) as."""
         return frozenset(c for c, keys in self._tables.dictionary.items() if key in keys)
 
+    def names_exactly(self, text: str, category: str) -> bool:
+        """Whether the training documents or the seed KG name ``text`` as ``category`` (a Biolink
+        category or a mention type): its :func:`surface_key` or a singular of it among the forms the
+        training documents annotate (any species) or the KG's names, and no training document
+        annotates it as another category. The reference vocabularies and term tables, which also
+        name what is no mention of the category (MeSH's "Cause of Death", "Calcium Channels"), and
+        the fuzzy look-up do not count (:func:`graphmert.ner.gazetteer.name_extension`)."""
+        category = mention_category(category)
+        key = surface_key(text)
+        if not key or not self.dictionary_categories(key) <= {category}:
+            return False
+        return any(how in ("dictionary", "kg") for _, how in self._matches(category, key, text, None))
+
     def kg_gene_symbol(self, key: str) -> bool:
         """Whether ``key`` (a :func:`surface_key`) names a seed-KG gene and no training document
         annotates it as another category (:func:`graphmert.ner.gazetteer.symbol_mentions`)."""
