@@ -7,7 +7,8 @@ exactly. A gene symbol with a digit and an upper-case letter ("CYP2C19", "IL-6")
 else, so :func:`symbol_mentions` makes every occurrence of such a KG symbol a gene mention:
 
 * a candidate is a run of one to :data:`MAX_WORDS` words joined by single spaces or hyphens, of at
-  least :data:`MIN_CHARS` characters, with a digit and an upper-case letter;
+  least :data:`MIN_CHARS` characters, with a digit and an upper-case letter, that no function word
+  begins or ends (look-up keys ignore spaces: "as NS" has the key of ASNS);
 * its look-up key (:func:`graphmert.ner.linking.surface_key`: case, hyphens and spaces aside) must
   be a KG gene name and no form that the training documents annotate as another category
   (:meth:`~graphmert.ner.linking.EntityLinker.kg_gene_symbol`). The mouse "Cyp2c19" is found
@@ -23,7 +24,7 @@ without a digit include "SET" and "MET", which no digit-and-capital rule keeps o
 
 * a candidate is a run of one to :data:`~graphmert.ner.linking.NAME_MAX_WORDS` words joined by a
   space, a hyphen or ", " (:func:`~graphmert.ner.linking.word_runs`) whose key is at least
-  :data:`MIN_NAME_CHARS` characters long;
+  :data:`MIN_NAME_CHARS` characters long and that no function word begins or ends;
 * it must be a KG name of the category that no training document annotates as another category,
   and the training documents that annotate the category must annotate it at least ``ratio``
   (``extract.name_ratio``) of the times it occurs in them, or never contain it
@@ -50,6 +51,23 @@ MAX_WORDS = 3
 _JOIN = re.compile(r"[ -]")     # symbol words join by a space or a hyphen only
 
 
+# A word run is a name only if no function word begins or ends it: look-up keys ignore spaces, so
+# "as NS" has the key of the gene symbol ASNS, "of C4" of OFC4 (a synonym of MACF1) and "RA in" of
+# "rain"; a word written all in capitals ("vitamin A", "NO") is a letter or a symbol, not a function word
+_WORD = re.compile(r"\w(?:[\w'’]*\w)?")    # a word; "Parkinson's" is one
+_EDGE_WORDS = frozenset({"a", "an", "the", "in", "of", "and", "or", "to", "with", "for", "by", "on", "at",
+                         "as", "from", "is", "was", "were", "are", "be", "that", "this", "these", "those",
+                         "its", "their", "his", "her", "our", "we", "not", "no", "than", "after", "before",
+                         "during", "into", "via", "per", "but", "which", "who", "all", "both", "each"})
+
+
+def _edge_free(text: str) -> bool:
+    """Whether ``text`` has a word and neither begins nor ends with a function word (one of
+    :data:`_EDGE_WORDS`, not written all in capitals)."""
+    words = _WORD.findall(text)
+    return bool(words) and not any(w.lower() in _EDGE_WORDS and not w.isupper() for w in (words[0], words[-1]))
+
+
 def _symbol_like(text: str) -> bool:
     return len(text) >= MIN_CHARS and any(c.isdigit() for c in text) and any(c.isupper() for c in text)
 
@@ -57,7 +75,8 @@ def _symbol_like(text: str) -> bool:
 def _candidates(text: str, linker: EntityLinker) -> list[tuple[int, int]]:
     """(start, end) of every word run of ``text`` that is a symbol-like KG gene name."""
     return [(start, end) for start, end in word_runs(text, MAX_WORDS, _JOIN)
-            if _symbol_like(text[start:end]) and linker.kg_gene_symbol(surface_key(text[start:end]))]
+            if _symbol_like(text[start:end]) and _edge_free(text[start:end])
+            and linker.kg_gene_symbol(surface_key(text[start:end]))]
 
 
 def _with_mentions(doc: Document, found: list[tuple[int, int, str]]) -> Document:
@@ -88,7 +107,7 @@ def name_mentions(doc: Document, linker: EntityLinker, labels: dict[str, str], r
     found = []
     for start, end in word_runs(doc.text):
         key = run_key(doc.text[start:end])
-        if len(key) >= MIN_NAME_CHARS:
+        if len(key) >= MIN_NAME_CHARS and _edge_free(doc.text[start:end]):
             found += [(start, end, label) for cat, label in labels.items() if linker.kg_name(key, cat, ratio)]
     return _with_mentions(doc, found)
 
@@ -155,21 +174,13 @@ def greek_suffix(doc: Document, gene: str = "Gene") -> Document:
     return replace(doc, mentions=out)
 
 
-
 # A recognised mention is often the head of a longer name that annotators take whole: "retinopathy"
 # in "retinopathy of prematurity", "glaucoma" in "primary open angle glaucoma", "oxygen" in
 # "reactive oxygen species" (held-out BioRED train: 131 of the 433 gold mentions that strict spans
-# miss overlap a found mention of their category, 61 of them diseases found too short;
+# miss overlap a found mention of their category, most of them diseases found too short;
 # experiments/raw_entities.py --errors, its table of kinds)
 EXTENSION_WORDS = 3             # the most words a mention is extended by on each side
-_WORD = re.compile(r"\w(?:[\w'’]*\w)?")    # a word; "Parkinson's" is one
 _SPAN = 40 * EXTENSION_WORDS                  # how far around a mention its words are looked for
-# words that begin or end no name: without them "RA in" and "the SE" would be extensions of "RA" and
-# "SE", whose look-up keys ("rain", "these") ignore spaces
-_EDGE_WORDS = frozenset({"a", "an", "the", "in", "of", "and", "or", "to", "with", "for", "by", "on", "at",
-                         "as", "from", "is", "was", "were", "are", "be", "that", "this", "these", "those",
-                         "its", "their", "his", "her", "our", "we", "not", "no", "than", "after", "before",
-                         "during", "into", "via", "per", "but", "which", "who", "all", "both", "each"})
 
 
 def _joined_words(text: str, start: int, end: int) -> tuple[list[int], list[int]]:
@@ -189,12 +200,6 @@ def _joined_words(text: str, start: int, end: int) -> tuple[list[int], list[int]
             break
         rights.append(pos := w.end())
     return lefts, rights
-
-
-def _edge_free(text: str) -> bool:
-    """Whether ``text`` neither begins nor ends with a word of :data:`_EDGE_WORDS`."""
-    words = _WORD.findall(text)
-    return bool(words) and words[0].lower() not in _EDGE_WORDS and words[-1].lower() not in _EDGE_WORDS
 
 
 def _longest_name(text: str, start: int, end: int, category: str, linker: EntityLinker,

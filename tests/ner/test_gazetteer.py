@@ -291,3 +291,16 @@ def test_only_the_training_documents_and_the_kg_name_exactly():
     assert not linker.names_exactly("glucose transporter", "Chemical")   # the KG's category only
     assert not linker.names_exactly("calcum", "Chemical")                # no fuzzy match
     assert not linker.names_exactly("", "Chemical")
+
+
+def test_no_function_word_begins_or_ends_a_kg_name_or_symbol():
+    """Look-up keys ignore spaces, so "as NS" has the key of ASNS and "of C4" of OFC4 (a synonym of
+    MACF1): a word run that a function word begins or ends is no name; a capital letter is no
+    function word ("vitamin A")."""
+    nodes = [Node("NCBIGene:440", "ASNS", "biolink:Gene"), Node("NCBIGene:23499", "OFC4", "biolink:Gene"),
+             Node("MESH:D014801", "vitamin A", "biolink:ChemicalEntity")]
+    linker = EntityLinker.build([], SeedKG(nodes, []))
+    raw = Document(id="d", text="Known as NS, the loss of C4 and of vitamin A; ASNS and OFC4.", mentions=[])
+    assert [m.text for m in symbol_mentions(raw, linker).mentions] == ["OFC4"]
+    named = name_mentions(raw, linker, {"biolink:Gene": "Gene", "biolink:ChemicalEntity": "Chemical"}, 0.5)
+    assert [m.text for m in named.mentions] == ["vitamin A", "ASNS", "OFC4"]
