@@ -80,14 +80,20 @@ CHEMICAL = {"biolink:ChemicalEntity": "Chemical"}
 
 
 def _doc(doc_id: str, text: str, spans: list[tuple[str, str]]) -> Document:
-    """Mentions on the first occurrence of each text after the previous one."""
-    mentions, pos = [], 0
+    """Linked mentions (:func:`_mentions`), a gene id for a gene, a MeSH id otherwise."""
+    mentions = [replace(m, ids=["NCBIGene:1"] if m.type == "GeneOrGeneProduct" else ["MESH:D1"])
+                for m in _mentions(text, spans)]
+    return Document(id=doc_id, text=text, mentions=mentions)
+
+
+def _mentions(text: str, spans: list[tuple[str, str]]) -> list[Mention]:
+    """Mentions without ids on the first occurrence of each text after the previous one's start."""
+    out, pos = [], 0
     for t, type_ in spans:
         start = text.index(t, pos)
-        ids = ["NCBIGene:1"] if type_ == "GeneOrGeneProduct" else ["MESH:D1"]
-        mentions.append(Mention(start=start, end=start + len(t), text=t, type=type_, ids=ids))
+        out.append(Mention(start=start, end=start + len(t), text=t, type=type_))
         pos = start + 1
-    return Document(id=doc_id, text=text, mentions=mentions)
+    return out
 
 
 NAME_TRAIN = [
@@ -221,12 +227,7 @@ def test_a_greek_letter_after_a_gene_joins_its_span():
     text = "NRG-1 beta and GR alpha2, NRG-1 betaine, Tnf beta-cells, TGF betas, IL beta X and Bcl beta."
     spans = [("NRG-1", "Gene"), ("GR", "Gene"), ("NRG-1", "Gene"), ("Tnf", "Gene"), ("TGF", "Gene"),
              ("IL", "Chemical"), ("Bcl", "Gene"), ("beta", "Chemical")]
-    mentions, pos = [], 0
-    for t, type_ in spans:
-        start = text.index(t, pos)
-        mentions.append(Mention(start=start, end=start + len(t), text=t, type=type_))
-        pos = start + 1
-    raw = Document(id="g", text=text, mentions=mentions)
+    raw = Document(id="g", text=text, mentions=_mentions(text, spans))
     out = greek_suffix(raw)
     # a whole Greek word (and a digit) joins a gene; not a longer word, a compound, a plural, another
     # category's mention, nor a word another mention starts at
@@ -237,14 +238,6 @@ def test_a_greek_letter_after_a_gene_joins_its_span():
     plain = Document(id="p", text="TNF", mentions=[Mention(0, 3, "TNF", "Gene")])
     assert greek_suffix(plain) is plain
 
-
-def _mentions(text: str, spans: list[tuple[str, str]]) -> list[Mention]:
-    out, pos = [], 0
-    for t, type_ in spans:
-        start = text.index(t, pos)
-        out.append(Mention(start=start, end=start + len(t), text=t, type=type_))
-        pos = start + 1
-    return out
 
 
 def test_a_mention_takes_the_longest_known_name_around_it():
