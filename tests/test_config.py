@@ -181,6 +181,8 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert raw.extract.kg_gene_species == "NCBITaxon:9606"
     assert raw.extract.abbreviation_veto == ["biolink:Disease", "biolink:ChemicalEntity"]
     assert raw.extract.name_mentions == ["biolink:ChemicalEntity", "biolink:Disease", "biolink:Gene"]
+    # a variant no rs id names stays unlinked (chosen on the raw slice); gold mentions keep their ids
+    assert not raw.extract.variant_keys and biored.extract.variant_keys
     # and the mentions nothing links are skipped rather than kept as text nodes (every triple counts)
     assert not raw.extract.text_entities and biored.extract.text_entities
     # the disease–variant pairs no chunk holds were chosen on gold mentions only
@@ -203,6 +205,7 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                typer_apart=biored.extract.typer_apart, typer_shared=biored.extract.typer_shared,
                                cross_chunk_pairs=biored.extract.cross_chunk_pairs,
                                calibration=biored.extract.calibration,
+                               variant_keys=biored.extract.variant_keys,
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
     # the relatedness head is measured on gold mentions only: off on raw text
     assert raw.extract.related_head_weight == 0 < biored.extract.related_head_weight

@@ -122,6 +122,10 @@ class ExtractConfig:
                                  "sequence variants a rule-based finder reads in the text ('R215W', "
                                  "'c.643C>T', 'rs1800795') become mentions too, with tmVar-style ids, "
                                  "where no recognised mention lies (graphmert.ner.variants)")
+    variant_keys: bool = opt(True, help="with variant_mentions: a variant no rs id names keeps the "
+                             "tmVar key made from its text as its id; false: it is a mention without "
+                             "an id (the key names that change in every gene, and BioRED gives most "
+                             "such variants an rs id the project cannot look up)")
     outside_scope_weight: float = opt(0.0, min=0.0, max=1.0,
                                       help="'fixed' leaf-query models: 0 asks only the tails within "
                                            "the scope; w in (0, 1] also offers the chunk's other "

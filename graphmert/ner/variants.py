@@ -37,7 +37,7 @@ from typing import Iterable
 
 from graphmert.corpus.document import Document, Mention, normalize_id
 
-__all__ = ["Variant", "find_variants", "add_variants", "MIN_ONE_LETTER_POSITION", "VARIANT_TYPE"]
+__all__ = ["Variant", "find_variants", "add_variants", "rs_aliases", "MIN_ONE_LETTER_POSITION", "VARIANT_TYPE"]
 
 VARIANT_TYPE = "SequenceVariant"        # the mention type (mention_category: biolink:SequenceVariant)
 MIN_ONE_LETTER_POSITION = 10
@@ -125,14 +125,41 @@ def find_variants(text: str) -> list[Variant]:
     return sorted(kept, key=lambda v: v.start)
 
 
-def add_variants(doc: Document) -> Document:
+def rs_aliases(text: str, variants: list[Variant]) -> dict[str, str]:
+    """Key → dbSNP key for each written-out variant that ``text`` pairs with an rs id in brackets,
+    either way round: "rs4539 (A2718G)", "A2718G (rs4539)". The abstract says the two are one
+    variant, and BioRED gives every mention of it the rs id; elsewhere the project cannot map a
+    written-out variant to dbSNP (module docstring). A key paired with two rs ids keeps its own."""
+    pairs: dict[str, set[str]] = {}
+    for a, b in zip(variants, variants[1:]):
+        if not _BRACKETED.fullmatch(text[a.end:b.start]) or not _CLOSE.match(text, b.end):
+            continue
+        rs, other = (a, b) if a.key.startswith("rs") else (b, a)
+        if rs.key.startswith("rs") and not other.key.startswith("rs"):
+            pairs.setdefault(other.key, set()).add(rs.key)
+    return {key: next(iter(rs)) for key, rs in pairs.items() if len(rs) == 1}
+
+
+_BRACKETED = re.compile(r"\s*[(\[]\s*")      # between a variant and the one it brackets
+_CLOSE = re.compile(r"\s*[)\]]")
+
+
+def add_variants(doc: Document, keys: bool = True) -> Document:
     """A copy of ``doc`` with a :data:`VARIANT_TYPE` mention, id ``normalize_id(key)``
     (``dbSNP:rs…`` or ``tmVar:…``), for every variant of its text that overlaps none of its mentions;
-    the mentions stay in order of their start."""
-    added = [Mention(start=v.start, end=v.end, text=v.text, type=VARIANT_TYPE,
-                     ids=[normalize_id(v.key, VARIANT_TYPE)])
-             for v in find_variants(doc.text)
-             if not any(m.start < v.end and v.start < m.end for m in doc.mentions)]
+    a written-out variant the text pairs with an rs id takes it (:func:`rs_aliases`). Without
+    ``keys`` a variant left with a tmVar key is a mention without an id: its key is made from its
+    text, not looked up, and names one variant of every gene (``extract.variant_keys``). The
+    mentions stay in order of their start."""
+    variants = find_variants(doc.text)
+    aliases = rs_aliases(doc.text, variants)
+    added = []
+    for v in variants:
+        if any(m.start < v.end and v.start < m.end for m in doc.mentions):
+            continue
+        key = aliases.get(v.key, v.key)
+        ids = [normalize_id(key, VARIANT_TYPE)] if keys or key.startswith("rs") else []
+        added.append(Mention(start=v.start, end=v.end, text=v.text, type=VARIANT_TYPE, ids=ids))
     if not added:
         return doc
     return replace(doc, mentions=sorted([*doc.mentions, *added], key=lambda m: (m.start, m.end)))

@@ -200,10 +200,11 @@ def extraction_linker(linker: EntityLinker, ex: ExtractConfig) -> EntityLinker:
 def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
     """What extraction does with a document the recognizer annotated (``extract.propagate_mentions``
     applies in the recognizer): the mentions of :func:`more_mentions`, linked by ``linker``, and with
-    ``extract.variant_mentions`` the sequence variants of :func:`add_variants`. Also what
+    ``extract.variant_mentions`` the sequence variants of :func:`add_variants` (with their tmVar keys
+    as ids unless ``extract.variant_keys`` is off). Also what
     ``experiments/raw_entities.py`` scores on held-out documents."""
     doc = linker.link_document(more_mentions(doc, linker, ex))
-    return add_variants(doc) if ex.variant_mentions else doc
+    return add_variants(doc, keys=ex.variant_keys) if ex.variant_mentions else doc
 
 
 def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:

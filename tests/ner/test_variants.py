@@ -11,7 +11,7 @@ import pytest
 
 from graphmert.config import Config
 from graphmert.corpus.document import Document, Mention, normalize_id
-from graphmert.ner.variants import VARIANT_TYPE, add_variants, find_variants
+from graphmert.ner.variants import VARIANT_TYPE, add_variants, find_variants, rs_aliases
 
 
 @pytest.mark.parametrize("text, key", [
@@ -50,6 +50,35 @@ def test_ids_are_those_biored_annotations_normalise_to():
     assert doc.mentions[0].ids == ["tmVar:p|SUB|R|215|W"] and doc.mentions[1].ids == ["dbSNP:rs1800795"]
 
 
+@pytest.mark.parametrize("text", ["rs4539 (A2718G) within CYP11B2", "A2718G (rs4539) within CYP11B2",
+                                  "rs4539 [ A2718G ] within CYP11B2"])
+def test_a_variant_bracketed_with_an_rs_id_takes_it_everywhere(text):
+    doc = add_variants(Document(id="d", text=f"{text}; A2718G carriers and R215W"))
+    assert [(m.text, m.ids) for m in doc.mentions] == [
+        *sorted([("rs4539", ["dbSNP:rs4539"]), ("A2718G", ["dbSNP:rs4539"])],
+                key=lambda tm: text.index(tm[0])),
+        ("A2718G", ["dbSNP:rs4539"]), ("R215W", ["tmVar:p|SUB|R|215|W"])]
+
+
+@pytest.mark.parametrize("text", [
+    "rs4539 and A2718G",                        # not bracketed
+    "rs4539 (A2718G, R215W)",                   # the bracket holds more than the variant
+    "rs4539 (A2718G) and rs6387 (A2718G)",      # one written form, two rs ids
+    "R215W (A2718G)",                           # no rs id
+])
+def test_a_variant_keeps_its_key_unless_one_rs_id_brackets_it(text):
+    found = find_variants(text)
+    assert rs_aliases(text, found) == {}
+    assert all(m.ids == [normalize_id(v.key, VARIANT_TYPE)]
+               for m, v in zip(add_variants(Document(id="d", text=text)).mentions, found))
+
+
+def test_without_keys_only_rs_ids_link():
+    doc = add_variants(Document(id="d", text="R215W (rs1800795) and c.643C>T"), keys=False)
+    assert [(m.text, m.ids) for m in doc.mentions] == [
+        ("R215W", ["dbSNP:rs1800795"]), ("rs1800795", ["dbSNP:rs1800795"]), ("c.643C>T", [])]
+
+
 def test_a_variant_never_replaces_a_mention_and_mentions_stay_sorted():
     text = "KRASG12D and S100B12A and R215W in BRCA1"
     gene = Mention(start=0, end=8, text="KRASG12D", type="Gene", ids=["NCBIGene:3845"])
@@ -84,6 +113,9 @@ def test_extract_stage_adds_variants_only_when_asked():
         assert set(found) == {"d"} and docs[1] is annotated           # annotated documents untouched
         types = [m.type for m in docs[0].mentions]
         assert types == (["Gene", VARIANT_TYPE] if on else ["Gene"])
+    cfg.extract.variant_keys = False                                    # extract.variant_keys
+    docs, _ = recognize_documents([raw], Recognizer(), Linker(), cfg.extract)
+    assert [(m.text, m.ids) for m in docs[0].mentions] == [("BRCA1", ["NCBIGene:672"]), ("R1699W", [])]
     cfg.extract.kg_gene_species = "NCBITaxon:9606"
     linker = Linker()
     recognize_documents([raw], Recognizer(), linker, cfg.extract)
