@@ -157,6 +157,39 @@ def _error_row(cat: str, counts) -> dict:
     return row
 
 
+def variant_ids(predicted: list[Document], gold: list[Document], training: list[Document]) -> list[dict]:
+    """The rule-found variants' document-level ids by kind (a dbSNP rs id or a tmVar key), each with
+    how many are the gold document's; and the gold variant mentions with an rs id that a found variant
+    spans exactly with another id, and how many of those rs ids any training document annotates
+    (what a table learnt from them could map): ``--variant-ids``."""
+    from graphmert.kg.schema import mention_category
+
+    variant = "biolink:SequenceVariant"
+
+    def ids(doc: Document) -> set[str]:
+        return {i for m in doc.mentions if mention_category(m.type) == variant for i in m.ids}
+
+    taught = {i for d in training for i in ids(d)}
+    by_id = {d.id: d for d in predicted}
+    rows = {kind: {"ids": kind, "found": 0, "the gold's": 0} for kind in ("dbSNP", "tmVar")}
+    keyed = learnt = 0
+    for g in gold:
+        p = by_id.get(g.id, replace(g, mentions=[]))
+        for i in ids(p):
+            row = rows[i.split(":", 1)[0]]
+            row["found"] += 1
+            row["the gold's"] += i in ids(g)
+        spans = {(m.start, m.end): m.ids for m in p.mentions if mention_category(m.type) == variant}
+        for m in g.mentions:
+            rs = [i for i in m.ids if i.startswith("dbSNP:")]
+            if mention_category(m.type) == variant and rs and (m.start, m.end) in spans \
+                    and not set(rs) & set(spans[m.start, m.end]):
+                keyed += 1
+                learnt += bool(set(rs) & taught)
+    return [*rows.values(), {"ids": "gold rs-id mentions found with the span and another id", "found": keyed,
+                             "the gold's": f"{learnt} of their rs ids annotated in training"}]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--recognizer", type=Path, required=True,
@@ -166,6 +199,8 @@ def main() -> None:
                     help="a name, then its dotted extract.* overrides (repeatable; default: the shipped "
                          "settings and each entity rule off)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
+    ap.add_argument("--variant-ids", action="store_true",
+                    help="also print the rule-found variants' ids by kind under the first variant")
     ap.add_argument("--errors", type=int, default=0, metavar="N",
                     help="also print the N most frequent missed and spurious mention texts of each "
                          "category under the first variant")
@@ -198,6 +233,9 @@ def main() -> None:
                     f"recognition errors by kind, strict spans ({variants[0][0]}; error_kinds)")
         print_table(errors(found, gold, a.errors),
                     f"the {a.errors} most frequent recognition errors of each category ({variants[0][0]})")
+    if a.variant_ids:
+        print_table(variant_ids(run(variants[0][1]), gold, [d for d in docs if d.id not in held]),
+                    f"the rule-found variants' document-level ids ({variants[0][0]})")
     if a.out:
         write_json("raw_entities", rows, a.out, recognizer=str(a.recognizer), variants=dict(variants))
 

@@ -36,6 +36,11 @@ covers a gold entity (a recognised mention with that text and no id overlapping 
 that, with the other end, makes a gold pair. It says how many right relations linking threw away,
 and so what keeping or dropping text nodes costs.
 
+A sixth table splits the extracted and the gold pairs by the kind of id a variant end has: a dbSNP
+rs id, a tmVar key (made from the variant's text by the rule, or BioRED's where it has no rs id), or
+no variant end; with the extracted pairs' precision in each. It says what pairs with a keyed end are
+worth (``extract.variant_keys``).
+
 On a gold-mention run (``configs/biored.yaml``, no recognised documents) every entity is found, and
 the table is the model's share alone. Run it on dev to explain a number already reported, not to
 choose.
@@ -151,6 +156,24 @@ def text_node_pairs(gold: GoldSet, found: dict[str, Document], triples) -> Count
     return Counter(seen.values())
 
 
+def variant_kind(pair: frozenset[str]) -> str:
+    """Which kind of variant id ``pair`` has: "tmVar key", "dbSNP id" (both: the key), or "none"."""
+    kinds = {e.split(":", 1)[0] for e in pair}
+    return "tmVar key" if "tmVar" in kinds else "dbSNP id" if "dbSNP" in kinds else "none"
+
+
+def variant_pairs(gold: GoldSet, predicted: set) -> list[dict]:
+    """The sixth table (module docstring): extracted and gold pairs by :func:`variant_kind`."""
+    rows = []
+    for kind in ("none", "dbSNP id", "tmVar key"):
+        got = [x for x in predicted if variant_kind(x[1]) == kind]
+        right = sum(x in gold.untyped for x in got)
+        rows.append({"variant end": kind, "extracted": len(got), "of them gold": right,
+                     "precision": right / len(got) if got else 0.0,
+                     "gold pairs": sum(variant_kind(p) == kind for _, p in gold.untyped)})
+    return rows
+
+
 def reachable(gold: GoldSet, known: frozenset[str]) -> list[dict]:
     """The fourth table (module docstring): gold entities and pairs whose ids some link can give."""
     def can(doc: str, e: str) -> bool:
@@ -209,6 +232,8 @@ def main() -> None:
     nodes = text_node_pairs(gold, found, triples)
     rows5 = [{"extracted pairs with an unlinked end": k, "count": n} for k, n in sorted(nodes.items())]
     print_table(rows5, f"the {sum(nodes.values())} extracted pairs with an unlinked end (all false as scored)")
+    rows6 = variant_pairs(gold, predicted)
+    print_table(rows6, "extracted and gold pairs by their variant end's id")
     rows3 = []
     linker = run_linker(a.run_dir) if (ex / RECOGNIZED_FILE).is_file() else None
     if linker is not None:
@@ -220,7 +245,7 @@ def main() -> None:
         print_table(rows4, "gold entities and pairs whose ids some link can give (the linker's tables; "
                            "variants by rule)")
         rows3 = rows3 + rows4
-    write_json("raw_pairs", rows + rows2 + rows5 + rows3, a.out, run_dir=str(a.run_dir))
+    write_json("raw_pairs", rows + rows2 + rows5 + rows6 + rows3, a.out, run_dir=str(a.run_dir))
 
 
 if __name__ == "__main__":

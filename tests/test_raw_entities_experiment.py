@@ -52,3 +52,24 @@ def test_error_kinds_class_every_error_once_and_match_the_scores():
     # one boundary pair (TP53) repaired: 2 right of 5 gold and 6 found (the spurious one replaced)
     assert gene["F1 were the boundaries right"] == round(2 * 2 / 6, 3)
     assert micro["F1 were the boundaries right"] == round(2 * 2 / 11, 3)
+
+
+def test_variant_ids_by_kind_and_the_rs_ids_a_key_replaced():
+    from raw_entities import variant_ids
+
+    text = "R47W and rs9 and A12T in one abstract"
+
+    def v(start: int, end: int, *ids: str) -> Mention:
+        return Mention(start=start, end=end, text=text[start:end], type="SequenceVariant", ids=list(ids))
+
+    gold = Document(id="d", text=text, mentions=[v(0, 4, "dbSNP:rs5"), v(9, 12, "dbSNP:rs9"),
+                                                 v(17, 21, "tmVar:p|SUB|A|12|T")])
+    found = Document(id="d", text=text, mentions=[v(0, 4, "tmVar:p|SUB|R|47|W"), v(9, 12, "dbSNP:rs9"),
+                                                  v(17, 21, "tmVar:p|SUB|A|12|T")])
+    taught = Document(id="t", text="rs5", mentions=[Mention(start=0, end=3, text="rs5", type="SequenceVariant",
+                                                           ids=["dbSNP:rs5"])])
+    rows = variant_ids([found], [gold], [taught])
+    assert rows[0] == {"ids": "dbSNP", "found": 1, "the gold's": 1}
+    assert rows[1] == {"ids": "tmVar", "found": 2, "the gold's": 1}
+    assert rows[2]["found"] == 1 and rows[2]["the gold's"].startswith("1 of")   # R47W: rs5, taught
+    assert variant_ids([found], [gold], [])[2]["the gold's"].startswith("0 of")

@@ -127,3 +127,19 @@ def test_text_node_pairs_say_what_the_unlinked_text_covers():
     rows = text_node_pairs(GoldSet.from_documents([GOLD_DOC]), {"d": found}, triples)
     assert rows == {"a gold pair, were the text linked": 1, "gold entities, not a gold pair": 1,
                     "no gold entity under the unlinked text": 1}
+
+
+def test_variant_pairs_split_by_the_kind_of_variant_id():
+    from raw_pairs import variant_kind, variant_pairs
+
+    gold = GoldSet.from_documents([Document(id="v", text="R47W and rs1 in cancer", relations=[
+        Relation(type="Association", head="tmVar:p|SUB|R|47|W", tail="MESH:D009369"),
+        Relation(type="Association", head="dbSNP:rs1", tail="MESH:D009369")])])
+    predicted = {("v", frozenset(("tmVar:p|SUB|R|47|W", "MESH:D009369"))),     # gold, keyed
+                 ("v", frozenset(("tmVar:p|SUB|R|48|W", "MESH:D009369"))),     # keyed, not gold
+                 ("v", frozenset(("dbSNP:rs2", "MESH:D009369"))),              # rs id, not gold
+                 ("v", frozenset(("672", "MESH:D009369")))}                    # no variant
+    assert variant_kind(frozenset(("dbSNP:rs1", "tmVar:c|DEL||32"))) == "tmVar key"
+    rows = {r["variant end"]: (r["extracted"], r["of them gold"], r["precision"], r["gold pairs"])
+            for r in variant_pairs(gold, predicted)}
+    assert rows == {"none": (1, 0, 0.0, 0), "dbSNP id": (1, 0, 0.0, 1), "tmVar key": (2, 1, 0.5, 1)}
