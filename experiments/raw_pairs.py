@@ -170,7 +170,7 @@ def variant_pairs(gold: GoldSet, predicted: set) -> list[dict]:
         right = sum(x in gold.untyped for x in got)
         rows.append({"variant end": kind, "extracted": len(got), "of them gold": right,
                      "precision": right / len(got) if got else 0.0,
-                     "gold pairs": sum(variant_kind(p) == kind for _, p in gold.untyped)})
+                     "in the gold": sum(variant_kind(p) == kind for _, p in gold.untyped)})
     return rows
 
 

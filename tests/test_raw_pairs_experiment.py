@@ -140,6 +140,6 @@ def test_variant_pairs_split_by_the_kind_of_variant_id():
                  ("v", frozenset(("dbSNP:rs2", "MESH:D009369"))),              # rs id, not gold
                  ("v", frozenset(("672", "MESH:D009369")))}                    # no variant
     assert variant_kind(frozenset(("dbSNP:rs1", "tmVar:c|DEL||32"))) == "tmVar key"
-    rows = {r["variant end"]: (r["extracted"], r["of them gold"], r["precision"], r["gold pairs"])
+    rows = {r["variant end"]: (r["extracted"], r["of them gold"], r["precision"], r["in the gold"])
             for r in variant_pairs(gold, predicted)}
     assert rows == {"none": (1, 0, 0.0, 0), "dbSNP id": (1, 0, 0.0, 1), "tmVar key": (2, 1, 0.5, 1)}

@@ -17,7 +17,9 @@ The spaCy recognizer does not learn variants (no corpus but BioRED annotates the
 :func:`find_variants` finds them with the regular expressions below and gives each its key; the
 ids are those :func:`graphmert.corpus.document.normalize_id` makes of BioRED's (``dbSNP:rs…``,
 ``tmVar:…``). A variant that tmVar maps to dbSNP from a written-out form ("R124C" → rs121909210)
-gets its key, not the rs id: that mapping needs dbSNP, which the project does not have.
+gets its key, not the rs id: that mapping needs dbSNP, which the project does not have. Only a
+variant the text brackets with its rs id ("rs4539 (A2718G)") takes it (:func:`rs_aliases`), and
+``add_variants(keys=False)`` (``extract.variant_keys: false``) leaves the others without an id.
 
 Written here because the field's tool, tmVar, is a Java program outside PyPI, and the Python HGVS
 parsers (``hgvs``) read well-formed HGVS strings, not variants as abstracts write them. The patterns
@@ -125,6 +127,10 @@ def find_variants(text: str) -> list[Variant]:
     return sorted(kept, key=lambda v: v.start)
 
 
+_BRACKETED = re.compile(r"\s*[(\[]\s*")      # between a variant and the one it brackets
+_CLOSE = re.compile(r"\s*[)\]]")
+
+
 def rs_aliases(text: str, variants: list[Variant]) -> dict[str, str]:
     """Key → dbSNP key for each written-out variant that ``text`` pairs with an rs id in brackets,
     either way round: "rs4539 (A2718G)", "A2718G (rs4539)". The abstract says the two are one
@@ -138,10 +144,6 @@ def rs_aliases(text: str, variants: list[Variant]) -> dict[str, str]:
         if rs.key.startswith("rs") and not other.key.startswith("rs"):
             pairs.setdefault(other.key, set()).add(rs.key)
     return {key: next(iter(rs)) for key, rs in pairs.items() if len(rs) == 1}
-
-
-_BRACKETED = re.compile(r"\s*[(\[]\s*")      # between a variant and the one it brackets
-_CLOSE = re.compile(r"\s*[)\]]")
 
 
 def add_variants(doc: Document, keys: bool = True) -> Document:
