@@ -297,7 +297,8 @@ def test_the_ner_stage_holds_out_the_extraction_slice_and_gold_documents_it_shar
 
 def test_the_ner_and_link_stages_split_the_ner_keys_and_the_code():
     """Every ``ner`` key is the recognizer's, the linker's or the training documents' (both read
-    those); neither stage's config keys or code fingerprint hold the other's."""
+    those); neither stage's config keys hold the other's, and the link stage's code fingerprint
+    holds none of the recognizer's."""
     from dataclasses import fields
 
     from graphmert.config import NERConfig
@@ -315,8 +316,10 @@ def test_the_ner_and_link_stages_split_the_ner_keys_and_the_code():
     assert list(STAGES)[:2] == ["ner", "link"] and {"ner", "link"} <= set(STAGES["extract"].upstream)
     ner_code = fingerprint.module_closure(ner.run.__module__)
     link_code = fingerprint.module_closure(link.run.__module__)
-    assert not [m for m in ner_code if m.startswith(("graphmert.ner.linking", "graphmert.ner.gazetteer",
-                                                     "pipelines.stages.link"))]
+    # the recognizer's dictionary flags read the vocabularies with the linker's readers
+    # (graphmert.ner.dictionary), so the linker's code is the ner stage's too; its rules are not
+    assert "graphmert.ner.dictionary" in ner_code and "graphmert.ner.linking.genes" in ner_code
+    assert not [m for m in ner_code if m.startswith(("graphmert.ner.gazetteer", "pipelines.stages.link"))]
     assert not {"graphmert.ner.recognizer", "graphmert.ner.vectors", "pipelines.stages.ner"} & set(link_code)
     assert "pipelines.stages.ner_documents" in ner_code and "pipelines.stages.ner_documents" in link_code
 
@@ -325,7 +328,8 @@ def test_linker_options_rerun_the_link_stage_and_never_the_recognizer(files, tmp
     """``graphmert run --to link`` trains the recognizer (RUN/ner) and builds the linker
     (RUN/link/linker.json.gz). Then a vocabulary, a linker option or an edited vocabulary file makes
     the link stage stale and leaves the ner stage up to date (rerun: ner skipped, link ran); a
-    recognizer option the other way round; the training documents both."""
+    recognizer option the other way round; the training documents both. With
+    ``ner.dictionary_flags`` the vocabulary files are the recognizer's inputs too."""
     from graphmert.config import load_config
     from graphmert.ner.linking import EntityLinker
     from pipelines.stage import stale_reason
@@ -370,3 +374,14 @@ def test_linker_options_rerun_the_link_stage_and_never_the_recognizer(files, tmp
     assert stale(vocabulary) == {"ner": None, "link": None}
     terms.write_text("D000002\tZanzibarol Poisoning\t\n", encoding="utf-8")       # the file edited
     assert stale(vocabulary) == {"ner": None, "link": "its inputs changed"}
+
+    # with ner.dictionary_flags the recognizer reads the vocabulary too: an edit retrains it
+    flagged = [vocabulary, "ner.dictionary_flags=[terms]"]
+    assert stale(*flagged) == {"ner": "its config changed", "link": "its inputs changed"}
+    r = invoke(*args, *base, *flagged)
+    assert r.exit_code == 0, r.output
+    assert _manifest(run_dir)["dictionary"] == {"gene_symbols": 0, "gene_names": 0, "terms": 1}
+    assert (run_dir / "ner" / "recognizer" / "dictionary.json.gz").is_file()
+    terms.write_text("D000003\tZanzibarol Fever\t\n", encoding="utf-8")
+    assert stale(*flagged) == {"ner": "its inputs changed", "link": "its inputs changed"}
+    assert stale(vocabulary)["ner"] == "its config changed"

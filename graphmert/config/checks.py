@@ -8,6 +8,7 @@ import re
 
 from graphmert.config.extract import NAME_CATEGORIES, TYPER_CHOICES, ExtractConfig
 from graphmert.config.kg import KGConfig
+from graphmert.config.ner import FLAG_SETS
 from graphmert.config.options import ConfigError, field_choices
 from graphmert.config.sections import Config
 
@@ -41,6 +42,7 @@ def _check_cross(cfg: Config) -> None:
     _check_scopes(cfg.kg.candidate_scope_by_category, "kg.candidate_scope_by_category",
                   field_choices(KGConfig, "candidate_scope"))
     _check_vocabularies(cfg.ner.vocabularies)
+    _check_dictionary_flags(cfg.ner)
     if not _TAXON_ID.fullmatch(cfg.extract.default_gene_species):
         raise ConfigError(f"extract.default_gene_species: expected an NCBITaxon id such as NCBITaxon:9606, "
                           f"got {cfg.extract.default_gene_species!r}")
@@ -102,6 +104,20 @@ def _check_vocabularies(sources: list) -> None:
                 raise ConfigError(f"{key}.categories: {bad} not allowed; choose from {list(_TERM_CATEGORIES)}")
             if not v.prefix.endswith(":"):
                 raise ConfigError(f"{key}.prefix: {v.prefix!r} must end with ':' (a CURIE prefix)")
+
+
+def _check_dictionary_flags(ner) -> None:
+    """``ner.dictionary_flags``: known sets, each with a source in ``ner.vocabularies``, and the hashed
+    embedding, which the flags are one more table of."""
+    for name in ner.dictionary_flags:
+        if name not in FLAG_SETS:
+            raise ConfigError(f"ner.dictionary_flags: {name!r} is not a flag set; choose from {list(FLAG_SETS)}")
+        if not any(v.kind in FLAG_SETS[name] for v in ner.vocabularies):
+            raise ConfigError(f"ner.dictionary_flags: {name!r} needs a ner.vocabularies source of kind "
+                              f"{' or '.join(FLAG_SETS[name])}")
+    if ner.dictionary_flags and ner.embed != "hash":
+        raise ConfigError(f"ner.dictionary_flags: needs ner.embed 'hash' (the flags are one more hashed "
+                          f"table of its embedding), not {ner.embed!r}")
 
 
 def _check_scopes(by_category: dict[str, str], name: str, choices: tuple) -> None:

@@ -8,6 +8,8 @@ from typing import Optional
 from graphmert.config.options import opt
 
 VOCABULARY_KINDS = ("gene_info", "gene_table", "homologene", "rgd_orthologs", "terms")
+#: ``ner.dictionary_flags``: each flag set and the vocabulary kinds it is read from (graphmert.ner.dictionary)
+FLAG_SETS = {"genes": ("gene_info", "gene_table"), "terms": ("terms",)}
 
 
 @dataclass
@@ -81,6 +83,11 @@ class NERConfig:
                        "(skip-gram word2vec, graphmert.ner.vectors) from the text of every ner.paths "
                        "document it may read, annotated or not, for the recognizer's tok2vec to read "
                        "beside its hashed features; 0: none")
+    dictionary_flags: list[str] = opt(factory=list, help="flag sets of ner.vocabularies whose runs the "
+                                      "recognizer's tok2vec embeds as a feature beside its hashed ones "
+                                      "(graphmert.ner.dictionary): 'genes' (gene names of the gene_info "
+                                      "and gene_table sources), 'terms' (names of the terms sources, "
+                                      "MeSH's); needs ner.embed 'hash'; empty: none")
     epochs: int = opt(12, min=1, help="most passes over the training documents")
     max_minutes: float = opt(18.0, min=0.0, min_exclusive=True,
                              help="wall-clock training budget of the whole recognizer: the ner stage "

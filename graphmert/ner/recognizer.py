@@ -2,11 +2,11 @@
 
 Nothing is downloaded. The recognizer is spaCy's transition-based ``ner`` component on its default
 ``tok2vec`` (hashed NORM/PREFIX/SUFFIX/SHAPE embeddings + a CNN; :func:`tok2vec_config` sizes it,
-swaps in character embeddings or adds word vectors learnt in the run, :mod:`graphmert.ner.vectors`),
-trained from scratch on the gold mentions of annotated corpora
-(BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink categories of :data:`LABELS`
-(``Gene``, ``Disease``, ``Chemical``), so recognised mentions flow through
-:func:`graphmert.kg.schema.mention_category` like corpus mentions do.
+swaps in character embeddings, adds word vectors learnt in the run, :mod:`graphmert.ner.vectors`, or
+the reference vocabularies' flags, :mod:`graphmert.ner.dictionary`), trained from scratch on the gold
+mentions of annotated corpora (BioRED train, BC5CDR, NCBI disease …). Labels are the Biolink
+categories of :data:`LABELS` (``Gene``, ``Disease``, ``Chemical``), so recognised mentions flow
+through :func:`graphmert.kg.schema.mention_category` like corpus mentions do.
 
 **Tokens.** scispaCy's rule tokenizer keeps ``bleomycin-induced`` and ``EPO/EPOR`` whole, so 9% of the
 gold mentions of the shared corpus would start or end inside a token and could never be found. The
@@ -53,6 +53,8 @@ from graphmert.corpus.nlp import blank_biomedical_nlp
 from graphmert.errors import GraphmertError, noting
 from graphmert.io import atomic_dir, check_file_sizes, file_sizes
 from graphmert.kg.schema import mention_category
+from graphmert.ner.dictionary import FILE as DICTIONARY_FILE
+from graphmert.ner.dictionary import DictionaryFlags, build_dictionary_flags
 from graphmert.ner.vectors import WordVectors, train_word_vectors, use_vectors
 from graphmert.ner.words import whole_word_occurrences
 
@@ -69,6 +71,8 @@ LABELS: dict[str, str] = {"biolink:Gene": "Gene", "biolink:Disease": "Disease",
 _EXTRA_INFIXES = r"[-–/+;:()\[\],.*]"
 #: bump when the recognizer's tokenization changes: a saved recognizer then refuses to load
 TOKENIZER_VERSION = 1
+#: rows of the hashed embedding of the dictionary flags (``ner.dictionary_flags``), whose tags are 9 at most
+DICTIONARY_ROWS = 100
 #: the selection slice's hash (:func:`selection_hash`); recorded in a saved recognizer's metadata.
 #: Version 1 hashed the bare id, the hash of ``extract.document_fraction``'s slice, so the ner stage,
 #: which holds that slice out, found no selection document below the same fraction. Version 2 salts it.
@@ -87,9 +91,19 @@ def tok2vec_config(cfg: NERConfig) -> dict:
     CNN), "characters" spaCy's CharacterEmbed (the first and last 4 characters of each word, and
     its hashed LOWER form) under the same CNN; ``width``, ``depth``, ``window_size`` and
     ``embed_rows`` size either. With ``ner.vectors`` either also reads the vocabulary's word vectors
-    (:mod:`graphmert.ner.vectors`) through a learnt projection."""
+    (:mod:`graphmert.ner.vectors`) through a learnt projection. With ``ner.dictionary_flags``
+    "hash" embeds each token's dictionary flags too (its TAG, :mod:`graphmert.ner.dictionary`):
+    HashEmbedCNN written out as spaCy builds it, one more hashed table in its MultiHashEmbed."""
     encode = {"width": cfg.width, "depth": cfg.depth, "window_size": cfg.window_size, "maxout_pieces": 3}
     static = cfg.vectors > 0
+    if cfg.embed == "hash" and cfg.dictionary_flags:
+        rows = cfg.embed_rows
+        return {"@architectures": "spacy.Tok2Vec.v2",
+                "embed": {"@architectures": "spacy.MultiHashEmbed.v2", "width": cfg.width,
+                          "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE", "TAG"],
+                          "rows": [rows, rows // 2, rows // 2, rows // 2, DICTIONARY_ROWS],
+                          "include_static_vectors": static},
+                "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", **encode}}
     if cfg.embed == "hash":
         return {"@architectures": "spacy.HashEmbedCNN.v2", **encode, "embed_size": cfg.embed_rows,
                 "subword_features": True, "pretrained_vectors": static or None}
@@ -253,10 +267,12 @@ def _surface_matcher(nlp, docs: Sequence[Document], categories: Sequence[str]):
 
 
 def training_examples(nlp, docs: Sequence[Document], categories: Sequence[str],
-                      forms_from: Sequence[Document] | None = None) -> tuple[list, dict]:
+                      forms_from: Sequence[Document] | None = None,
+                      dictionary: DictionaryFlags | None = None) -> tuple[list, dict]:
     """spaCy ``Example``s of ``docs`` (module docstring: unaligned and unannotated spans are missing)
     and counts: documents, mentions, unaligned mentions, tokens marked missing. The known surface
-    forms are those of ``forms_from`` (default: ``docs``)."""
+    forms are those of ``forms_from`` (default: ``docs``). With ``dictionary`` the predicted docs
+    carry its flags, as :meth:`Recognizer.recognize`'s do."""
     from spacy.training import Example, offsets_to_biluo_tags
 
     lower, exact = _surface_matcher(nlp, docs if forms_from is None else forms_from, categories)
@@ -264,6 +280,8 @@ def training_examples(nlp, docs: Sequence[Document], categories: Sequence[str],
     for d in docs:
         spans = _gold_spans(d, categories)
         sdoc = nlp.make_doc(d.text)
+        if dictionary is not None:
+            dictionary.flag(sdoc)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)          # W030: unaligned spans become "-"
             tags = offsets_to_biluo_tags(sdoc, spans)
@@ -339,12 +357,14 @@ def group_documents(docs: Sequence[Document], group: Sequence[str]) -> list[Docu
 class PartPlan:
     """One model of a recognizer, before training: the categories it finds, the documents that
     annotate them (its training documents and its selection slice) and the documents lent to it
-    (``ner.part_sources``: training only), and the word vectors its tok2vec reads (``ner.vectors``)."""
+    (``ner.part_sources``: training only), the word vectors its tok2vec reads (``ner.vectors``) and the
+    dictionary flags its tokens carry (``ner.dictionary_flags``)."""
 
     categories: list[str]
     docs: list[Document]
     more: list[Document]
     vectors: WordVectors | None = None
+    dictionary: DictionaryFlags | None = None
 
     @property
     def size(self) -> int:
@@ -363,9 +383,10 @@ def plan_parts(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     ``ner.part_sources``, :func:`graphmert.ner.corpus.part_documents`) adds training documents to the
     part that finds the category only: never to another part or to a selection slice. With
     ``ner.vectors``, word vectors are learnt here from ``texts`` (every text the recognizer may
-    read, annotated or not), once for all parts. Every input error (no documents, no category that
-    maps, a part too small for its selection slice, no text for the vectors) is raised here, before
-    any model trains."""
+    read, annotated or not), once for all parts; with ``ner.dictionary_flags``, the flags of
+    ``ner.vocabularies`` (:mod:`graphmert.ner.dictionary`) are built here too. Every input error (no
+    documents, no category that maps, a part too small for its selection slice, no text for the
+    vectors, no vocabulary for the flags) is raised here, before any model trains."""
     _check_training_docs(docs, cfg.categories, where)
     groups = recognizer_groups(cfg.categories, cfg.separate_categories)
     mine = [group_documents(docs, g) for g in groups]
@@ -376,7 +397,22 @@ def plan_parts(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
     if cfg.vectors:
         vectors = _word_vectors(texts, cfg, where)
         plans = [replace(p, vectors=vectors) for p in plans]
+    if cfg.dictionary_flags:
+        dictionary = _dictionary(cfg)
+        plans = [replace(p, dictionary=dictionary) for p in plans]
     return plans
+
+
+def _dictionary(cfg) -> DictionaryFlags:
+    """:func:`graphmert.ner.dictionary.build_dictionary_flags` of ``ner.vocabularies``."""
+    start = time.monotonic()
+    dictionary = build_dictionary_flags(cfg.vocabularies, cfg.dictionary_flags)
+    if dictionary is None:
+        raise RecognizerError(f"ner.dictionary_flags: no ner.vocabularies source gives the flag sets "
+                              f"{cfg.dictionary_flags}")
+    log.info("ner: dictionary flags from ner.vocabularies, %s (%.0f s)", dictionary.stats(),
+             time.monotonic() - start)
+    return dictionary
 
 
 def _word_vectors(texts: Sequence[str], cfg, where: str) -> WordVectors:
@@ -422,7 +458,8 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
     scored on the selection documents that annotate it; ``minutes``: the training's wall time. A model
     the budget stopped before ``cfg.epochs`` is logged as a warning."""
     recognizer = Recognizer([RecognizerPart(nlp=nlp, categories=p.categories)
-                             for p, (nlp, _) in zip(plans, trained)])
+                             for p, (nlp, _) in zip(plans, trained)],
+                            dictionary=plans[0].dictionary if plans else None)
     for p, (_, r) in zip(plans, trained):
         if r.get("stopped") == "budget":            # a model reused from an older run has no "stopped"
             log.warning("ner: the %s model stopped at the ner.max_minutes budget (%g min) after %d of %d "
@@ -437,6 +474,8 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
               "parts": [{"categories": p.categories, **r} for p, (_, r) in zip(plans, trained)]}
     if plans and plans[0].vectors is not None:
         report["vectors"] = plans[0].vectors.summary()
+    if recognizer.dictionary is not None:
+        report["dictionary"] = recognizer.dictionary.stats()
     return recognizer, report
 
 
@@ -517,8 +556,9 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
     if plan.vectors is not None:
         use_vectors(nlp, plan.vectors)
     train_docs = [*train_docs, *plan.more]
-    train, counts = training_examples(nlp, train_docs, plan.categories)
-    pick, _ = training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs)
+    train, counts = training_examples(nlp, train_docs, plan.categories, dictionary=plan.dictionary)
+    pick, _ = training_examples(nlp, pick_docs, plan.categories, forms_from=train_docs,
+                                dictionary=plan.dictionary)
     nlp.config["training"]["optimizer"]["use_averages"] = cfg.average_weights
     optimizer = nlp.initialize(lambda: train)
     rng, start = random.Random(cfg.seed), time.monotonic()
@@ -595,9 +635,11 @@ class Recognizer:
     """A trained recognizer: finds the mentions of documents that have none.
 
     Its parts (:func:`recognizer_groups`) each find their own categories; where two parts' mentions
-    overlap, the longer one is kept (ties: the earlier part, then the earlier start)."""
+    overlap, the longer one is kept (ties: the earlier part, then the earlier start). With
+    ``dictionary`` (``ner.dictionary_flags``) every part reads its flags."""
 
     parts: list[RecognizerPart]
+    dictionary: DictionaryFlags | None = None
 
     @property
     def categories(self) -> list[str]:
@@ -612,7 +654,7 @@ class Recognizer:
         todo = [d for d in docs if not d.mentions]
         found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}
         for k, part in enumerate(self.parts):
-            for d, sdoc in zip(todo, part.nlp.pipe((d.text for d in todo), batch_size=batch_size)):
+            for d, sdoc in zip(todo, part.nlp.pipe(self._inputs(part.nlp, todo), batch_size=batch_size)):
                 with noting(f"document {d.id}"):
                     found[id(d)] += [(a, b, k, d.text[a:b], e.label_) for e in sdoc.ents
                                      for a, b in bracket_repair(d.text, e.start_char, e.end_char)]
@@ -624,8 +666,15 @@ class Recognizer:
                 d = replace(d, mentions=[Mention(start=a, end=b, text=t, type=lab) for a, b, _, t, lab in kept])
             yield d
 
+    def _inputs(self, nlp, docs: Sequence[Document]) -> Iterator:
+        """What ``nlp.pipe`` reads: the texts, or with :attr:`dictionary` the flagged spaCy docs."""
+        if self.dictionary is None:
+            return (d.text for d in docs)
+        return (self.dictionary.flag(nlp.make_doc(d.text)) for d in docs)
+
     def save(self, path: str | Path, report: dict | None = None) -> None:
-        """Write the spaCy models and their metadata under ``path`` (atomically: all or nothing)."""
+        """Write the spaCy models, the dictionary flags and the metadata under ``path`` (atomically:
+        all or nothing)."""
         import spacy
 
         with atomic_dir(path) as tmp:
@@ -633,9 +682,11 @@ class Recognizer:
             for k, part in enumerate(self.parts):
                 part.nlp.to_disk(tmp / f"model-{k}")
                 parts.append({"dir": f"model-{k}", "categories": part.categories})
+            if self.dictionary is not None:
+                self.dictionary.save(tmp / DICTIONARY_FILE)
             meta = {"tokenizer_version": TOKENIZER_VERSION, "spacy_version": spacy.__version__,
                     "selection_version": SELECTION_VERSION, "parts": parts, "report": report or {},
-                    "files": file_sizes(tmp)}
+                    "dictionary": self.dictionary is not None, "files": file_sizes(tmp)}
             (tmp / _META).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
 
     @classmethod
@@ -658,7 +709,13 @@ class Recognizer:
                 raise RecognizerError(f"{path / p['dir']}: cannot load the spaCy model "
                                       f"({type(e).__name__}: {msg}){advice}") from None
             loaded.append(RecognizerPart(nlp=nlp, categories=list(p["categories"])))
-        return cls(loaded)
+        dictionary = None
+        if meta.get("dictionary"):
+            try:
+                dictionary = DictionaryFlags.load(path / DICTIONARY_FILE)
+            except ValueError as e:
+                raise RecognizerError(f"{e}{advice}") from None
+        return cls(loaded, dictionary=dictionary)
 
 
 def _read_meta(path: Path) -> dict:

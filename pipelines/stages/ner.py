@@ -8,6 +8,8 @@ which the link stage reads the same documents with), then
 * with ``ner.vectors``, learns word vectors from the text of every ``ner.paths`` document, annotated
   or not, less the same held-out ones (:mod:`graphmert.ner.vectors`; :func:`vector_texts`), on the
   training budget;
+* with ``ner.dictionary_flags``, reads the flag sets of ``ner.vocabularies``
+  (:mod:`graphmert.ner.dictionary`), on the same budget;
 * trains the spaCy recognizer: one spaCy model per group of ``ner.separate_categories``
   (:func:`graphmert.ner.recognizer.plan_parts`), each one shard task (:func:`train_part_shard`,
   which trains it in a child process of its own), so the models train at once, one per worker
@@ -18,10 +20,11 @@ which the link stage reads the same documents with), then
   ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the recognizer's ``ner`` keys
   and the training report).
 
-The linker is the link stage's (:mod:`pipelines.stages.link`): this module never imports
-:mod:`graphmert.ner.linking`, and its config keys (:data:`SECTIONS`) leave out the linker's
-(:data:`~pipelines.stages.ner_documents.LINKER_KEYS`) and the seed KG, so neither the linker's code
-nor its options retrain the recognizer.
+The linker is the link stage's (:mod:`pipelines.stages.link`): the config keys of this stage
+(:data:`SECTIONS`) leave out the linker's options (:data:`~pipelines.stages.ner_documents.LINKER_KEYS`)
+and the seed KG, so they never retrain the recognizer. Its code does: the dictionary flags are read
+with the linker's vocabulary readers and keyed with its surface keys, and the code fingerprint
+cannot tell which parts of :mod:`graphmert.ner.linking` a module uses.
 
 The manifest holds the training counts, the per-epoch history and the selection scores. With
 ``ner.paths`` empty the stage writes only ``{"enabled": false}``, and extraction uses no recognizer.
@@ -47,6 +50,7 @@ from graphmert.config import Config, NERConfig, to_dict
 from graphmert.corpus.document import Document
 from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_recognizer, pipeline_from_bytes,
                                       plan_parts, train_part)
+from graphmert.ner.dictionary import DictionaryFlags, flag_sources
 from graphmert.ner.vectors import WordVectors
 from pipelines.stage import Stage, StageContext, StageError
 from pipelines.stages.ner_documents import (HOLDOUT_KEYS, LINKER_KEYS, ner_inputs, ner_keys,  # noqa: F401
@@ -62,12 +66,14 @@ RECOGNIZER_DIR = "recognizer"
 class PartsShared:
     """What every recognizer-model task shares: the ``ner`` config, the budget's end (``time.time()``,
     so it holds across processes), the folder of the per-model epoch logs and the word vectors of
-    ``ner.vectors`` (sent once to each worker, not once per model)."""
+    ``ner.vectors`` and the dictionary flags of ``ner.dictionary_flags`` (sent once to each
+    worker, not once per model)."""
 
     cfg: NERConfig
     wall_deadline: float
     epochs_dir: str
     vectors: WordVectors | None = None
+    dictionary: DictionaryFlags | None = None
 
 
 def train_part_shard(item: tuple[int, PartPlan], shared: PartsShared, path: Path) -> dict:
@@ -77,7 +83,7 @@ def train_part_shard(item: tuple[int, PartPlan], shared: PartsShared, path: Path
     ``epochs_dir/part-<k>.jsonl`` as it ends. Writes the pipeline's bytes at ``path`` and returns
     its training report."""
     k, plan = item
-    plan = replace(plan, vectors=shared.vectors)
+    plan = replace(plan, vectors=shared.vectors, dictionary=shared.dictionary)
     log_path = Path(shared.epochs_dir) / f"part-{k}.jsonl"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     return {"report": train_in_child(plan, shared, log_path, path)}
@@ -181,9 +187,10 @@ def train_models(ctx: StageContext, plans: list[PartPlan], docs: list[Document],
     for old in epochs_dir.glob("part-*.jsonl"):             # a killed run's epochs are not this run's
         old.unlink()
     shared = PartsShared(cfg=cfg, wall_deadline=start + 60 * cfg.max_minutes, epochs_dir=str(epochs_dir),
-                         vectors=plans[0].vectors)
+                         vectors=plans[0].vectors, dictionary=plans[0].dictionary)
     with EpochFollower(epochs_dir, on_epoch):
-        shards = ctx.map_shards(train_part_shard, [(k, replace(plans[k], vectors=None)) for k in order],
+        shards = ctx.map_shards(train_part_shard, [(k, replace(plans[k], vectors=None, dictionary=None))
+                                                   for k in order],
                                 name="model", shared=shared, suffix=".spacy")
     trained: dict[int, tuple[object, dict]] = {}
     for k, shard in zip(order, shards):
@@ -229,7 +236,10 @@ def load_recognizer(ctx: StageContext) -> Recognizer | None:
 
 
 def _sources(cfg: Config) -> list[Path]:
-    return [Path(p) for p in cfg.ner.paths]
+    """The annotated corpora, and with ``ner.dictionary_flags`` the vocabularies the flags come from
+    (``ner.vocabularies`` is otherwise the linker's key alone, so it retrains nothing then)."""
+    flags = [v.path for v in flag_sources(cfg.ner.vocabularies, cfg.ner.dictionary_flags)]
+    return [Path(p) for p in [*cfg.ner.paths, *flags]]
 
 
 #: every ``ner`` key but the linker's, and what decides the held-out documents

@@ -31,13 +31,15 @@ HOLDOUT_KEYS = ("corpus.skip_bad_records", "extract.paths", "extract.format", "e
 DOCUMENT_KEYS = ("ner.paths", "ner.format", "ner.sources", *HOLDOUT_KEYS)
 #: the ``ner`` keys only the linker reads: the link stage depends on them, the ner stage does not.
 #: A ``ner`` key in neither tuple counts for both stages (:func:`ner_keys`): a new option of
-#: :class:`graphmert.config.NERConfig` reruns both until it is placed here or below.
+#: :class:`graphmert.config.NERConfig` reruns both until it is placed here or below. With
+#: ``ner.dictionary_flags`` the ner stage reads ``ner.vocabularies`` too: their files are then among
+#: its source files (:mod:`pipelines.stages.ner`), so a vocabulary added or changed retrains it.
 LINKER_KEYS = ("ner.xref_tables", "ner.name_tables", "ner.vocabularies", "ner.fuzzy_threshold")
 #: the ``ner`` keys only the recognizer reads: the ner stage depends on them, the link stage does not
 RECOGNIZER_KEYS = ("ner.categories", "ner.separate_categories", "ner.part_sources", "ner.embed", "ner.width",
-                   "ner.depth", "ner.window_size", "ner.embed_rows", "ner.vectors", "ner.epochs",
-                   "ner.max_minutes", "ner.patience", "ner.batch_size", "ner.dropout", "ner.average_weights",
-                   "ner.selection_fraction", "ner.seed")
+                   "ner.depth", "ner.window_size", "ner.embed_rows", "ner.vectors", "ner.dictionary_flags",
+                   "ner.epochs", "ner.max_minutes", "ner.patience", "ner.batch_size", "ner.dropout",
+                   "ner.average_weights", "ner.selection_fraction", "ner.seed")
 #: the ``kg`` keys :func:`graphmert.kg.loaders.load_kg` reads (the seed KG the linker indexes)
 SEED_KG_KEYS = ("kg.path", "kg.nodes", "kg.edges", "kg.format", "kg.include_isa", "kg.prefix_map",
                 "kg.relation_files", "kg.relation_files_format", "kg.skip_bad_records")

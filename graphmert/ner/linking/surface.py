@@ -51,13 +51,27 @@ def _trim(s: str) -> str:
     return s
 
 
+def fold_text(text: str) -> str:
+    """``text`` NFKC-normalised and case-folded, trade marks dropped, Greek letters spelled out,
+    quotes straightened, possessive "'s" and apostrophes removed: the character folding of
+    :func:`normalize_surface`, which then also trims and joins words by one space."""
+    s = unicodedata.normalize("NFKC", text.translate(_MARKS)).casefold()
+    s = "".join(_GREEK.get(c, c) for c in s).translate(_QUOTES)
+    return _POSSESSIVE.sub("", s).replace("'", "")
+
+
+def fold_key(text: str) -> str:
+    """:func:`fold_text` without separators (spaces, hyphens and dashes, "/", "_"): a word's share of
+    a :func:`surface_key`. For a run of words that starts and ends with a letter or digit, the
+    concatenation of its tokens' fold keys is the run's :func:`surface_key`
+    (:mod:`graphmert.ner.dictionary` keys runs of tokens so)."""
+    return _SEPARATORS.sub("", fold_text(text))
+
+
 def normalize_surface(text: str) -> str:
     """The look-up form of a surface string (see :mod:`graphmert.ner.linking`); words joined by one
     space."""
-    s = unicodedata.normalize("NFKC", text.translate(_MARKS)).casefold()
-    s = "".join(_GREEK.get(c, c) for c in s).translate(_QUOTES)
-    s = _POSSESSIVE.sub("", s).replace("'", "")
-    return " ".join(_trim(_SEPARATORS.sub(" ", s)).split())
+    return " ".join(_trim(_SEPARATORS.sub(" ", fold_text(text))).split())
 
 
 def surface_key(text: str) -> str:
