@@ -48,9 +48,9 @@ from typing import Callable
 
 from graphmert.config import Config, NERConfig, to_dict
 from graphmert.corpus.document import Document
+from graphmert.ner.dictionary import DictionaryFlags, flag_sources
 from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_recognizer, pipeline_from_bytes,
                                       plan_parts, train_part)
-from graphmert.ner.dictionary import DictionaryFlags, flag_sources
 from graphmert.ner.vectors import WordVectors
 from pipelines.stage import Stage, StageContext, StageError
 from pipelines.stages.ner_documents import (HOLDOUT_KEYS, LINKER_KEYS, ner_inputs, ner_keys,  # noqa: F401
