@@ -297,8 +297,8 @@ def test_the_ner_stage_holds_out_the_extraction_slice_and_gold_documents_it_shar
 
 def test_the_ner_and_link_stages_split_the_ner_keys_and_the_code():
     """Every ``ner`` key is the recognizer's, the linker's or the training documents' (both read
-    those); neither stage's config keys hold the other's, and the link stage's code fingerprint
-    holds none of the recognizer's."""
+    those); neither stage's config keys or code fingerprint hold the other's, and both hold the
+    vocabularies' readers (graphmert.ner.vocabularies)."""
     from dataclasses import fields
 
     from graphmert.config import NERConfig
@@ -316,10 +316,11 @@ def test_the_ner_and_link_stages_split_the_ner_keys_and_the_code():
     assert list(STAGES)[:2] == ["ner", "link"] and {"ner", "link"} <= set(STAGES["extract"].upstream)
     ner_code = fingerprint.module_closure(ner.run.__module__)
     link_code = fingerprint.module_closure(link.run.__module__)
-    # the recognizer's dictionary flags read the vocabularies with the linker's readers
-    # (graphmert.ner.dictionary), so the linker's code is the ner stage's too; its rules are not
-    assert "graphmert.ner.dictionary" in ner_code and "graphmert.ner.linking.genes" in ner_code
-    assert not [m for m in ner_code if m.startswith(("graphmert.ner.gazetteer", "pipelines.stages.link"))]
+    assert not [m for m in ner_code if m.startswith(("graphmert.ner.linking", "graphmert.ner.gazetteer",
+                                                     "pipelines.stages.link"))]
+    # the recognizer's dictionary flags and the linker read the same vocabularies: a change there reruns both
+    assert {"graphmert.ner.dictionary", "graphmert.ner.vocabularies.genes"} <= set(ner_code)
+    assert "graphmert.ner.vocabularies.genes" in link_code
     assert not {"graphmert.ner.recognizer", "graphmert.ner.vectors", "pipelines.stages.ner"} & set(link_code)
     assert "pipelines.stages.ner_documents" in ner_code and "pipelines.stages.ner_documents" in link_code
 

@@ -19,16 +19,16 @@ the token, S's letter followed by ``B`` on the run's first token and ``I`` on th
 ``ner.vocabularies`` sources (:data:`graphmert.config.ner.FLAG_SETS`):
 
 * **G** (``genes``) — a symbol, synonym or full name of a protein-coding gene of the ``gene_info`` and
-  ``gene_table`` sources (:class:`~graphmert.ner.linking.genes.GeneVocabulary` ranks up to
+  ``gene_table`` sources (:class:`~graphmert.ner.vocabularies.genes.GeneVocabulary` ranks up to
   ``FULL_NAME``); a symbol or synonym only where the run is not written in lower-case letters
   alone (the gene symbols that are English words: "was", "large"; a full name may be: "leptin");
 * **T** (``terms``) — a name or entry term of a ``terms`` source (MeSH descriptors: diseases, chemicals and
-  much else), as :func:`graphmert.ner.linking.terms.read_terms` keys them.
+  much else), as :func:`graphmert.ner.vocabularies.terms.read_terms` keys them.
 
 A run is 1 to :data:`MAX_TOKENS` tokens that starts and ends with a token that is neither
 punctuation nor space; from each start the longest run of each set is taken. Its key is its
-tokens' :func:`~graphmert.ner.linking.surface.fold_key` joined, which for such a run is the
-linker's :func:`~graphmert.ner.linking.surface.surface_key` of its text (case, Greek letters,
+tokens' :func:`~graphmert.ner.vocabularies.surface.fold_key` joined, which for such a run is the
+linker's :func:`~graphmert.ner.vocabularies.surface.surface_key` of its text (case, Greek letters,
 hyphens and spaces folded: "TNF-alpha", "TNF alpha" and "TNFα" agree), the key the
 vocabularies are indexed by; keys shorter than :data:`MIN_KEY` characters are left out.
 
@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Sequence
 
 from graphmert.config.ner import FLAG_SETS
-from graphmert.ner.linking.genes import FULL_NAME, SYNONYM, build_gene_vocabulary
-from graphmert.ner.linking.surface import fold_key
-from graphmert.ner.linking.terms import read_terms
+from graphmert.ner.vocabularies.genes import FULL_NAME, SYNONYM, build_gene_vocabulary
+from graphmert.ner.vocabularies.surface import fold_key
+from graphmert.ner.vocabularies.terms import read_terms
 
 __all__ = ["DictionaryFlags", "build_dictionary_flags", "flag_sources", "MAX_TOKENS", "MIN_KEY", "OUTSIDE", "FILE"]
 

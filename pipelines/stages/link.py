@@ -7,12 +7,12 @@ the seed KG's names (:func:`graphmert.kg.loaders.load_kg`, less the held-out doc
 ``ner.xref_tables``, ``ner.name_tables`` and ``ner.vocabularies``, with ``ner.fuzzy_threshold``
 (:class:`graphmert.ner.linking.EntityLinker`) → ``RUN/link/linker.json.gz``.
 
-A stage of its own so that the linker's options rebuild the linker (about a minute with the
+A stage of its own so that the linker's options and code rebuild the linker (about a minute with the
 reference vocabularies) and never retrain the recognizer (the ner stage, about 18 minutes): its
 config keys are the linker's and the documents', never the recognizer's
 (:data:`~pipelines.stages.ner_documents.RECOGNIZER_KEYS`), and this module imports nothing of
-the recognizer. The linker's code retrains it too: the recognizer's dictionary flags
-(:mod:`graphmert.ner.dictionary`) read the vocabularies with :mod:`graphmert.ner.linking`. The manifest holds the document counts and ``linker.stats()``; with ``ner.paths``
+the recognizer. The vocabularies' readers (:mod:`graphmert.ner.vocabularies`) are both stages'
+code: the recognizer's dictionary flags read them too. The manifest holds the document counts and ``linker.stats()``; with ``ner.paths``
 empty the stage writes only ``{"enabled": false}``. :func:`load_linker` gives the extract stage the
 linker back.
 """

@@ -20,11 +20,11 @@ which the link stage reads the same documents with), then
   ``RUN/ner/recognizer/`` (the spaCy models, and their metadata with the recognizer's ``ner`` keys
   and the training report).
 
-The linker is the link stage's (:mod:`pipelines.stages.link`): the config keys of this stage
-(:data:`SECTIONS`) leave out the linker's options (:data:`~pipelines.stages.ner_documents.LINKER_KEYS`)
-and the seed KG, so they never retrain the recognizer. Its code does: the dictionary flags are read
-with the linker's vocabulary readers and keyed with its surface keys, and the code fingerprint
-cannot tell which parts of :mod:`graphmert.ner.linking` a module uses.
+The linker is the link stage's (:mod:`pipelines.stages.link`): this module never imports
+:mod:`graphmert.ner.linking`, and its config keys (:data:`SECTIONS`) leave out the linker's
+(:data:`~pipelines.stages.ner_documents.LINKER_KEYS`) and the seed KG, so neither the linker's code
+nor its options retrain the recognizer. The vocabularies' readers (:mod:`graphmert.ner.vocabularies`),
+which the dictionary flags share with the linker, rerun both stages.
 
 The manifest holds the training counts, the per-epoch history and the selection scores. With
 ``ner.paths`` empty the stage writes only ``{"enabled": false}``, and extraction uses no recognizer.

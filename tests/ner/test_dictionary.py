@@ -16,7 +16,7 @@ from graphmert.config.ner import VocabularySource
 from graphmert.config.options import ConfigError
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.dictionary import DictionaryFlags, build_dictionary_flags
-from graphmert.ner.linking.surface import fold_key, surface_key
+from graphmert.ner.vocabularies.surface import fold_key, surface_key
 from graphmert.ner.recognizer import Recognizer, RecognizerError, recognizer_nlp, tok2vec_config, train_recognizer
 from test_linking_genes import HEADER, gene_row, write
 

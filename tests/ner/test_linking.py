@@ -18,7 +18,7 @@ from graphmert.ner.linking import (
     FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
     read_xref_tables, run_key, surface_key, word_runs,
 )
-from graphmert.ner.linking.surface import coordinated_forms, with_generic_head, without_modifiers
+from graphmert.ner.vocabularies.surface import coordinated_forms, with_generic_head, without_modifiers
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
 

@@ -1,4 +1,4 @@
-"""Reference gene vocabularies (graphmert/ner/linking/genes.py) and gene species
+"""Reference gene vocabularies (graphmert/ner/vocabularies/genes.py) and gene species
 (graphmert/ner/linking/species.py): reading the NCBI Gene, rat, HomoloGene and RGD files, look-ups
 per species with variants and orthologs, the species of a mention, and the linker built with them."""
 
@@ -12,11 +12,11 @@ import pytest
 from graphmert.config import ConfigError, VocabularySource, build
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, LinkerError, normalize_surface, surface_key
-from graphmert.ner.linking.genes import (
+from graphmert.ner.vocabularies.genes import (
     build_gene_vocabulary, folded_key, gene_variants, read_gene_info, read_rgd_orthologs,
 )
 from graphmert.corpus.document import Abbreviation
-from graphmert.ner.linking.surface import names_several
+from graphmert.ner.vocabularies.surface import names_several
 from graphmert.ner.linking.species import (
     abbreviation_marks, mention_species, sentence_spans, species_marks, symbol_case_species,
 )

@@ -14,7 +14,7 @@ from graphmert.config.ner import VocabularySource
 from graphmert.corpus.document import Document, Mention
 from graphmert.kg.graph import Node, SeedKG
 from graphmert.ner.linking import EntityLinker, LinkerError, surface_key
-from graphmert.ner.linking.terms import read_terms, term_tables
+from graphmert.ner.vocabularies.terms import read_terms, term_tables
 
 ROWS = [
     "D015470\tLeukemia, Myeloid, Acute\tLeukemia, Acute Myeloid|Acute Myelogenous Leukemia",

@@ -4,19 +4,18 @@ The package, one module per concern (the names below are exported here, the publ
 
 * :mod:`~graphmert.ner.linking.common` — categories and their id namespaces, a look-up's
   :class:`LinkResult`, :class:`LinkerError`, and the vote counting every table shares;
-* :mod:`~graphmert.ner.linking.surface` — :func:`normalize_surface`, :func:`surface_key` and the
-  word runs tried as seed-KG names;
-* :mod:`~graphmert.ner.linking.tables` — reading the cross-reference and names tables (TSV);
-* :mod:`~graphmert.ner.linking.terms` — reference term tables (``ner.vocabularies`` of kind
-  ``terms``: MeSH descriptors' names and entry terms);
 * :mod:`~graphmert.ner.linking.vocabulary` — the tables a linker looks up, learnt from gold
   documents and the seed KG, and read back from a saved linker;
 * :mod:`~graphmert.ner.linking.species` — the species of documents and mentions, and gene orthologs
   learnt from the training documents;
-* :mod:`~graphmert.ner.linking.genes` — reference gene vocabularies (NCBI Gene per species,
-  HomoloGene and RGD orthologs: ``ner.vocabularies``) and their look-up, with name variants;
 * :mod:`~graphmert.ner.linking.fuzzy` — the character 3-gram TF-IDF index of the fuzzy step;
 * :mod:`~graphmert.ner.linking.linker` — :class:`EntityLinker`: look-ups, documents, persistence.
+
+What it reads lives in :mod:`graphmert.ner.vocabularies`, which the recognizer's dictionary flags
+read too: :func:`normalize_surface`, :func:`surface_key` and the word runs tried as seed-KG names
+(``surface``), the cross-reference and names tables (``tables``), the reference term tables
+(``terms``: MeSH descriptors) and gene vocabularies (``genes``: NCBI Gene per species, HomoloGene
+and RGD orthologs) with their look-up.
 
 One namespace per category (:data:`NAMESPACES`): MeSH for diseases and chemicals, NCBI Gene for
 genes (and NCBI Taxonomy / Cellosaurus for species and cell lines, learnt from annotations only).
@@ -44,7 +43,7 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
 3. the same two tables again, for plural forms: a mention written with a final lower-case "s"
    ("tumors", "CDKs") is looked up as its singular, and a plural name also answers for its singular;
 4. **terms** — only when all of the above fail: the reference term tables
-   (:func:`~graphmert.ner.linking.terms.read_terms`; ``build(vocabularies=...)``, the ``terms``
+   (:func:`~graphmert.ner.vocabularies.terms.read_terms`; ``build(vocabularies=...)``, the ``terms``
    sources of ``ner.vocabularies``) of the categories their source names, the key and then the
    singulars of a plural query. MeSH 2024 descriptors: every descriptor for both diseases and
    chemicals (the file has no tree numbers; restricting a category to the descriptors its KG nodes
@@ -55,7 +54,7 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
    TF-IDF (``char_wb``) cosine nearest neighbour among the names of the same category (the
    dictionary's and the seed KG's, not the term tables': those lowered held-out F1), accepted at
    ``score >= fuzzy_threshold``. A neighbour must keep the query's numbers, single letters, Greek
-   letter names and roman numerals (:func:`~graphmert.ner.linking.surface._markers`: "bmp 5" never
+   letter names and roman numerals (:func:`~graphmert.ner.vocabularies.surface._markers`: "bmp 5" never
    becomes "bmp 4"); the best of the 10 nearest that does is taken. The default threshold was
    chosen on held-out BioRED-train documents (``experiments/linking.py``).
 
@@ -120,8 +119,8 @@ from graphmert.ner.linking.common import (
     KG_CATEGORY_ALIASES, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult,
 )
 from graphmert.ner.linking.linker import DEFAULT_FUZZY_THRESHOLD, FORMAT_VERSION, EntityLinker
-from graphmert.ner.linking.surface import NAME_MAX_WORDS, normalize_surface, run_key, surface_key, word_runs
-from graphmert.ner.linking.tables import read_name_tables, read_xref_tables
+from graphmert.ner.vocabularies.surface import NAME_MAX_WORDS, normalize_surface, run_key, surface_key, word_runs
+from graphmert.ner.vocabularies.tables import read_name_tables, read_xref_tables
 
 __all__ = [
     "LinkerError",

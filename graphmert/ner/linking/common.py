@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from graphmert.errors import GraphmertError
+from graphmert.ner.vocabularies.errors import VocabularyError
 
 NAMESPACES: dict[str, str] = {
     "biolink:Gene": "NCBIGene:",
@@ -25,8 +25,8 @@ _TAXON = "biolink:OrganismTaxon"
 Votes = dict[str, dict[str, Counter]]          # category → key → Counter(ids tuple)
 
 
-class LinkerError(GraphmertError, ValueError):
-    """A bad entity-linker file or cross-reference table; the message names the file."""
+#: a bad entity-linker file, vocabulary or cross-reference table (the message names the file)
+LinkerError = VocabularyError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphmert.ner.linking.surface import _markers
+from graphmert.ner.vocabularies.surface import _markers
 
 _FUZZY_MIN_CHARS = 4          # shorter keys (gene symbols, acronyms) are never matched fuzzily
 _FUZZY_CACHE_SIZE = 100_000

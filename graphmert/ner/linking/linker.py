@@ -23,16 +23,16 @@ from graphmert.ner.abbreviations import (
 from graphmert.ner.linking.common import (
     _DISEASE, _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
 )
-from graphmert.ner.linking.genes import GeneVocabulary, build_gene_vocabulary, folded_key, gene_variants
+from graphmert.ner.vocabularies.genes import GeneVocabulary, build_gene_vocabulary, folded_key, gene_variants
 from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
 from graphmert.ner.linking.species import (
     _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species, sentence_spans,
     species_marks, symbol_case_species,
 )
-from graphmert.ner.linking.surface import (_singular_keys, coordinated_forms, names_several, normalize_surface,
+from graphmert.ner.vocabularies.surface import (_singular_keys, coordinated_forms, names_several, normalize_surface,
                                            surface_key, with_generic_head, without_modifiers)
-from graphmert.ner.linking.tables import read_name_tables, read_xref_tables
-from graphmert.ner.linking.terms import term_steps, term_tables, terms_to_json
+from graphmert.ner.vocabularies.tables import read_name_tables, read_xref_tables
+from graphmert.ner.vocabularies.terms import term_steps, term_tables, terms_to_json
 from graphmert.ner.linking.vocabulary import (
     _kg_tables, _learn_dictionary, _name_counts, _reverse_xrefs, _Tables, _tables_from_json, _vote_winners,
 )
@@ -63,7 +63,7 @@ def _with_terms(steps: tuple, terms: dict) -> tuple:
 
 def _as_named(ids: tuple[str, ...], text: str) -> tuple[str, ...]:
     """A look-up's ids for a mention of ``text``: all of them when the text names several
-    (:func:`~graphmert.ner.linking.surface.names_several`), else the first: a training document's
+    (:func:`~graphmert.ner.vocabularies.surface.names_several`), else the first: a training document's
     several ids for a family name ("caspase") are its own reading, not this mention's (raw
     BioRED-train slice: none of the 8 further ids of 7 such answers was a gold id of its document;
     docs/experiments/gene-linking.md)."""
@@ -127,8 +127,8 @@ class EntityLinker:
         (:func:`read_xref_tables`), count how often the documents annotate the KG's disease
         and chemical names where they occur (:meth:`kg_name`), and read ``vocabularies``
         (:class:`~graphmert.config.ner.VocabularySource`): the ``terms`` sources into term tables
-        (:func:`~graphmert.ner.linking.terms.read_terms`), the gene kinds into the reference gene
-        names and orthologs (:mod:`~graphmert.ner.linking.genes`)."""
+        (:func:`~graphmert.ner.vocabularies.terms.read_terms`), the gene kinds into the reference gene
+        names and orthologs (:mod:`~graphmert.ner.vocabularies.genes`)."""
         xrefs = read_xref_tables(xref_tables)
         more_names = read_name_tables(name_tables)
         documents, exclude = list(documents), frozenset(exclude)
@@ -216,8 +216,8 @@ class EntityLinker:
 
     def _gene_variant(self, text: str, species: str | None) -> tuple[str, ...]:
         """The genes of the first variant of a gene mention's text that a look-up knows: its
-        :func:`~graphmert.ner.linking.genes.folded_key` in the reference vocabulary, then each of
-        :func:`~graphmert.ner.linking.genes.gene_variants` (every exact step, then the folded
+        :func:`~graphmert.ner.vocabularies.genes.folded_key` in the reference vocabulary, then each of
+        :func:`~graphmert.ner.vocabularies.genes.gene_variants` (every exact step, then the folded
         reference key; a range gives each member's gene); () when none is known."""
         folded = self._reference((folded_key(normalize_surface(text)),), species, folded=True)
         if folded is not None:
@@ -340,7 +340,7 @@ class EntityLinker:
 
     def reference_gene_name(self, key: str) -> bool:
         """Whether ``key`` (a :func:`surface_key`) names a protein-coding gene of the reference
-        vocabularies (:meth:`~graphmert.ner.linking.genes.GeneVocabulary.names_gene`) and no training
+        vocabularies (:meth:`~graphmert.ner.vocabularies.genes.GeneVocabulary.names_gene`) and no training
         document annotates it as a chemical ("hippocalcin" yes; "insulin" no: BC5CDR's chemical)."""
         return (self._genes is not None and self._genes.names_gene(key)
                 and "biolink:ChemicalEntity" not in self.dictionary_categories(key))
@@ -489,7 +489,7 @@ class EntityLinker:
     def _composite_links(self, doc: Document, results: list[LinkResult | None],
                          species: list[str | None]) -> None:
         """A disease or chemical mention that no step links exactly and that coordinates several names
-        (:func:`~graphmert.ner.linking.surface.coordinated_forms`: "ventricular tachycardia and
+        (:func:`~graphmert.ner.vocabularies.surface.coordinated_forms`: "ventricular tachycardia and
         fibrillation", "colorectal and lung cancers") takes, in place, the ids of its conjuncts that
         :meth:`link` knows exactly, in text order: BioRED annotates a composite mention with every
         name's id, and extraction pairs each. The training documents' own composites ("breast and
@@ -511,8 +511,8 @@ class EntityLinker:
                         species: list[str | None]) -> int:
         """A disease mention that nothing links, or only a fuzzy look-up, and that starts with
         qualifying words ("chronic ITP", "multiple fibroadenomas":
-        :func:`~graphmert.ner.linking.surface.without_modifiers`) or ends in a generic head
-        ("kidney lesions", "prostate tumors": :func:`~graphmert.ner.linking.surface.with_generic_head`)
+        :func:`~graphmert.ner.vocabularies.surface.without_modifiers`) or ends in a generic head
+        ("kidney lesions", "prostate tumors": :func:`~graphmert.ner.vocabularies.surface.with_generic_head`)
         takes, in place, the link of the rest (:func:`_rests`): from a linked disease mention of the
         document that the rest names or can abbreviate (:func:`~graphmert.ner.abbreviations.spelled_by`:
         "ITP" and "chronic immune thrombocytopenia", whose own qualifiers are dropped too), else from
@@ -630,8 +630,8 @@ class EntityLinker:
 
 def _rests(text: str) -> list[str]:
     """What a disease mention nothing links is tried as, in order: without its qualifiers
-    (:func:`~graphmert.ner.linking.surface.without_modifiers`), with a generic head as its group's
-    word (:func:`~graphmert.ner.linking.surface.with_generic_head`), then both."""
+    (:func:`~graphmert.ner.vocabularies.surface.without_modifiers`), with a generic head as its group's
+    word (:func:`~graphmert.ner.vocabularies.surface.with_generic_head`), then both."""
     plain = without_modifiers(text)
     tries = [plain, with_generic_head(text), with_generic_head(plain) if plain else None]
     return list(dict.fromkeys(t for t in tries if t))

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from graphmert.ner.linking.common import _GENE, _TAXON, NAMESPACES, Votes, _winner
-from graphmert.ner.linking.surface import surface_key
+from graphmert.ner.vocabularies.surface import surface_key
 
 HUMAN, MOUSE, RAT = "NCBITaxon:9606", "NCBITaxon:10090", "NCBITaxon:10116"
 # laboratory strains name their species where an abstract names no animal ("C57BL/6 bone marrow"),

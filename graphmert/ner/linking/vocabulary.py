@@ -17,10 +17,10 @@ from graphmert.ner.linking.common import (
     _TAXON, KG_CATEGORY_ALIASES, NAMESPACES, SPECIES_CATEGORIES, Votes, _winner,
 )
 from graphmert.ner.linking.species import _dominant_species
-from graphmert.ner.linking.surface import (
+from graphmert.ner.vocabularies.surface import (
     _singular_keys, _uninverted, normalize_surface, run_key, surface_key, word_runs,
 )
-from graphmert.ner.linking.terms import TermKeys, terms_from_json
+from graphmert.ner.vocabularies.terms import TermKeys, terms_from_json
 
 
 @dataclass

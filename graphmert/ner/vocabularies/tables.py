@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import gzip
 from pathlib import Path
-from typing import Callable, Iterator, Sequence, TypeVar
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 from graphmert.kg.tsv import unlimited_csv_fields
-from graphmert.ner.linking.common import LinkerError
+from graphmert.ner.vocabularies.errors import VocabularyError
 
 _C = TypeVar("_C")
 _MAPPING_COLUMNS = ("mapping", "method")
@@ -20,7 +20,7 @@ _NAME_COLUMNS = ("name", "geneName", "synonyms")
 
 def _open_table(path: Path, what: str):
     if not path.is_file():
-        raise LinkerError(f"{path}: {what} not found")
+        raise VocabularyError(f"{path}: {what} not found")
     with open(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
     return gzip.open(path, "rt", encoding="utf-8", newline="") if gz else \
@@ -30,27 +30,27 @@ def _open_table(path: Path, what: str):
 def _read_tsv(path: Path, what: str, columns: Callable[[list[str]], _C]
               ) -> Iterator[tuple[_C, list[str]]]:
     """``(columns(header), row)`` for every row of the TSV table (a ``what``) at ``path``, which has
-    a header; ``columns`` picks the columns from the header or raises :class:`LinkerError`; blank
+    a header; ``columns`` picks the columns from the header or raises :class:`VocabularyError`; blank
     lines are skipped."""
     with _open_table(path, what) as f, unlimited_csv_fields():
         rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         try:
             header = [h.strip() for h in next(rows)]
         except StopIteration:
-            raise LinkerError(f"{path}: line 1: empty file, expected a header") from None
+            raise VocabularyError(f"{path}: line 1: empty file, expected a header") from None
         except UnicodeDecodeError as e:
-            raise LinkerError(f"{path}: not UTF-8 text ({e})") from None
+            raise VocabularyError(f"{path}: not UTF-8 text ({e})") from None
         picked = columns(header)
         try:
             for row in rows:
                 if len(row) != len(header):
                     if any(x.strip() for x in row):
-                        raise LinkerError(f"{path}: line {rows.line_num}: expected {len(header)} "
+                        raise VocabularyError(f"{path}: line {rows.line_num}: expected {len(header)} "
                                           f"tab-separated fields, found {len(row)}")
                     continue
                 yield picked, row
         except UnicodeDecodeError as e:
-            raise LinkerError(f"{path}: line {rows.line_num + 1}: not UTF-8 text ({e})") from None
+            raise VocabularyError(f"{path}: line {rows.line_num + 1}: not UTF-8 text ({e})") from None
 
 
 def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
@@ -59,7 +59,7 @@ def _read_xref_table(path: Path) -> Iterator[tuple[str, list[str]]]:
     def columns(header: list[str]) -> tuple[int, int, int | None]:
         target = next((header.index(c) for c in _TARGET_COLUMNS if c in header), None)
         if target is None or len(header) < 2:
-            raise LinkerError(f"{path}: line 1: expected a source id column and one of "
+            raise VocabularyError(f"{path}: line 1: expected a source id column and one of "
                               f"{list(_TARGET_COLUMNS)}; the header has {header}")
         mapping = next((header.index(c) for c in _MAPPING_COLUMNS if c in header), None)
         return header.index("id") if "id" in header else 0, target, mapping
@@ -78,7 +78,7 @@ def _read_name_table(path: Path) -> Iterator[tuple[str, list[str]]]:
         ident = next((c for c in _NAME_ID_COLUMNS if c in header), None)
         name = next((header.index(c) for c in _NAME_COLUMNS if c in header), None)
         if ident is None or name is None:
-            raise LinkerError(f"{path}: line 1: expected an id column ({' or '.join(_NAME_ID_COLUMNS)}) "
+            raise VocabularyError(f"{path}: line 1: expected an id column ({' or '.join(_NAME_ID_COLUMNS)}) "
                               f"and a name column ({' or '.join(_NAME_COLUMNS)}); the header has {header}")
         return header.index(ident), _NAME_ID_COLUMNS[ident], name
 
@@ -98,12 +98,7 @@ def read_name_tables(paths: Sequence[str | Path]) -> dict[str, list[str]]:
     linker treats the names of seed-KG nodes as their synonyms. Gzipped tables are read
     transparently.
     """
-    out: dict[str, list[str]] = {}
-    for p in paths:
-        for node, names in _read_name_table(Path(p)):
-            known = out.setdefault(node, [])
-            known.extend(n for n in names if n not in known)
-    return out
+    return _merged(row for p in paths for row in _read_name_table(Path(p)))
 
 
 def read_xref_tables(paths: Sequence[str | Path]) -> dict[str, list[str]]:
@@ -115,9 +110,13 @@ def read_xref_tables(paths: Sequence[str | Path]) -> dict[str, list[str]]:
     ``mapping`` / ``method`` column starts with "propagated" (a descendant's xref, not an
     equivalence) are skipped. Gzipped tables are read transparently.
     """
+    return _merged(row for p in paths for row in _read_xref_table(Path(p)))
+
+
+def _merged(rows: Iterable[tuple[str, list[str]]]) -> dict[str, list[str]]:
+    """Key → its values over every row of that key, in order, each once."""
     out: dict[str, list[str]] = {}
-    for p in paths:
-        for src, targets in _read_xref_table(Path(p)):
-            known = out.setdefault(src, [])
-            known.extend(t for t in targets if t not in known)
+    for key, values in rows:
+        known = out.setdefault(key, [])
+        known.extend(v for v in values if v not in known)
     return out

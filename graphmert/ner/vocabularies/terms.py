@@ -9,7 +9,7 @@ is what a mention the other tables miss is often written as.
 A ``terms`` file is tab-separated, gzipped or not, with no header: ``id<TAB>name<TAB>terms``, the
 terms ``|``-separated (the third field may be empty); a bare id takes the source's ``prefix``
 (``MESH:``), an id with a colon is kept as it is. Blank lines are skipped; any other line without
-exactly three fields, or with an empty id or name, raises :class:`LinkerError` naming the file and
+exactly three fields, or with an empty id or name, raises :class:`VocabularyError` naming the file and
 the line number.
 
 Each name and entry term is keyed by :func:`surface_key` (case, Greek letters, hyphens and spaces
@@ -30,9 +30,9 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Iterator, Sequence
 
-from graphmert.ner.linking.common import LinkerError
-from graphmert.ner.linking.surface import _singular_keys, _uninverted, surface_key
-from graphmert.ner.linking.tables import _open_table
+from graphmert.ner.vocabularies.errors import VocabularyError
+from graphmert.ner.vocabularies.surface import _singular_keys, _uninverted, surface_key
+from graphmert.ner.vocabularies.tables import _open_table
 
 TERMS = "terms"
 _NAME, _ENTRY, _PERMUTED, _SINGULAR = range(4)      # ranks of a key's ids (lower is better)
@@ -50,15 +50,15 @@ def _term_rows(path: Path, prefix: str) -> Iterator[tuple[str, str, list[str]]]:
                     continue
                 fields = line.split("\t")
                 if len(fields) != 3:
-                    raise LinkerError(f"{path}: line {n}: expected 3 tab-separated fields "
+                    raise VocabularyError(f"{path}: line {n}: expected 3 tab-separated fields "
                                       f"(id, name, entry terms), found {len(fields)}")
                 ident, name = fields[0].strip(), fields[1].strip()
                 if not ident or not name:
-                    raise LinkerError(f"{path}: line {n}: empty {'id' if not ident else 'name'}")
+                    raise VocabularyError(f"{path}: line {n}: empty {'id' if not ident else 'name'}")
                 terms = [t.strip() for t in fields[2].split("|") if t.strip()]
                 yield (ident if ":" in ident else prefix + ident), name, terms
         except UnicodeDecodeError as e:
-            raise LinkerError(f"{path}: line {n + 1}: not UTF-8 text ({e})") from None
+            raise VocabularyError(f"{path}: line {n + 1}: not UTF-8 text ({e})") from None
 
 
 def _forms(name: str, terms: Sequence[str]) -> Iterator[tuple[str, int]]:

@@ -4,7 +4,7 @@
 mention in its species' names, as GNormPlus / GNorm2 do (:mod:`graphmert.ner.linking`, "Reference
 genes").
 
-Every name of a gene is indexed under its :func:`~graphmert.ner.linking.surface.surface_key` and
+Every name of a gene is indexed under its :func:`~graphmert.ner.vocabularies.surface.surface_key` and
 under its :func:`folded_key` (Greek letter names shortened, roman numerals as digits: "TGF-beta 1",
 "TGFB1" and "Tgfb-1" agree), each with a *rank*: 0 the official symbol, 1 a synonym, 2 the full
 name or description, 3 another designation; a gene that is not protein-coding adds
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from graphmert.ner.linking.common import LinkerError
-from graphmert.ner.linking.surface import normalize_surface
-from graphmert.ner.linking.tables import _open_table
+from graphmert.ner.vocabularies.errors import VocabularyError
+from graphmert.ner.vocabularies.surface import normalize_surface
+from graphmert.ner.vocabularies.tables import _open_table
 
 GENE = "NCBIGene:"
 TAXON = "NCBITaxon:"
@@ -159,7 +159,7 @@ def _rows(path: Path, what: str, columns: int, header: str) -> Iterator[tuple[in
     with _open_table(path, what) as f:
         first = f.readline()
         if not first.startswith(header):
-            raise LinkerError(f"{path}: line 1: expected a {what} header starting with {header!r}, "
+            raise VocabularyError(f"{path}: line 1: expected a {what} header starting with {header!r}, "
                               f"got {first[:60]!r}")
         for n, line in enumerate(f, start=2):
             line = line.rstrip("\r\n")
@@ -167,14 +167,14 @@ def _rows(path: Path, what: str, columns: int, header: str) -> Iterator[tuple[in
                 continue
             cols = line.split("\t")
             if len(cols) != columns:
-                raise LinkerError(f"{path}: line {n}: expected {columns} tab-separated columns in a "
+                raise VocabularyError(f"{path}: line {n}: expected {columns} tab-separated columns in a "
                                   f"{what}, got {len(cols)}")
             yield n, cols
 
 
 def _number(value: str, path: Path, n: int, what: str) -> str:
     if not value.isdigit():
-        raise LinkerError(f"{path}: line {n}: {what} {value!r} is not a number")
+        raise VocabularyError(f"{path}: line {n}: {what} {value!r} is not a number")
     return value
 
 
@@ -202,7 +202,7 @@ def read_gene_table(path: str | Path, taxon: str) -> Iterator[_Gene]:
     want = ("GeneID", "Symbol", "Synonyms")
     missing = [w for w in want if w not in header]
     if missing:
-        raise LinkerError(f"{path}: line 1: a gene table needs the columns {list(want)}; missing {missing}")
+        raise VocabularyError(f"{path}: line 1: a gene table needs the columns {list(want)}; missing {missing}")
     i, s, y = (header.index(w) for w in want)
     number = taxon[len(TAXON):]
     for n, c in _rows(path, "gene table", len(header), "#" if header else ""):
@@ -237,7 +237,7 @@ def read_rgd_orthologs(path: str | Path) -> Iterator[list[tuple[str, str]]]:
                "MOUSE_ORTHOLOG_NCBI_GENE_ID": "10090"}
     missing = [k for k in columns if k not in header]
     if missing:
-        raise LinkerError(f"{path}: an RGD ortholog file needs the columns {missing}")
+        raise VocabularyError(f"{path}: an RGD ortholog file needs the columns {missing}")
     at = {header.index(k): t for k, t in columns.items()}
     for n, c in _rows(path, "RGD ortholog file", len(header), "#"):
         if c == header:                  # the header follows the comment lines
