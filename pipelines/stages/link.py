@@ -12,9 +12,9 @@ reference vocabularies) and never retrain the recognizer (the ner stage, about 1
 config keys are the linker's and the documents', never the recognizer's
 (:data:`~pipelines.stages.ner_documents.RECOGNIZER_KEYS`), and this module imports nothing of
 the recognizer. The vocabularies' readers (:mod:`graphmert.ner.vocabularies`) are both stages'
-code: the recognizer's dictionary flags read them too. The manifest holds the document counts and ``linker.stats()``; with ``ner.paths``
-empty the stage writes only ``{"enabled": false}``. :func:`load_linker` gives the extract stage the
-linker back.
+code: the recognizer's dictionary flags read them too. The manifest holds the document counts and
+``linker.stats()``; with ``ner.paths`` empty the stage writes only ``{"enabled": false}``.
+:func:`load_linker` gives the extract stage the linker back.
 """
 
 from __future__ import annotations

@@ -119,7 +119,8 @@ from graphmert.ner.linking.common import (
     KG_CATEGORY_ALIASES, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult,
 )
 from graphmert.ner.linking.linker import DEFAULT_FUZZY_THRESHOLD, FORMAT_VERSION, EntityLinker
-from graphmert.ner.vocabularies.surface import NAME_MAX_WORDS, normalize_surface, run_key, surface_key, word_runs
+from graphmert.ner.vocabularies.surface import (NAME_MAX_WORDS, normalize_surface, run_key, surface_key,
+                                                word_runs)
 from graphmert.ner.vocabularies.tables import read_name_tables, read_xref_tables
 
 __all__ = [
