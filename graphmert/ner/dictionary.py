@@ -148,6 +148,8 @@ def build_dictionary_flags(sources: Sequence, sets: Sequence[str]) -> Dictionary
     """The flag ``sets`` (``ner.dictionary_flags``: "genes", "terms") of the ``ner.vocabularies``
     ``sources``, or None when no source gives one of them (a set not asked for is empty)."""
     read = flag_sources(sources, sets)
+    if not read:
+        return None
     genes = build_gene_vocabulary([s for s in read if s.kind in FLAG_SETS["genes"]])
     symbols: set[str] = set()
     names: set[str] = set()
@@ -157,6 +159,4 @@ def build_dictionary_flags(sources: Sequence, sets: Sequence[str]) -> Dictionary
             (symbols if best <= SYNONYM else names).add(key)
     terms = {k for s in read if s.kind in FLAG_SETS["terms"] for k in read_terms(s.path, s.prefix)
              if len(k) >= MIN_KEY}
-    if not read:
-        return None
     return DictionaryFlags(symbols=frozenset(symbols), names=frozenset(names), terms=frozenset(terms))
