@@ -8,8 +8,8 @@ name common words ("mice", "large" and "was" are synonyms of some gene) and MeSH
 than diseases and chemicals ("Mutation", "Time"). As a feature of each token, the model learns from
 the annotations how far to trust a flag in its context and with its word. Measured
 (docs/experiments/recognizer-training.md, last section): the gene flags raise recognition on the
-raw slice 0.806 → 0.826, but the mentions they add are mostly ones the linker cannot place, so
-pair F1 does not gain and ``configs/biored-raw.yaml`` leaves the option off.
+raw slice 0.813 → 0.824 (two recognizer draws), but the mentions they add are mostly ones the
+linker cannot place, so pair F1 does not gain and ``configs/biored-raw.yaml`` leaves the option off.
 
 Each token gets one tag, spaCy's ``Token.tag_`` (the recognizer's pipeline has no tagger), that
 its tok2vec embeds beside the word's norm, prefix, suffix and shape
