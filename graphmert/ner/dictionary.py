@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Sequence
 
 from graphmert.config.ner import FLAG_SETS
+from graphmert.io import check_format
 from graphmert.ner.vocabularies.genes import FULL_NAME, SYNONYM, build_gene_vocabulary
 from graphmert.ner.vocabularies.surface import fold_key
 from graphmert.ner.vocabularies.terms import read_terms
@@ -58,7 +59,7 @@ MAX_TOKENS = 6                  # the longest run tried (tokens, punctuation ins
 MIN_KEY = 2                     # one-character keys ("a", "t") are no names
 OUTSIDE = "O"                   # the tag of a token no run covers
 FILE = "dictionary.json.gz"     # a saved recognizer's flag sets
-_FORMAT = 1
+_FORMAT, _VERSION = "graphmert-dictionary-flags", 1
 _LOWER_WORDS = re.compile(r"[a-z\s\-]+")
 
 
@@ -108,9 +109,13 @@ class DictionaryFlags:
                 found["G"] = j
         return found
 
-    def flag(self, doc):
-        """Write :meth:`tags` into ``doc``'s tokens' ``tag_``; returns ``doc``."""
-        for token, tag in zip(doc, self.tags(doc)):
+    def flag(self, doc, tags: list[str] | None = None):
+        """Write :meth:`tags` (or ``tags``, computed for a doc of the same tokens) into ``doc``'s
+        tokens' ``tag_``; returns ``doc``."""
+        tags = self.tags(doc) if tags is None else tags
+        if len(tags) != len(doc):
+            raise ValueError(f"dictionary flags: {len(tags)} tags for a doc of {len(doc)} tokens")
+        for token, tag in zip(doc, tags):
             token.tag_ = tag
         return doc
 
@@ -119,8 +124,8 @@ class DictionaryFlags:
 
     def save(self, path: str | Path) -> None:
         """Write the sets, sorted, as gzipped JSON (the same sets give the same bytes)."""
-        data = {"format": _FORMAT, "symbols": sorted(self.symbols), "names": sorted(self.names),
-                "terms": sorted(self.terms)}
+        data = {"format": _FORMAT, "format_version": _VERSION, "symbols": sorted(self.symbols),
+                "names": sorted(self.names), "terms": sorted(self.terms)}
         with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as f:
             f.write(json.dumps(data, separators=(",", ":")).encode("utf-8"))
 
@@ -130,11 +135,13 @@ class DictionaryFlags:
         try:
             with gzip.open(Path(path), "rt", encoding="utf-8") as f:
                 data = json.load(f)
-            if data.get("format") != _FORMAT:
-                raise ValueError(f"format {data.get('format')!r}, this code reads {_FORMAT}")
+        except (OSError, EOFError, ValueError) as e:
+            raise ValueError(f"{path}: not a readable dictionary-flags file ({type(e).__name__}: {e})") from None
+        check_format(data, path, format=_FORMAT, version=_VERSION, what="a dictionary-flags file", error=ValueError)
+        try:
             return cls(**{k: frozenset(map(str, data[k])) for k in ("symbols", "names", "terms")})
-        except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as e:
-            raise ValueError(f"{path}: not a dictionary-flags file ({type(e).__name__}: {e})") from None
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{path}: corrupt dictionary-flags file ({type(e).__name__}: {e})") from None
 
 
 def flag_sources(sources: Sequence, sets: Sequence[str]) -> list:

@@ -653,8 +653,9 @@ class Recognizer:
         docs = list(docs)
         todo = [d for d in docs if not d.mentions]
         found: dict[int, list[tuple[int, int, int, str, str]]] = {id(d): [] for d in todo}
+        tags = self._tags(todo)
         for k, part in enumerate(self.parts):
-            for d, sdoc in zip(todo, part.nlp.pipe(self._inputs(part.nlp, todo), batch_size=batch_size)):
+            for d, sdoc in zip(todo, part.nlp.pipe(self._inputs(part.nlp, todo, tags), batch_size=batch_size)):
                 with noting(f"document {d.id}"):
                     found[id(d)] += [(a, b, k, d.text[a:b], e.label_) for e in sdoc.ents
                                      for a, b in bracket_repair(d.text, e.start_char, e.end_char)]
@@ -666,11 +667,19 @@ class Recognizer:
                 d = replace(d, mentions=[Mention(start=a, end=b, text=t, type=lab) for a, b, _, t, lab in kept])
             yield d
 
-    def _inputs(self, nlp, docs: Sequence[Document]) -> Iterator:
-        """What ``nlp.pipe`` reads: the texts, or with :attr:`dictionary` the flagged spaCy docs."""
+    def _tags(self, docs: Sequence[Document]) -> list[list[str]] | None:
+        """With :attr:`dictionary`, each document's token flags, computed once for every part (the
+        parts share one tokenizer, :func:`recognizer_nlp`); else None."""
         if self.dictionary is None:
+            return None
+        make_doc = self.parts[0].nlp.make_doc
+        return [self.dictionary.tags(make_doc(d.text)) for d in docs]
+
+    def _inputs(self, nlp, docs: Sequence[Document], tags: list[list[str]] | None) -> Iterator:
+        """What ``nlp.pipe`` reads: the texts, or the spaCy docs carrying ``tags`` (:meth:`_tags`)."""
+        if tags is None:
             return (d.text for d in docs)
-        return (self.dictionary.flag(nlp.make_doc(d.text)) for d in docs)
+        return (self.dictionary.flag(nlp.make_doc(d.text), t) for d, t in zip(docs, tags))
 
     def save(self, path: str | Path, report: dict | None = None) -> None:
         """Write the spaCy models, the dictionary flags and the metadata under ``path`` (atomically:

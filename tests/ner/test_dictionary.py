@@ -92,12 +92,19 @@ def test_saved_flags_load_back_and_a_damaged_file_is_named(tmp_path):
     d.save(tmp_path / "b.json.gz")
     assert DictionaryFlags.load(tmp_path / "a.json.gz") == d
     assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes()
-    (tmp_path / "bad.json.gz").write_bytes(gzip.compress(b'{"format": 1, "symbols": []}'))
-    with pytest.raises(ValueError, match=r"bad.json.gz: not a dictionary-flags file \(KeyError"):
+    (tmp_path / "bad.json.gz").write_bytes(gzip.compress(
+        b'{"format": "graphmert-dictionary-flags", "format_version": 1, "symbols": []}'))
+    with pytest.raises(ValueError, match=r"bad.json.gz: corrupt dictionary-flags file \(KeyError"):
         DictionaryFlags.load(tmp_path / "bad.json.gz")
+    (tmp_path / "other.json.gz").write_bytes(gzip.compress(b'{"format": 1, "symbols": []}'))
+    with pytest.raises(ValueError, match=r"other.json.gz: not a dictionary-flags file \(format "):
+        DictionaryFlags.load(tmp_path / "other.json.gz")
     (tmp_path / "cut.json.gz").write_bytes((tmp_path / "a.json.gz").read_bytes()[:-9])
-    with pytest.raises(ValueError, match=r"cut.json.gz: not a dictionary-flags file"):
+    with pytest.raises(ValueError, match=r"cut.json.gz: not a readable dictionary-flags file"):
         DictionaryFlags.load(tmp_path / "cut.json.gz")
+    doc = recognizer_nlp(CATS).make_doc("two tokens")
+    with pytest.raises(ValueError, match="dictionary flags: 1 tags for a doc of 2 tokens"):
+        d.flag(doc, ["O"])
 
 
 def test_the_config_refuses_flags_it_cannot_embed_or_make(tmp_path):
