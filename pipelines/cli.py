@@ -21,9 +21,11 @@ then the stage folder, or the run directory for ``run``), one per line, so scrip
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import platform
+import re
 import sys
 import traceback
 from contextlib import ExitStack, contextmanager
@@ -324,9 +326,9 @@ def _next_steps(run_dir: str) -> str:
 
 @app.command()
 def update(run_dir: str = RUN_DIR,
-           add: list[Path] = typer.Option([], "--add", "-a", help="Corpus file whose new documents are "
-                                          "extracted into the run's KG (repeatable; any reader's format).",
-                                          dir_okay=False),
+           add: list[Path] = typer.Option([], "--add", "-a", help="Corpus file, or folder of .txt abstracts "
+                                          "(one per file, named by its id), whose new documents are "
+                                          "extracted into the run's KG (repeatable; any reader's format)."),
            remove: list[str] = typer.Option([], "--remove", help="Id of a document whose evidence leaves "
                                             "the KG (repeatable)."),
            remove_file: Optional[Path] = typer.Option(None, "--remove-file", dir_okay=False,
@@ -342,7 +344,7 @@ def update(run_dir: str = RUN_DIR,
     report and evaluation of the run are then brought up to date. docs/PIPELINE.md, "Updates".
     """
     if not add and not remove and remove_file is None:
-        _fail("update: nothing to do; give --add FILE, --remove ID or --remove-file FILE")
+        _fail("update: nothing to do; give --add PATH, --remove ID or --remove-file FILE")
     with _errors():
         from pipelines import update as upd
 
@@ -594,6 +596,27 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
                                        help="Print the version and the code fingerprint, and exit.")
           ) -> None:
     """GraphMERT: distil a knowledge graph from biomedical abstracts and a seed KG."""
+
+
+def reflow(text: str) -> str:
+    """``text`` (a docstring, dedented) with each paragraph's lines joined into one: Typer's rich help
+    keeps a docstring's line breaks after the first paragraph, so lines wrapped at the source's width
+    came out ragged at a terminal's. Paragraphs stay apart, and so do the lines of a list (a line
+    starting with "-", "*" or a digit and ".")."""
+    out = []
+    for para in inspect.cleandoc(text or "").split("\n\n"):
+        lines = para.splitlines()
+        if any(_LIST_ITEM.match(line) for line in lines):
+            out.append(para)
+        else:
+            out.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(out)
+
+
+_LIST_ITEM = re.compile(r"\s*([-*]|\d+\.)\s")
+
+for _info in app.registered_commands:           # every command's help, as the terminal wraps it
+    _info.help = reflow(_info.help or inspect.getdoc(_info.callback) or "")
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -279,6 +279,19 @@ def test_every_stage_command_takes_scheduler(tmp_path, command):
     assert r.exit_code == 2 and "--scheduler: 'bogus' is not a scheduler" in r.output, r.output
 
 
+def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring():
+    """A command's help after its first paragraph is reflowed: a docstring line break inside a
+    paragraph would show in a terminal of any width; list lines keep theirs."""
+    from pipelines.cli import reflow
+
+    wide = CliRunner(env={"COLUMNS": "300"})
+    out = wide.invoke(app, ["update", "--help"]).stdout
+    assert "their evidence merges into existing edges and confidences are recomputed." in out
+    out = wide.invoke(app, ["run", "--help"]).stdout
+    assert "everything downstream; an interrupted run resumes" in out
+    assert reflow("Title.\n\n    One\n    two.\n\n    - a\n    - b\n") == "Title.\n\nOne two.\n\n- a\n- b"
+
+
 def test_docs_quote_overrides_with_brackets():
     """zsh globs an unquoted ``corpus.paths=[a.txt]``: every such example is quoted."""
     import re

@@ -124,6 +124,20 @@ def test_adding_documents_already_in_the_kg_changes_nothing(split, tmp_path):
     assert (run / "export" / "manifest.json").read_bytes() == export
 
 
+def test_a_folder_of_abstracts_is_read_as_extract_paths_reads_one(split, tmp_path):
+    """``--add`` takes a folder of .txt abstracts, as ``extract.paths`` does: each file's name is its
+    document's id (here two already in the KG: nothing to extract, nothing changed)."""
+    run = tmp_path / "run"
+    shutil.copytree(split.run, run)
+    folder = tmp_path / "abstracts"
+    folder.mkdir()
+    for doc_id in sorted(split.last_ids)[:2]:
+        (folder / f"{doc_id}.txt").write_text("Metformin lowers glucose.\n", encoding="utf-8")
+    r = invoke("update", "--run-dir", run, "--add", folder)
+    assert r.exit_code == 0, r.output
+    assert "added 0 document(s), 2 already in the KG: nothing changed" in r.output
+
+
 def test_removing_the_20_gives_the_kg_of_the_40_back(split, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(split.run, run)
@@ -145,7 +159,7 @@ def test_removing_the_20_gives_the_kg_of_the_40_back(split, tmp_path):
 
 def test_update_errors_name_the_problem(tmp_path):
     r = invoke("update", "--run-dir", tmp_path / "run")
-    assert r.exit_code == 2 and "nothing to do; give --add FILE, --remove ID" in r.output
+    assert r.exit_code == 2 and "nothing to do; give --add PATH, --remove ID" in r.output
     r = invoke("update", "--run-dir", tmp_path / "run", "--remove", "1")
     assert r.exit_code == 2 and "not a run directory (no config.yaml)" in r.output
     run = tmp_path / "run"
