@@ -66,6 +66,16 @@ def test_typer_features_study_compares_variants_on_the_same_pairs(tmp_path):
         assert r["sign_p"] == pytest.approx(binomtest(r["won"], r["won"] + r["lost"]).pvalue, abs=1e-4)
 
 
+def test_typing_document_study_reports_homogeneity_votes_and_words(tmp_path):
+    _, rows = _study("typing_document.py", tmp_path, "--folds", "2", "--salts", "cv", "--weights", "0", "1")
+    gold = [r for r in rows if "document majority" in r]
+    # a document's own majority types its pairs at least as well as one type for every document
+    assert len(gold) >= 5 and all(r["document majority"] >= r["category-pair majority"] for r in gold)
+    votes = [r for r in rows if "λ" in r]
+    assert [r["λ"] for r in votes] == [0.0, 1.0] and all(0 < r["accuracy"] < 1 for r in votes)
+    assert [r["C"] for r in rows if "C" in r] == [0.3, 1.0, 3.0]
+
+
 def test_linking_study_at_one_threshold_with_the_vocabularies(tmp_path):
     stdout, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies")
     assert len(rows) == 1 and rows[0]["reference"] > 0 and rows[0]["terms"] > 0
