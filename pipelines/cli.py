@@ -615,8 +615,21 @@ def reflow(text: str) -> str:
 
 _LIST_ITEM = re.compile(r"\s*([-*]|\d+\.)\s")
 
+#: ``graphmert --help`` lists the commands a user starts from apart from the stages, which it lists in
+#: the order ``graphmert run`` runs them
+STAGE_PANEL = "Stages, one at a time (graphmert run runs them in this order)"
+_stage_names = [e.cli_name for e in CATALOG.values()]
+
+
+def _command_name(info: typer.models.CommandInfo) -> str:
+    return info.name or info.callback.__name__.replace("_", "-")
+
+
 for _info in app.registered_commands:           # every command's help, as the terminal wraps it
     _info.help = reflow(_info.help or inspect.getdoc(_info.callback) or "")
+    _info.rich_help_panel = STAGE_PANEL if _command_name(_info) in _stage_names else None
+app.registered_commands.sort(key=lambda c: _stage_names.index(_command_name(c)) if _command_name(c) in _stage_names
+                             else -1)
 
 
 def main(argv: Optional[list[str]] = None) -> None:

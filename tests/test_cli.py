@@ -281,7 +281,8 @@ def test_every_stage_command_takes_scheduler(tmp_path, command):
 
 def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring():
     """A command's help after its first paragraph is reflowed: a docstring line break inside a
-    paragraph would show in a terminal of any width; list lines keep theirs."""
+    paragraph would show in a terminal of any width; list lines keep theirs. The command list puts
+    what a user starts from before the stages."""
     from pipelines.cli import reflow
 
     wide = CliRunner(env={"COLUMNS": "300"})
@@ -290,6 +291,10 @@ def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring():
     out = wide.invoke(app, ["run", "--help"]).stdout
     assert "everything downstream; an interrupted run resumes" in out
     assert reflow("Title.\n\n    One\n    two.\n\n    - a\n    - b\n") == "Title.\n\nOne two.\n\n- a\n- b"
+    out = wide.invoke(app, ["--help"]).stdout               # user commands first, then the stages in run order
+    at = [out.index(s) for s in ("│ run ", "│ serve ", "Stages, one at a time", "│ ner ", "│ ingest ", "│ train ",
+                                 "│ extract ", "│ evaluate ")]
+    assert at == sorted(at)
 
 
 def test_docs_quote_overrides_with_brackets():
