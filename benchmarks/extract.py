@@ -20,6 +20,8 @@ outside the forward), ``decide`` (pairs, selection and triples; PairExtractor on
 Parquet shard). ``host_s`` is questions + other + decide, the work outside the model that a GPU
 does not speed up, and ``forward_share`` the forward's part of the total. With ``--repeat N`` each
 phase is its fastest of N extractions (on a shared machine single runs vary by ±20%), and
+``host_median_s`` the median of the runs' host work (a pause such as a full collection of Python's
+cycle collector lands in another phase each run, and each phase's fastest hides it), and
 ``repeat_agreement`` is the smallest share of triples a later run has in common with the first. Work: queries,
 forwards, graphs, tokens (real, unpadded) and padded positions; with the relatedness head,
 ``pair_rows``, the question-candidate rows x(h, c) a model's pass sums per pair where it encodes
@@ -27,6 +29,9 @@ them, and ``pair_sums``, the per-batch pair sums that cross to the host
 (:class:`~graphmert.extract.pair_heads.PairSums`).
 
 On CUDA one untimed extraction per config comes first (context, kernels, allocator).
+
+Each extraction runs inside the extract stage's ``frozen_heap`` (the objects alive before it are
+left out of the cycle collector's scans), as the stage runs each part.
 
 Arithmetic limit: the forwards' FLOPs at the real tokens — 2·n·P for the backbone's P linear weights
 and 4·layers·n²·H for attention, per graph of n tokens (heads and H-GAT are left out: under 2%) —
@@ -75,7 +80,7 @@ import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
+from contextlib import contextmanager, nullcontext  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -243,12 +248,20 @@ def fit_heads(cfg, docs, kg, schema, tok, rmap, model, members) -> tuple:
     return fit_pair_heads(ex, fit_docs, list(chunk_documents(fit_docs, tok, cfg.corpus, cfg.graph)), x)
 
 
+def frozen_heap():
+    """The extract stage's ``frozen_heap`` around a part's extraction, as the stage has it (a
+    revision before it, under ``--compare-with``, runs without)."""
+    from pipelines.stages import extract
+
+    return getattr(extract, "frozen_heap", nullcontext)()
+
+
 def run_once(cfg, kg, schema, tok, rmap, model, members, docs, chunks, typer=None, heads=(None, None)
              ) -> tuple[dict, ForwardMeter, set]:
     """One extraction over ``docs`` with per-phase seconds (``heads``: the fitted pair heads)."""
     x = cfg.extract
     sec = {}
-    with ForwardMeter(model, *members).watch() as meter:
+    with ForwardMeter(model, *members).watch() as meter, frozen_heap():
         t0 = time.perf_counter()
         if model.config.leaf_query == "fixed":
             ex = pair_extractor(cfg, kg, schema, tok, rmap, model, members, typer=typer, type_head=heads[0],
@@ -296,6 +309,7 @@ def fastest(runs: list[tuple[dict, ForwardMeter, set]]) -> tuple[dict, ForwardMe
         row["repeat_agreement"] = round(min(len(first & keys) / len(first | keys) if first | keys else 1.0
                                             for _, _, keys in runs[1:]), 3)
     row.update({f"{k}_s": round(min(r[f"{k}_s"] for r, _, _ in runs), 2) for k in PHASES})
+    row["host_median_s"] = round(statistics.median(r["questions_s"] + r["other_s"] + r["decide_s"] for r, _, _ in runs), 2)
     total = sum(row[f"{k}_s"] for k in PHASES)
     row.update(seconds=round(total, 2), host_s=round(row["questions_s"] + row["other_s"] + row["decide_s"], 2),
                forward_share=round(row["forward_s"] / total, 3) if total else 0.0)

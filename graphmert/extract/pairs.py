@@ -205,6 +205,7 @@ class PairExtractor:
         self.stats: Counter = Counter()
         self._forms: dict[str, tuple[int, ...]] = {}
         self._relatedness: dict[tuple[str, frozenset], float] = {}
+        self._typer_words: dict = {}               # the typer's look-ups of the questions' documents
         self._head_types: dict[tuple[str, frozenset], dict[str, float]] | None = None   # this decision's
         self._vectors: tuple = (None, {})          # (plans, their pair vectors): one encoder pass
 
@@ -312,12 +313,15 @@ class PairExtractor:
         """Per question: q, the relation typer's probability that the words relate the head and each
         candidate (:meth:`RelationTyper.relatedness`, asked once per document and unordered pair)."""
         typer = self._need_typer("the 'lexical' control and extract.lexical_weight")
-        key = lambda q, c: (plans[q.chunk].doc.id, frozenset((q.head, c)))             # noqa: E731
-        asked = {key(q, c): (plans[q.chunk].doc, q.head, c) for q in queries for c in q.candidates}
-        new = [k for k in asked if k not in self._relatedness]
-        self._relatedness.update(zip(new, typer.relatedness([asked[k] for k in new])))
-        return [np.array([self._relatedness[key(q, c)] for c in q.candidates], dtype=np.float64)
-                for q in queries]
+        keys, asked = [], {}              # per question its candidates' (document, pair); the new pairs
+        for q in queries:
+            doc = plans[q.chunk].doc
+            keys.append([(doc.id, frozenset((q.head, c))) for c in q.candidates])
+            for k, c in zip(keys[-1], q.candidates):
+                if k not in self._relatedness and k not in asked:
+                    asked[k] = (doc, *sorted((q.head, c)))          # as the typer is asked their types
+        self._relatedness.update(zip(asked, typer.relatedness(list(asked.values()), cache=self._typer_words)))
+        return [np.array([self._relatedness[k] for k in ks], dtype=np.float64) for ks in keys]
 
     @staticmethod
     def apart_from_text(scores: list[np.ndarray], queries: list[PairQuery]) -> list[np.ndarray]:
@@ -425,6 +429,7 @@ class PairExtractor:
         if self.cfg.text_entities:
             docs, chunks = [with_text_entities(d) for d in docs], [with_text_entities(c) for c in chunks]
         by_id = {d.id: d for d in docs}
+        self._typer_words = {}      # asked for these documents' pairs, related and typed (RelationTyper.relatedness)
         missing = sorted({c.doc_id for c in chunks} - set(by_id))
         if missing:
             raise KGError(f"chunks refer to documents that were not given: {missing[:5]}")
@@ -583,7 +588,8 @@ class PairExtractor:
                                  ) -> dict[tuple[str, frozenset], dict[str, float] | None]:
         """The relation typer's answer per (document, unordered pair)."""
         typer = self._need_typer(f"extract.relation_choice {self.cfg.relation_choice!r}")
-        return dict(zip(keys, typer.log_probabilities([(docs[doc], *sorted(pair)) for doc, pair in keys])))
+        return dict(zip(keys, typer.log_probabilities([(docs[doc], *sorted(pair)) for doc, pair in keys],
+                                                      cache=self._typer_words)))
 
     def _related_only(self, kept: list[tuple], docs: dict[str, Document]) -> list[tuple]:
         """The rows whose pair the relation typer finds related with at least
@@ -593,7 +599,8 @@ class PairExtractor:
             return kept
         typer = self._need_typer("extract.typer_min_relation")
         keys = list(dict.fromkeys((row[0], frozenset((row[1], row[3]))) for row in kept))
-        p = dict(zip(keys, typer.relation_probabilities([(docs[doc], *sorted(pair)) for doc, pair in keys])))
+        p = dict(zip(keys, typer.relation_probabilities([(docs[doc], *sorted(pair)) for doc, pair in keys],
+                                                        cache=self._typer_words)))
         out = [row for row in kept if (v := p[(row[0], frozenset((row[1], row[3])))]) is None or v >= floor]
         self.stats["dropped_by_typer_min_relation"] += len(kept) - len(out)
         return out

@@ -125,11 +125,14 @@ def _words(doc: Document, lo: int, hi: int, mentions: Sequence[Mention]) -> list
 
 
 class _DocWords:
-    """What the rows of one document's pairs read again and again, each built once per call however
-    many pairs read it: the mentions in text order, each entity id's mentions (in that order) by the
-    sentences that hold them, and the words of each span asked (:func:`_words`, memoised by span: a
-    sentence's words serve every pair in it). Kept for one call of the typer, never across calls, so
-    a document edited between calls is read afresh."""
+    """What the rows of one document's pairs read again and again, each built once however many pairs
+    read it: the mentions in text order, each entity id's mentions (in that order) by the sentences
+    that hold them, the words of each span asked (:func:`_words`, memoised by span: a sentence's
+    words serve every pair in it), and each pair's sentence rows (:func:`pair_sentence_features`).
+    Kept for one call of the typer, or for the calls given one ``cache`` (:meth:`RelationTyper.
+    relatedness`): an extraction asks the relatedness of its candidate pairs and then the types of
+    those it keeps, and reads each pair's rows once. A document edited between calls needs a new
+    cache."""
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
@@ -142,6 +145,7 @@ class _DocWords:
         self._sets: dict[tuple[int, int], set[str]] = {}
         self._bags: dict[tuple[int, int, str], dict[str, float]] = {}
         self._by_sentence: dict[str, dict[int, list[Mention]]] = {}
+        self.pair_rows: dict[tuple[str, str, int], list[Counter]] = {}
 
     def by_sentence(self, entity: str) -> dict[int, list[Mention]]:
         """Sentence number → the mentions of ``entity`` that lie within that sentence (text order)."""
@@ -247,7 +251,10 @@ def pair_sentence_features(doc: Document, head: str, tail: str, window: int,
                            words: _DocWords | None = None) -> list[Counter]:
     """One feature row per sentence of ``doc`` that mentions entity ids ``head`` and ``tail`` (their
     closest mentions there); [] when no sentence mentions both. ``words``: ``doc``'s look-ups when
-    the caller reads many pairs of it (built here otherwise)."""
+    the caller reads many pairs of it (built here otherwise), which then keep the rows (do not
+    modify them)."""
+    if words is not None and (got := words.pair_rows.get((head, tail, window))) is not None:
+        return got
     words = _DocWords(doc) if words is None else words
     heads, tails = words.by_sentence(head), words.by_sentence(tail)
     rows = []
@@ -256,6 +263,7 @@ def pair_sentence_features(doc: Document, head: str, tail: str, window: int,
                    key=lambda p: (abs(p[0].start - p[1].start), p[0].start, p[1].start))
         s0, s1 = doc.sentences[k]
         rows.append(_row(words, (s0, s1), x, y, window))
+    words.pair_rows[(head, tail, window)] = rows
     return rows
 
 
@@ -399,8 +407,8 @@ class RelationTyper:
         their shared copies when :attr:`shared` and the entities' role words when :attr:`roles`."""
         doc = words.doc
         rows = pair_sentence_features(doc, head, tail, self.window, words=words)
-        rows = [_shared(r) for r in rows] if self.shared else rows
-        if self.roles and rows:
+        rows = [_shared(r) if self.shared else Counter(r) for r in rows] if self.roles or self.shared else rows
+        if self.roles and rows:                 # the copies above: the words' rows stay as they were
             pair = next(k.removeprefix("pair=") for k in rows[0] if k.startswith("pair="))
             role = _roles(doc, head, tail, pair)
             for r in rows:
@@ -423,21 +431,26 @@ class RelationTyper:
         hits, total = self.apart.get(key, (0, 0))
         return (hits + 1) / (total + 2)
 
-    def relatedness(self, items: Sequence[tuple[Document, str, str]]) -> list[float]:
+    def relatedness(self, items: Sequence[tuple[Document, str, str]], cache: dict | None = None) -> list[float]:
         """Per (document, head id, tail id): :meth:`relation_probabilities`, and for a pair that shares
-        no sentence :meth:`apart_probability` — a probability for every pair."""
-        found = self.relation_probabilities(items)
+        no sentence :meth:`apart_probability` — a probability for every pair. ``cache``: a dict the
+        caller gives every call about the same, unedited documents, so that what they read (each
+        pair's rows among it) is built once for all of them (:class:`_DocWords`); a new one per call
+        otherwise."""
+        found = self.relation_probabilities(items, cache)
         return [p if p is not None else self.apart_probability(doc, head, tail)
                 for p, (doc, head, tail) in zip(found, items)]
 
-    def relation_probabilities(self, items: Sequence[tuple[Document, str, str]]) -> list[float | None]:
+    def relation_probabilities(self, items: Sequence[tuple[Document, str, str]], cache: dict | None = None
+                               ) -> list[float | None]:
         """Per (document, head id, tail id): the noisy-OR over the pair's sentences of p(related |
-        sentence) (module docstring), or None when no sentence mentions both entities."""
+        sentence) (module docstring), or None when no sentence mentions both entities. ``cache``: as
+        :meth:`relatedness` takes it."""
         self._check_fitted()
         if self._related is None:
             raise TyperError("the relation typer was fitted without its related-or-not regression "
                              "(RelationTyper(related=True); extract.typer_min_relation > 0)")
-        cache: dict[int, _DocWords] = {}
+        cache = {} if cache is None else cache
         rows = [pair_sentence_features(doc, head, tail, self.window, words=_doc_words(cache, doc))
                 for doc, head, tail in items]
         flat = [r for found in rows for r in found]
@@ -481,11 +494,14 @@ class RelationTyper:
         self._check_fitted(types=True)
         return [str(t) for t in self._clf.classes_]
 
-    def log_probabilities(self, items: Sequence[tuple[Document, str, str]]) -> list[dict[str, float] | None]:
+    def log_probabilities(self, items: Sequence[tuple[Document, str, str]], cache: dict | None = None
+                          ) -> list[dict[str, float] | None]:
         """Per (document, head id, tail id): log P(type | pair) over :attr:`types` (normalised), or
-        None when either entity has no mention in the document."""
+        None when either entity has no mention in the document. ``cache``: as :meth:`relatedness`
+        takes it."""
         self._check_fitted(types=True)
-        rows, owner, out, cache = [], [], [], {}
+        rows, owner, out = [], [], []
+        cache = {} if cache is None else cache
         for i, (doc, head, tail) in enumerate(items):
             words = _doc_words(cache, doc)
             found = self._type_rows(words, head, tail) or \

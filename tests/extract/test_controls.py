@@ -27,7 +27,7 @@ class RelatednessTyper:
     def __init__(self, table: dict[frozenset, float]):
         self.table, self.asked = table, []
 
-    def relatedness(self, items):
+    def relatedness(self, items, cache=None):
         self.asked += [(d.id, frozenset((h, t))) for d, h, t in items]
         return [self.table.get(frozenset((h, t)), 0.5) for d, h, t in items]
 

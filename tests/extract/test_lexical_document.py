@@ -62,7 +62,7 @@ class FoldTyper:
         FoldTyper.fits.append(self.seen)
         return self
 
-    def relatedness(self, items):
+    def relatedness(self, items, cache=None):
         assert not any(doc.id in self.seen for doc, _, _ in items), "scored a document it was fitted on"
         return [0.25 + 0.5 * (len(doc.id) % 2) for doc, _, _ in items]
 
@@ -134,7 +134,7 @@ def test_fit_stack_learns_from_the_typer_documents_gold_pairs(world):  # noqa: F
         def fit(self, docs, where=""):
             return self
 
-        def relatedness(self, items):
+        def relatedness(self, items, cache=None):
             return [0.5] * len(items)
 
     for related, other in ((T2D, OB), (OB, T2D)):

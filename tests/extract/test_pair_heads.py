@@ -218,7 +218,7 @@ class HashRelated:
 class LexicalTyper(OneTypeTyper):
     """Finds every pair related with probability ``related``, for the lexical score q too."""
 
-    def relatedness(self, items):
+    def relatedness(self, items, cache=None):
         return [self.related for _ in items]
 
 

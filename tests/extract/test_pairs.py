@@ -482,10 +482,10 @@ class StubTyper:
     def __init__(self, table, related=None):
         self.table, self.related, self.asked = table, related or {}, []
 
-    def relation_probabilities(self, items):
+    def relation_probabilities(self, items, cache=None):
         return [self.related.get((d.id, h, t)) for d, h, t in items]
 
-    def log_probabilities(self, items):
+    def log_probabilities(self, items, cache=None):
         self.asked += [(d.id, h, t) for d, h, t in items]
         return [None if (p := self.table.get((d.id, h, t))) is None else {k: math.log(v) for k, v in p.items()}
                 for d, h, t in items]
@@ -546,10 +546,10 @@ class OneTypeTyper:
     def __init__(self, relation: str, related: float) -> None:
         self.relation, self.related = relation, related
 
-    def relation_probabilities(self, items):
+    def relation_probabilities(self, items, cache=None):
         return [self.related for _ in items]
 
-    def log_probabilities(self, items):
+    def log_probabilities(self, items, cache=None):
         return [{self.relation: 0.0} for _ in items]
 
 

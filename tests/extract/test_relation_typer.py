@@ -312,6 +312,31 @@ def test_pair_features_with_shared_lookups_equal_the_per_pair_reference():
     assert asked > 20                                           # most pairs share a sentence
 
 
+@pytest.mark.parametrize("shared,roles", [(False, False), (True, False), (False, True), (True, True)])
+def test_one_cache_over_calls_reads_each_pair_once_and_answers_as_fresh_calls(shared, roles):
+    """An extraction asks the relatedness of its candidate pairs and then the types of those it keeps,
+    with one cache: the answers equal calls without it, each pair's rows are built once (the cache
+    holds them), and typing (its shared copies, its role words) leaves those rows as they were."""
+    docs = [role_document(f"r{i}", CHEMS[i % 6], DISEASES[(i * 5) % 6], role, kind) for i in range(40)
+            for role, kind in [("induced", "Positive_Correlation") if i % 2 else ("with", "Negative_Correlation")]]
+    docs += [make(f"u{i}", [(CHEMS[i % 6], "induces", DISEASES[i % 6]), (CHEMS[(i + 1) % 6], "and", DISEASES[i % 6])],
+                  [("Positive_Correlation", CHEMS[i % 6], DISEASES[i % 6])]) for i in range(10)]   # unrelated pairs too
+    typer = RelationTyper(window=2, c=3.0, related=True, shared=shared, roles=roles).fit(docs)
+    doc = tangled_doc()
+    ids = sorted({i for m in doc.mentions for i in m.ids})
+    items = [(doc, a, b) for k, a in enumerate(ids) for b in ids[k + 1:]]
+    cache: dict = {}
+    assert typer.relatedness(items, cache=cache) == typer.relatedness(items)
+    (words,) = cache.values()
+    rows = {key: [Counter(r) for r in found] for key, found in words.pair_rows.items()}
+    assert set(rows) == {(a, b, 2) for _, a, b in items}
+    assert typer.log_probabilities(items, cache=cache) == typer.log_probabilities(items)
+    assert typer.relation_probabilities(items, cache=cache) == typer.relation_probabilities(items)
+    assert set(words.pair_rows) == set(rows)                                 # nothing read twice
+    assert {key: found for key, found in words.pair_rows.items()} == rows    # nor changed
+    assert all(words.pair_rows[(a, b, 2)] == reference_features(doc, a, b, 2) for _, a, b in items)
+
+
 def test_the_typers_design_matrix_equals_the_vectorizers():
     """Each regression's design matrix is its own vectorizer's transform, and each regression has
     columns for its own rows' features only: the type rows' shared copies are no column of the
