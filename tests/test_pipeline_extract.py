@@ -367,6 +367,11 @@ def test_a_part_is_extracted_with_the_workers_objects_out_of_the_cycle_collector
     with pytest.raises(RuntimeError, match="part failed"):
         stage._extract_chunks(["a document"], [], inp, "graphmert")
     assert gc.get_freeze_count() == 0
+    with stage.frozen_heap():                                   # blocks nest: the outermost unfreezes
+        with stage.frozen_heap():
+            pass
+        assert gc.get_freeze_count() > 1000
+    assert gc.get_freeze_count() == 0
 
 
 def test_the_lexical_document_control_fits_its_fold_typers_without_types(monkeypatch):
