@@ -30,7 +30,7 @@ them, and ``pair_sums``, the per-batch pair sums that cross to the host
 
 On CUDA one untimed extraction per config comes first (context, kernels, allocator).
 
-Each extraction runs inside the extract stage's ``frozen_heap`` (the objects alive before it are
+Each extraction runs inside ``pipelines.scheduler.frozen_heap`` (the objects alive before it are
 left out of the cycle collector's scans), as the stage runs each part.
 
 Arithmetic limit: the forwards' FLOPs at the real tokens — 2·n·P for the backbone's P linear weights
@@ -249,11 +249,11 @@ def fit_heads(cfg, docs, kg, schema, tok, rmap, model, members) -> tuple:
 
 
 def frozen_heap():
-    """The extract stage's ``frozen_heap`` around a part's extraction, as the stage has it (a
-    revision before it, under ``--compare-with``, runs without)."""
-    from pipelines.stages import extract
+    """The ``frozen_heap`` every shard task of the stage runs in (a revision before it, under
+    ``--compare-with``, runs without)."""
+    import pipelines.scheduler
 
-    return getattr(extract, "frozen_heap", nullcontext)()
+    return getattr(pipelines.scheduler, "frozen_heap", nullcontext)()
 
 
 def run_once(cfg, kg, schema, tok, rmap, model, members, docs, chunks, typer=None, heads=(None, None)

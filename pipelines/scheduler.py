@@ -29,6 +29,7 @@ the worker process, so a stage loads them once per worker, not once per shard.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -36,6 +37,7 @@ import uuid
 import warnings
 from collections import OrderedDict
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
@@ -101,7 +103,40 @@ def worker_cache(key: Any, factory: Callable[[], Any]) -> Any:
         _CACHE.move_to_end(key)
         while len(_CACHE) > CACHE_ENTRIES:
             _CACHE.popitem(last=False)
+    with _FROZEN_LOCK:                  # inside a shard's frozen_heap: what the worker keeps, frozen too
+        if _frozen_blocks:
+            gc.freeze()
     return value
+
+
+_FROZEN_LOCK = threading.Lock()
+_frozen_blocks = 0                          # frozen_heap blocks open in this process
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Python's cycle collector leaves alone, inside the block, every object alive when it starts
+    (``gc.freeze``; ``gc.unfreeze`` when the outermost such block ends), and what
+    :func:`worker_cache` builds inside it: the seed KG, models and tokenizer a worker keeps for every
+    shard. Every shard task runs in one (``pipelines.stage``). A full collection scans every
+    tracked object, and a shard's own work (rows, tuples, records by the hundred thousand) triggers
+    them often: with the BioRED seed KG loaded each took 0.2–0.35 s, 5.6 s of a 17.5 s
+    ``build-graphs`` and 0.31 s of the 1.6 s of host work per 100 abstracts extracted
+    (docs/PERFORMANCE.md, "The cycle collector"). Objects that become garbage while frozen are
+    reclaimed by their reference counts as ever; frozen cycles wait for the unfreeze, and only
+    objects made since the last freeze are collected meanwhile. Blocks nest and may overlap across a
+    worker's threads (a count under a lock). Results do not depend on it."""
+    global _frozen_blocks
+    with _FROZEN_LOCK:
+        gc.freeze()
+        _frozen_blocks += 1
+    try:
+        yield
+    finally:
+        with _FROZEN_LOCK:
+            _frozen_blocks -= 1
+            if not _frozen_blocks:
+                gc.unfreeze()
 
 
 # --------------------------------------------------------------------------------------------------

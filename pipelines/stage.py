@@ -50,7 +50,7 @@ from graphmert.config import Config, save_config, section_hash
 from graphmert.errors import GraphmertError, described
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, input_hashes, read_json, recover_dir
 from pipelines import fingerprint
-from pipelines.scheduler import Executor, Session, Task
+from pipelines.scheduler import Executor, Session, Task, frozen_heap
 from pipelines.stages import CATALOG
 from pipelines.store import RunStore, ShardStore
 
@@ -138,7 +138,8 @@ def _run_shard(fn: Callable, item: Any, work_dir: str, file: str, shard_id: str,
         if store is not None:
             item, shared = store.localize(item), store.localize(shared)
         try:
-            counts = fn(item, shared, tmp)
+            with frozen_heap():         # the worker's KG and models out of the cycle collector's scans
+                counts = fn(item, shared, tmp)
         except GraphmertError:
             raise
         except Exception as e:              # noqa: BLE001 - a bug: name the shard, keep the cause

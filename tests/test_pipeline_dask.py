@@ -184,6 +184,49 @@ def _toy_stage(fail_after_map: bool) -> Stage:
     return Stage("toy", sections=("graph.num_roots",), upstream=(), run=run)
 
 
+def test_a_shard_task_runs_with_what_the_worker_keeps_out_of_the_cycle_collectors_scans(tmp_path):
+    """Inside a shard task the objects alive before it, and what worker_cache builds in it, are
+    frozen (gc.freeze), so a full collection scans only the task's own; a cycle the task makes is
+    still collected, and after the task, or its error, nothing stays frozen. Blocks nest."""
+    import gc
+
+    from pipelines.scheduler import frozen_heap, worker_cache
+    from pipelines.stage import ShardTaskError, _run_shard
+
+    class Cycle:
+        pass
+
+    seen = []
+
+    def task(item, shared, tmp):
+        frozen = gc.get_freeze_count()
+        kept = worker_cache(("test: frozen", str(tmp_path)), lambda: [[i] for i in range(5000)])
+        grown = gc.get_freeze_count() - frozen
+        cycle = Cycle()
+        cycle.me = cycle
+        del cycle
+        gc.collect()
+        seen.append((frozen, grown, sum(isinstance(o, Cycle) for o in gc.get_objects()), len(kept)))
+        if item == "fail":
+            raise RuntimeError("task failed")
+        tmp.write_text("ok")
+        return {}
+
+    assert gc.get_freeze_count() == 0
+    _run_shard(task, "ok", str(tmp_path), "a.txt", "a", None, None)
+    (frozen, grown, cycles, kept), = seen
+    assert frozen > 1000 and grown >= 5000 and cycles == 0 and kept == 5000
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(ShardTaskError, match="task failed"):
+        _run_shard(task, "fail", str(tmp_path), "b.txt", "b", None, None)
+    assert gc.get_freeze_count() == 0
+    with frozen_heap():
+        with frozen_heap():
+            pass
+        assert gc.get_freeze_count() > 1000
+    assert gc.get_freeze_count() == 0
+
+
 def test_finished_shards_are_reused_and_broken_ones_redone(tmp_path):
     cfg = load_config(None, [])
     run_dir = tmp_path / "run"

@@ -330,50 +330,6 @@ def test_a_part_in_the_driver_runs_on_one_torch_and_one_blas_thread(monkeypatch)
     assert seen == [(1, {1})]
 
 
-def test_a_part_is_extracted_with_the_workers_objects_out_of_the_cycle_collectors_scans(monkeypatch):
-    """Inside a part the objects alive before it (the worker's extractor, the seed KG) are frozen, so
-    a full collection scans only the part's own; a cycle the part makes is still collected, and after
-    the part, or its error, nothing stays frozen."""
-    import gc
-    from types import SimpleNamespace
-
-    import pipelines.stages.extract as stage
-
-    seen = []
-
-    class Cycle:
-        pass
-
-    class Recorder:
-        def extract(self, docs, chunks):
-            frozen = gc.get_freeze_count()
-            cycle = Cycle()
-            cycle.me = cycle
-            before = len([o for o in gc.get_objects() if isinstance(o, Cycle)])
-            del cycle
-            gc.collect()
-            seen.append((frozen, before, len([o for o in gc.get_objects() if isinstance(o, Cycle)])))
-            if docs:
-                raise RuntimeError("part failed")
-            return [], {}
-
-    monkeypatch.setattr(stage, "_build_extractor", lambda inp: Recorder())
-    inp = SimpleNamespace(key=("test: frozen heap", id(seen)), similarity=None)
-    assert gc.get_freeze_count() == 0
-    assert stage._extract_chunks([], [], inp, "graphmert") == ({"graphmert": []}, {})
-    (frozen, before, after), = seen
-    assert frozen > 1000 and (before, after) == (1, 0)
-    assert gc.get_freeze_count() == 0
-    with pytest.raises(RuntimeError, match="part failed"):
-        stage._extract_chunks(["a document"], [], inp, "graphmert")
-    assert gc.get_freeze_count() == 0
-    with stage.frozen_heap():                                   # blocks nest: the outermost unfreezes
-        with stage.frozen_heap():
-            pass
-        assert gc.get_freeze_count() > 1000
-    assert gc.get_freeze_count() == 0
-
-
 def test_the_lexical_document_control_fits_its_fold_typers_without_types(monkeypatch):
     """The extract stage's lexical_document fit asks the stack for typers that fit relatedness alone
     (its q), with the run's typer options otherwise."""

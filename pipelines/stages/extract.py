@@ -19,11 +19,9 @@ the manifest counts triples, filter drops and model work.
 from __future__ import annotations
 
 import functools
-import gc
 import hashlib
 import logging
 import shutil
-import threading
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -183,21 +181,20 @@ def extract_part(part: Part, inp: ExtractInputs, path: Path) -> dict:
     triple key (:func:`~graphmert.extract.sorted_merge.sort_run`): :data:`GRAPHMERT`, or the control
     ``inp.ranker``; with ``inp.model_only`` also :data:`MODEL_ONLY`, decided from the same answers.
     Returns the extractor's report with the part's document, chunk and triple counts."""
-    with frozen_heap():                    # and again once the extractor is built (_extract_chunks)
-        docs, chunks = read_part(part, inp.chunking)
-        with_chunks = len({c.doc_id for c in chunks})
-        name = inp.ranker or GRAPHMERT
-        systems, rep = _extract_chunks(docs, chunks, inp, name) if chunks else ({name: []}, _empty_report())
-        if inp.extract.calibration and GRAPHMERT in systems:        # graphmert's reported confidence only
-            systems[GRAPHMERT] = [calibrated(t, *inp.extract.calibration) for t in systems[GRAPHMERT]]
-        write_systems({k: sort_run(v) for k, v in systems.items()}, path)
+    docs, chunks = read_part(part, inp.chunking)
+    with_chunks = len({c.doc_id for c in chunks})
+    name = inp.ranker or GRAPHMERT
+    systems, rep = _extract_chunks(docs, chunks, inp, name) if chunks else ({name: []}, _empty_report())
+    if inp.extract.calibration and GRAPHMERT in systems:        # graphmert's reported confidence only
+        systems[GRAPHMERT] = [calibrated(t, *inp.extract.calibration) for t in systems[GRAPHMERT]]
+    write_systems({k: sort_run(v) for k, v in systems.items()}, path)
     return {**rep, "documents": len(docs), "documents_without_chunks": len(docs) - with_chunks,
             "chunks": len(chunks), "triples": len(systems[name])}
 
 
 def _extract_chunks(docs: list, chunks: list, inp: ExtractInputs, name: str) -> tuple[dict, dict]:
     ex = worker_cache(inp.key, lambda: _build_extractor(inp))
-    with one_thread(), frozen_heap():
+    with one_thread():
         if isinstance(ex, PairExtractor):
             ranker = inp.ranker or inp.extract.ranker
             systems, rep = ex.extract(docs, chunks, rankers=[ranker],
@@ -215,35 +212,6 @@ def _extract_chunks(docs: list, chunks: list, inp: ExtractInputs, name: str) -> 
 def _empty_report() -> dict:
     """The report of a part none of whose documents has a chunk."""
     return {"counts": {}, "filters": {"checked": 0, "untyped_tails": 0, "dropped": {}}}
-
-
-_FROZEN_LOCK = threading.Lock()
-_frozen_blocks = 0                          # frozen_heap blocks open in this process
-
-
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Python's cycle collector leaves alone, inside the block, every object alive when it starts
-    (``gc.freeze``; ``gc.unfreeze`` when the outermost such block ends): the seed KG, the models,
-    the typer and the tokenizer a worker keeps for every part. A full collection scans every tracked
-    object, and a part's own work (documents, chunks, typer rows, tuples by the hundred thousand)
-    triggers about one per 100 abstracts: with the BioRED seed KG loaded that scan took 0.31 s of
-    the 1.6 s of host work per 100 abstracts (docs/PERFORMANCE.md, "The cycle collector"). Objects
-    that become garbage while frozen are reclaimed by their reference counts as ever; frozen cycles
-    wait for the unfreeze, and only objects made since the last freeze are collected meanwhile.
-    Blocks nest and may overlap across threads (a count under a lock); each freezes what is alive
-    when it starts. Results do not depend on it."""
-    global _frozen_blocks
-    with _FROZEN_LOCK:
-        gc.freeze()
-        _frozen_blocks += 1
-    try:
-        yield
-    finally:
-        with _FROZEN_LOCK:
-            _frozen_blocks -= 1
-            if not _frozen_blocks:
-                gc.unfreeze()
 
 
 @contextmanager
