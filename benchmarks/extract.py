@@ -309,7 +309,8 @@ def fastest(runs: list[tuple[dict, ForwardMeter, set]]) -> tuple[dict, ForwardMe
         row["repeat_agreement"] = round(min(len(first & keys) / len(first | keys) if first | keys else 1.0
                                             for _, _, keys in runs[1:]), 3)
     row.update({f"{k}_s": round(min(r[f"{k}_s"] for r, _, _ in runs), 2) for k in PHASES})
-    row["host_median_s"] = round(statistics.median(r["questions_s"] + r["other_s"] + r["decide_s"] for r, _, _ in runs), 2)
+    host = [r["questions_s"] + r["other_s"] + r["decide_s"] for r, _, _ in runs]
+    row["host_median_s"] = round(statistics.median(host), 2)
     total = sum(row[f"{k}_s"] for k in PHASES)
     row.update(seconds=round(total, 2), host_s=round(row["questions_s"] + row["other_s"] + row["decide_s"], 2),
                forward_share=round(row["forward_s"] / total, 3) if total else 0.0)

@@ -292,8 +292,9 @@ def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring():
     assert "everything downstream; an interrupted run resumes" in out
     assert reflow("Title.\n\n    One\n    two.\n\n    - a\n    - b\n") == "Title.\n\nOne two.\n\n- a\n- b"
     out = wide.invoke(app, ["--help"]).stdout               # user commands first, then the stages in run order
-    at = [out.index(s) for s in ("│ run ", "│ serve ", "Stages, one at a time", "│ ner ", "│ ingest ", "│ train ",
-                                 "│ extract ", "│ evaluate ")]
+    names = ("│ run ", "│ serve ", "Stages, one at a time", "│ ner ", "│ ingest ", "│ train ", "│ extract ",
+             "│ evaluate ")
+    at = [out.index(s) for s in names]
     assert at == sorted(at)
 
 

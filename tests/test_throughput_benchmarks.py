@@ -45,6 +45,7 @@ def test_extract_benchmark_runs_the_configs_extractor(config, tmp_path):
     phases = sum(row[f"{k}_s"] for k in ("questions", "forward", "other", "decide", "write"))
     assert row["seconds"] == pytest.approx(phases, abs=0.05)
     assert row["host_s"] == pytest.approx(row["questions_s"] + row["other_s"] + row["decide_s"], abs=0.02)
+    assert row["host_median_s"] >= row["host_s"] - 0.03        # a run's host work >= the phases' fastest
     assert row["forward_share"] == pytest.approx(row["forward_s"] / row["seconds"], abs=0.01)
     assert row["repeat_agreement"] == 1.0                      # the two runs found the same triples
     assert 0 < row["achieved/limit"] <= 1.0
