@@ -135,7 +135,7 @@ def with_vectors(features, vectors: dict[str, np.ndarray]):
     """``pair_sentence_features`` whose rows also hold the mean vector of their between words
     (``vb``) and of their window words (``vw``), keyed by the category pair."""
     def rows(doc, head, tail, window, words=None):
-        out = features(doc, head, tail, window, words=words)
+        out = [Counter(r) for r in features(doc, head, tail, window, words=words)]   # words keeps the originals
         for row in out:
             pair = next(k.removeprefix("pair=") for k in row if k.startswith("pair="))
             sums = defaultdict(lambda: [np.zeros(DIM), 0.0])
