@@ -120,12 +120,11 @@ def frozen_heap() -> Iterator[None]:
     :func:`worker_cache` builds inside it: the seed KG, models and tokenizer a worker keeps for every
     shard. Every shard task runs in one (``pipelines.stage``). A full collection scans every
     tracked object, and a shard's own work (rows, tuples, records by the hundred thousand) triggers
-    them often: with the BioRED seed KG loaded each took 0.2–0.35 s, 5.6 s of a 17.5 s
-    ``build-graphs`` and 0.31 s of the 1.6 s of host work per 100 abstracts extracted
-    (docs/PERFORMANCE.md, "The cycle collector"). Objects that become garbage while frozen are
-    reclaimed by their reference counts as ever; frozen cycles wait for the unfreeze, and only
-    objects made since the last freeze are collected meanwhile. Blocks nest and may overlap across a
-    worker's threads (a count under a lock). Results do not depend on it."""
+    them often: with the BioRED seed KG loaded they took 5.7 s of an 18 s ``build-graphs``
+    (``benchmarks/gc_pauses.py``; docs/PERFORMANCE.md, "The cycle collector"). Objects that become
+    garbage while frozen are reclaimed by their reference counts as ever; frozen cycles wait for the
+    unfreeze, and only objects made since the last freeze are collected meanwhile. Blocks nest and
+    may overlap across a worker's threads (a count under a lock). Results do not depend on it."""
     global _frozen_blocks
     with _FROZEN_LOCK:
         gc.freeze()

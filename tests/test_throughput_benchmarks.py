@@ -196,3 +196,19 @@ def test_merge_benchmark_merges_in_the_driver_and_over_key_ranges_to_the_same_fi
     assert all(r["driver_peak_mb"] > 0 and r["driver_mb_before"] > 0 for r in rows)
     lines = (tmp_path / "work" / "ranges-1" / "run" / "extract" / "triples.jsonl").read_text().splitlines()
     assert {len(e["sentence"]) for line in lines for e in json.loads(line)["evidence"]} == {40}
+
+
+def test_gc_pauses_counts_the_collections_of_one_command(tmp_path):
+    out = tmp_path / "gc.json"
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gc_pauses.py"), "--longest", "2", "--out",
+                          str(out), "--", "ingest", "--config", str(ROOT / "configs" / "demo.yaml"), "--run-dir",
+                          str(tmp_path / "run"), "--scheduler", "synchronous", "--quiet"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["command"] == "ingest" and row["wall_s"] > 0 and row["gen0_collections"] > 0
+    assert 0 <= row["full_share"] < 1 and (tmp_path / "run" / "ingest" / "manifest.json").is_file()
+    listed = [line for line in res.stdout.splitlines() if line.startswith("  full collection")]
+    assert len(listed) == min(2, row["gen2_collections"])
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gc_pauses.py")], capture_output=True, text=True)
+    assert res.returncode == 2 and "give the graphmert command after --" in res.stderr
