@@ -59,11 +59,19 @@ def test_errors_name_the_key(data, fragment):
     assert fragment in str(e.value)
 
 
-def test_unknown_key_lists_allowed_keys():
+def test_unknown_key_lists_allowed_keys_and_names_a_close_one():
     allowed = sorted(f.name for f in dataclasses.fields(Config().graph))
     with pytest.raises(ConfigError) as e:
         build({"graph": {"roots": 3}})
-    assert str(e.value) == f"graph.roots: unknown key; allowed keys of 'graph': {allowed}"
+    assert str(e.value) == f"graph.roots: unknown key; did you mean 'num_roots'? allowed keys of 'graph': {allowed}"
+    with pytest.raises(ConfigError) as e:
+        build({"extract": {"tails_per_qury": 3}})
+    assert "extract.tails_per_qury: unknown key; did you mean 'tails_per_query'? allowed" in str(e.value)
+    with pytest.raises(ConfigError, match=r"^extrct: unknown section; did you mean 'extract'\? allowed sections"):
+        build({"extrct": {"tails_per_query": 3}})
+    with pytest.raises(ConfigError) as e:                  # nothing close: the list alone
+        build({"graph": {"zzz": 3}})
+    assert str(e.value) == f"graph.zzz: unknown key; allowed keys of 'graph': {allowed}"
 
 
 def test_yaml_file_errors_name_the_file(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from graphmert.config.checks import _check_cross
-from graphmert.config.options import ConfigError, build_section
+from graphmert.config.options import ConfigError, build_section, did_you_mean
 from graphmert.config.sections import Config
 
 
@@ -60,7 +60,7 @@ def build(data: dict | None = None) -> Config:
     sections = {f.name: f for f in dataclasses.fields(Config)}
     for k in data:
         if k not in sections:
-            raise ConfigError(f"{k}: unknown section; allowed sections: {sorted(sections)}")
+            raise ConfigError(f"{k}: unknown section; {did_you_mean(k, sections)}allowed sections: {sorted(sections)}")
     kwargs = {}
     for name, f in sections.items():
         kwargs[name] = build_section(f.default_factory, data.get(name) or {}, name)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ checks of a value against its annotation and range; :func:`build_section` applie
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import types
 import typing
 from dataclasses import field
@@ -101,6 +102,12 @@ def _check_range(key: str, value: Any, meta: dict) -> None:
             raise ConfigError(f"{key}: {value!r} is out of range; must be <= {hi}")
 
 
+def did_you_mean(name: object, allowed) -> str:
+    """"did you mean 'x'? " for the allowed name closest to a mistyped ``name`` (difflib), or ""."""
+    close = difflib.get_close_matches(str(name), list(allowed), n=1)
+    return f"did you mean '{close[0]}'? " if close else ""
+
+
 def build_section(cls: type, data: dict, prefix: str) -> Any:
     """Validate ``data`` against the dataclass ``cls`` (keys named ``prefix.key`` in errors).
 
@@ -112,7 +119,8 @@ def build_section(cls: type, data: dict, prefix: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for k in data:
         if k not in fields:
-            raise ConfigError(f"{prefix}.{k}: unknown key; allowed keys of '{prefix}': {sorted(fields)}")
+            raise ConfigError(f"{prefix}.{k}: unknown key; {did_you_mean(k, fields)}"
+                              f"allowed keys of '{prefix}': {sorted(fields)}")
     kwargs = {}
     for name, f in fields.items():
         key = f"{prefix}.{name}"
