@@ -49,6 +49,7 @@ from graphmert import __version__
 from graphmert.config import Config, save_config, section_hash
 from graphmert.errors import GraphmertError, described
 from graphmert.io import atomic_dir, atomic_write_json, file_sha256, input_hashes, read_json, recover_dir
+from graphmert.progress import progress_bar
 from pipelines import fingerprint
 from pipelines.scheduler import Executor, Session, Task, frozen_heap
 from pipelines.stages import CATALOG
@@ -191,10 +192,8 @@ class StageContext:
         return self.run_dir / WORK_ROOT / self.stage
 
     def progress(self, iterable=None, **kw):
-        """A tqdm progress bar that ``--quiet`` silences."""
-        from tqdm.auto import tqdm
-
-        return tqdm(iterable, disable=self.quiet, dynamic_ncols=True, **kw)
+        """A tqdm progress bar that ``--quiet`` silences (:func:`graphmert.progress.progress_bar`)."""
+        return progress_bar(iterable, quiet=self.quiet, **kw)
 
     # ------------------------------------------------------------------ shards
     def map_shards(self, fn: Callable[[Any, Any, Path], dict | None], items: Iterable[Any], *,

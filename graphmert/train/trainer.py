@@ -43,6 +43,7 @@ from graphmert.config import Config, ConfigError, TrainConfig
 from graphmert.corpus.tokenizer import load_tokenizer, special_ids
 from graphmert.errors import GraphmertError
 from graphmert.graph.layout import LeafyChainGraph
+from graphmert.progress import progress_bar
 from graphmert.model import build_model, save_checkpoint
 from graphmert.model.checkpoint import CheckpointError
 from graphmert.train.data import (BatchPlan, DistContext, GraphDataset, StepBatchSampler, eval_batches,
@@ -333,11 +334,9 @@ class Trainer:
     # -- the loop ----------------------------------------------------------------------------------
 
     def _progress(self, stop: int):
-        from tqdm.auto import tqdm
-
         label, line = self.progress
-        return tqdm(total=stop, initial=self.step, desc=label, unit="step", dynamic_ncols=True, position=line,
-                    disable=self.quiet or not self.dist.is_main)
+        return progress_bar(total=stop, initial=self.step, desc=label, unit="step", position=line,
+                            quiet=self.quiet or not self.dist.is_main)
 
     def fit(self, until: Optional[int] = None) -> TrainResult:
         """Train up to step ``until`` (default: the end of the schedule) and return the result.
