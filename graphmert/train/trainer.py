@@ -368,9 +368,9 @@ class Trainer:
                 self.last_train = record
                 if self.dist.is_main:
                     self.metrics.append(record)
-                bar.update(1)
                 bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}",
-                                tok_s=f"{record['tokens_per_s']:.0f}")
+                                tok_s=f"{record['tokens_per_s']:.0f}", refresh=False)   # drawn by update's rate
+                bar.update(1)
                 done = self.step == self.total_steps
                 if self.step % t.eval_every == 0 or done:
                     self._evaluate_and_log()

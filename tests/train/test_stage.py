@@ -271,3 +271,14 @@ def test_members_at_once_and_torchrun_processes_do_not_mix():
 def test_an_ensemble_needs_query_group_models():
     with pytest.raises(ConfigError, match="train.ensemble_size: 2 models need model.leaf_query 'fixed'"):
         tiny_config(**CFG, ensemble_size=2)
+
+
+def test_training_into_a_log_file_draws_its_bar_a_few_times_not_once_a_step(tmp_path, capfd):
+    """stderr here is a pipe, as in ``graphmert run > run.log 2>&1``: the bar is drawn when it opens
+    and closes, not at every step (each step's loss used to force a redraw: a line per step)."""
+    run = make_run(tmp_path / "run")
+    capfd.readouterr()
+    assert run_stage(TRAIN, tiny_config(max_steps=40, checkpoint_every=40, eval_every=40), run,
+                     quiet=False)["status"] == "ran"
+    draws = capfd.readouterr().err.count("step/s")
+    assert 1 <= draws <= 4, draws
