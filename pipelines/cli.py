@@ -488,8 +488,10 @@ def _parameters(cfg, run_dir: Optional[Path]) -> dict:
 @app.command()
 def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CONFIG,
          run_dir: Optional[Path] = typer.Option(None, "--run-dir", "-r", file_okay=False,
-                                                help="Take vocabulary size and relation count from "
-                                                     "this run's tokenizer and relation map."),
+                                                help="Describe this run: the config its stages last ran "
+                                                     "with (RUN/config.yaml, unless --config is given), "
+                                                     "and the vocabulary size and relation count of its "
+                                                     "tokenizer and relation map."),
          as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
          keys: bool = typer.Option(False, "--keys", help="List every config key with its type, default "
                                    "and help (as section.key=default, ready to pass as an override), "
@@ -500,6 +502,8 @@ def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CO
     if keys:
         _print_keys(as_json)
         return
+    if config is None and run_dir is not None and (run_dir / "config.yaml").is_file():
+        config = run_dir / "config.yaml"            # the run's model, not the defaults' 12 layers
     cfg = _load(config, overrides)
     with _errors():
         params = _parameters(cfg, run_dir)
@@ -519,7 +523,7 @@ def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CO
     if as_json:
         typer.echo(json.dumps(report, indent=2, default=str))
         return
-    typer.echo("# resolved config")
+    typer.echo(f"# resolved config: {config or 'the defaults'}" + (", with the overrides" if overrides else ""))
     typer.echo(yaml.safe_dump(report["config"], sort_keys=False).rstrip())
     typer.echo("# parameters")
     for k in ("embeddings", "encoder", "relations", "heads", "total"):

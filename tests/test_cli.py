@@ -358,3 +358,22 @@ def test_the_catalog_describes_every_stage():
         assert entry.help and entry.module in stage.run.__module__
         text = " ".join(_invoke(entry.cli_name, "--help").stdout.replace("│", " ").split())
         assert " ".join(entry.help.split()[:6]) in text, (name, text[:300])
+
+
+def test_info_of_a_run_describes_the_run_not_the_defaults(tmp_path):
+    """``info --run-dir RUN`` reads the config RUN's stages ran with (it counted the defaults' 12-layer
+    model against a run's tiny one); ``--config`` and overrides still win."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("model: {hidden_size: 32, num_heads: 2, num_layers: 1}\n")
+    data = json.loads(_invoke("info", "--json", "--run-dir", run).stdout)
+    assert data["config"]["model"]["hidden_size"] == 32 and data["config"]["model"]["num_layers"] == 1
+    r = _invoke("info", "--run-dir", run, "model.hidden_size=64")
+    assert r.exit_code == 0, r.output
+    assert f"# resolved config: {run / 'config.yaml'}, with the overrides" in r.output
+    assert "hidden_size: 64" in r.output
+    other = tmp_path / "other.yaml"
+    other.write_text("model: {hidden_size: 48, num_heads: 2}\n")
+    data = json.loads(_invoke("info", "--json", "--run-dir", run, "--config", other).stdout)
+    assert data["config"]["model"]["hidden_size"] == 48
+    assert "# resolved config: the defaults\n" in _invoke("info").output
