@@ -179,7 +179,7 @@ class ExplorerServer(ThreadingHTTPServer):
     Its listen backlog is :data:`LISTEN_BACKLOG` (the kernel caps it at ``net.core.somaxconn``), not
     socketserver's 5: with 200 clients connecting at once a backlog of 5 dropped connections,
     which the clients' kernels retried 1, 3, 7… seconds later (p99 over 30 s, time-outs:
-    docs/PERFORMANCE.md, "Explorer under load")."""
+    docs/experiments/explorer-load.md)."""
 
     daemon_threads = True
     allow_reuse_port = False

@@ -140,7 +140,7 @@ class PairSums:
     """Σ x and the count of questions per document pair, one encoded batch at a time: what
     :func:`pair_vectors` averages, without keeping a vector, a key and a Python object per question
     and candidate until the pass ends (on 100 BioRED dev abstracts that was 33,584 rows of 2 KB per
-    model; peak memory 11% lower, docs/PERFORMANCE.md).
+    model; peak memory 11% lower, docs/experiments/extract-host-work.md).
 
     Each document's entities are ranked once by (category, id), so a row's pair is (document, lower
     rank, higher rank) as integers, and a row whose head ranks after its candidate swaps its first

@@ -46,7 +46,7 @@ Typed relations. Each relation's question is its own softmax over {none} ∪ can
 is the model's P(head —r→ tail) = P(r has a tail here) · P(tail | r has one): the "none" option,
 trained on the known negatives of relation-annotated documents, carries the relation's prior, and
 comparing these probabilities across r is the Bayes decision. ``relation_choice`` selects it
-(``score``) or two alternatives measured against it (docs/EVALUATION.md): ``prior`` multiplies by
+(``score``) or two alternatives measured against it (docs/experiments/relation-typer.md): ``prior`` multiplies by
 π(r | category pair), the smoothed share of r among the seed triples between entities of the pair's
 two categories (a second, explicit prior), and ``prior_only`` types every pair by π alone, ignoring
 the model — the typing control. The model types pairs no better than π does, so two more choices ask

@@ -206,7 +206,7 @@ def score_forms(logp: Tensor | np.ndarray, forms: np.ndarray) -> np.ndarray:
 
     A NumPy gather: extraction scores a handful of forms per query, tens of thousands of times, where
     torch's fixed cost per operation was most of the time (6.3 s of the demo's 50 s profile;
-    docs/PERFORMANCE.md)."""
+    docs/experiments/extract-host-work.md)."""
     lp = logp.numpy() if isinstance(logp, Tensor) else logp                          # [t, V]
     idx = np.asarray(forms, dtype=np.int64)                                          # [C, t]
     return lp[np.arange(lp.shape[0]), idx].mean(axis=1)                              # [C]

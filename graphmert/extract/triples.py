@@ -87,7 +87,7 @@ class Triple:
         """The record as plain data, equal to ``dataclasses.asdict(self)``, with lists of its own.
         Written out because ``asdict`` deep-copies every value recursively, where every field but the
         two lists is immutable: on BioRED dev's 13,382 extracted records it took 1.09 s, this 0.14 s
-        (docs/PERFORMANCE.md, with the command)."""
+        (docs/experiments/extract-host-work.md, with the command)."""
         d = {name: getattr(self, name) for name in _TRIPLE_FIELDS}
         d["documents"] = list(self.documents)
         d["evidence"] = [{name: getattr(e, name) for name in _EVIDENCE_FIELDS} for e in self.evidence]

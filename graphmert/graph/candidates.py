@@ -167,7 +167,7 @@ def _graph_rows(e: EntityTable, roots: np.ndarray) -> tuple[np.ndarray, _Rows]:
     """The asked roots of one graph that have candidate rows (in ``roots`` order) and their rows (each
     root's in table order), with φ and the between span of every row computed over a [C, M] table of
     candidate × mention: what :func:`candidate_feature_values` and :func:`between_span` give one row at
-    a time (row by row, a third of extraction's host time on BioRED dev; docs/PERFORMANCE.md)."""
+    a time (row by row, a third of extraction's host time on BioRED dev; docs/experiments/extract-host-work.md)."""
     picks = [np.flatnonzero(e.candidates[:, 0] == r) for r in roots]
     asked = np.asarray([r for r, p in zip(roots, picks) if len(p)], dtype=np.int64)        # [G_g]
     taken = [p for p in picks if len(p)]

@@ -32,7 +32,7 @@ strongest features are the words between the mentions: graphmert.extract.relatio
 Why a head of its own rather than the MNM likelihood of the candidate's tokens: both are computed
 (extraction can rank by either, :mod:`graphmert.extract`), but a small encoder trained on CPU points
 at the right mention better than it spells it out through the vocabulary (BioRED tuning slice: pair
-F1 0.672 against 0.655 for the likelihood, docs/EVALUATION.md), and the softmax over the chunk's own
+F1 0.672 against 0.655 for the likelihood, docs/experiments/rankers.md), and the softmax over the chunk's own
 entities with a "none" option is exactly the decision extraction makes.
 
 Shapes: hidden [B, L, H] and a :class:`~graphmert.graph.candidates.CandidateQuery` of G groups

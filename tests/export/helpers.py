@@ -99,7 +99,7 @@ def hostile_triples() -> list[Triple]:
 
 
 def sparql_from_docs(marker: str = "query: genes-t2d", doc: str = "README.md") -> str:
-    """The SPARQL block that follows ``<!-- marker -->`` in ``doc`` (README.md or docs/EXPORT.md)."""
+    """The SPARQL block after ``<!-- marker -->`` in ``doc`` (README.md: examples/genes-t2d.rq's query)."""
     text = (ROOT / doc).read_text(encoding="utf-8")
     m = re.search(r"<!--\s*" + re.escape(marker) + r"\s*-->\s*```sparql\n(.*?)```", text, re.S)
     assert m, f"{doc} has no ```sparql block after <!-- {marker} -->"
