@@ -6,16 +6,10 @@
 Reads a finished raw-text run (``configs/biored-raw.yaml``: the recognised, linked documents of
 ``RUN/extract/documents.parquet`` and the extracted triples) and the annotated gold of the same
 documents. An entity of a document is *found* when some recognised mention carries its gold id.
-A gold entity that is not found is *unrecognised* when no recognised mention overlaps any of its
-gold mentions, and *mislinked* otherwise (a mention over it carries other ids, or none).
-
-Every gold pair then falls in exactly one row: both ends found and the pair extracted (true
-positive), both found but not extracted (the model's or the selection's miss), or not found, by
-its worse end (unrecognised before mislinked), with that end's category (the first by name when
-both are as bad). Every extracted pair that is not gold falls in one row
-too: both ends are gold entities of the document (the model paired the wrong ones), or an end
-carries an id the gold document does not have (a linking or recognition error: a wrong id, or a
-mention of something BioRED does not annotate).
+The first two tables are :mod:`graphmert.eval.losses`' (what ``metrics.md`` shows for a raw
+run): every gold pair in one row (extracted, both ends found but not extracted, or an end
+unrecognised or mislinked, by category), and every false extracted pair in one row. Here the pairs
+are those whose two ends are linked; the fifth table reads the others.
 
 A third table splits the gene entities of gold pairs that a recognised mention links to a wrong gene
 id (the first wrongly linked mention over one of their gold mentions), by the taxa the run's linker
@@ -62,50 +56,12 @@ from graphmert.corpus.document import Document, read_documents  # noqa: E402
 from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.eval.metrics import triple_documents  # noqa: E402
 from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
+from graphmert.eval.losses import entity_status, pair_losses  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 from pipelines.stages import RECOGNIZED_FILE  # noqa: E402
 from pipelines.stages.extract_parts import extraction_linker  # noqa: E402
 from pipelines.stages.link import LINKER_FILE  # noqa: E402
-
-ORDER = ("unrecognised", "mislinked", "found")            # an end's status, worst first
-
-
-def entity_status(gold_doc: Document, found_doc: Document | None) -> dict[str, str]:
-    """Gold entity id → 'found', 'mislinked' or 'unrecognised' (module docstring)."""
-    mentions = found_doc.mentions if found_doc else []
-    found_ids = {eid for m in mentions for eid in mention_entity_ids(m)}
-    status: dict[str, str] = {}
-    for m in gold_doc.mentions:
-        overlaps = any(f.start < m.end and m.start < f.end for f in mentions)
-        for eid in mention_entity_ids(m):
-            now = "found" if eid in found_ids else "mislinked" if overlaps else "unrecognised"
-            if eid not in status or ORDER.index(now) > ORDER.index(status[eid]):
-                status[eid] = now                            # the best over the entity's mentions
-    return status
-
-
-def decompose(gold: GoldSet, found: dict[str, Document], predicted: set) -> tuple[Counter, Counter]:
-    """(gold pairs per row, extracted non-gold pairs per row) over the gold's documents."""
-    status = {d: entity_status(doc, found.get(d)) for d, doc in gold.documents.items()}
-    missed: Counter = Counter()
-    for doc, pair in gold.untyped:
-        ends = [status[doc].get(e, "unrecognised") for e in pair]
-        if all(s == "found" for s in ends):
-            missed["both ends found: extracted (true positive)" if (doc, pair) in predicted
-                   else "both ends found: not extracted"] += 1
-        else:
-            worst = min(ends, key=ORDER.index)
-            bad = sorted(gold.category(doc, e).replace("biolink:", "") or "?"
-                         for e, st in zip(pair, ends) if st == worst)
-            missed[f"an end {worst} ({bad[0]})"] += 1
-    wrong: Counter = Counter()
-    for doc, pair in predicted - gold.untyped:
-        known = sum(e in status[doc] for e in pair)
-        wrong[{2: "both ends gold entities: the wrong pair", 1: "one end not a gold entity",
-               0: "neither end a gold entity"}[known]] += 1
-    return missed, wrong
-
 
 def wrong_gene_ids(gold: GoldSet, found: dict[str, Document], linker: EntityLinker) -> Counter:
     """The third table (module docstring): mislinked gene entities of gold pairs by taxon relation."""
@@ -221,14 +177,14 @@ def main() -> None:
     triples = list(read_triples(system_files(a.run_dir, "graphmert")))
     predicted, _ = pair_sets(triples, linked_only=True)
     predicted = {x for x in predicted if x[0] in docs}
-    missed, wrong = decompose(gold, found, predicted)
+    losses = pair_losses(gold, {**gold.documents, **found}, predicted)
     rows = [{"gold pairs": k, "count": n, "share": n / max(1, len(gold.untyped))}
-            for k, n in sorted(missed.items(), key=lambda kv: -kv[1])]
+            for k, n in losses["gold_pairs"].items()]
     print_table(rows, f"{a.run_dir}: the {len(gold.untyped)} gold pairs of {len(docs)} documents")
-    false = sum(wrong.values())
-    rows2 = [{"extracted, not gold": k, "count": n, "share": n / max(1, len(predicted))}
-             for k, n in sorted(wrong.items(), key=lambda kv: -kv[1])]
-    print_table(rows2, f"the {false} false of the {len(predicted)} extracted pairs")
+    wrong = losses["false_pairs"]
+    rows2 = [{"extracted, not gold": k, "count": n, "share": n / max(1, losses["extracted_pairs"])}
+             for k, n in wrong.items()]
+    print_table(rows2, f"the {sum(wrong.values())} false of the {losses['extracted_pairs']} extracted pairs")
     nodes = text_node_pairs(gold, found, triples)
     rows5 = [{"extracted pairs with an unlinked end": k, "count": n} for k, n in sorted(nodes.items())]
     print_table(rows5, f"the {sum(nodes.values())} extracted pairs with an unlinked end (all false as scored)")

@@ -68,6 +68,12 @@ def test_raw_documents_get_recognised_linked_mentions_and_entity_scores(files, t
     assert rec["micro"]["gold"] == sum(len(g.mentions) for g in _gold(files))
     assert rec["micro"]["f1"] > 0.5 and norm["micro"]["f1"] > 0.5
     assert "recognition F1" in (run_dir / "evaluate" / "metrics.md").read_text()
+    losses = metrics["losses"]["graphmert"]                # where the gold pairs are lost, every one once
+    assert sum(losses["gold_pairs"].values()) == metrics["gold_pairs"]
+    assert losses["extracted_pairs"] == metrics["systems"]["graphmert"]["untyped"]["all"]["predicted"]
+    assert losses["gold_pairs"].get("both ends found: extracted (true positive)", 0) \
+        == metrics["systems"]["graphmert"]["untyped"]["all"]["tp"]
+    assert "Where graphmert loses the" in (run_dir / "evaluate" / "metrics.md").read_text()
 
 
 def _gold(files: Path) -> list[Document]:

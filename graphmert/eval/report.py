@@ -29,7 +29,9 @@ interval over the scored documents) follows as its own table (:func:`difference_
 An optional ``"entities"`` object (``{"recognition", "normalisation"}``: the scores of
 :mod:`graphmert.eval.entities` when extraction recognised the mentions itself, and ``"apart"``, the
 same for categories kept out of the micro average) follows as its own
-table (:func:`entity_table`). An optional ``"model"`` object of plain numbers (the training run's
+table (:func:`entity_table`). An optional ``"losses"`` object (system → :func:`~graphmert.eval.losses.
+pair_losses`: where each gold pair is lost, on recognised documents) follows as its own tables
+(:func:`~graphmert.eval.losses.loss_table`). An optional ``"model"`` object of plain numbers (the training run's
 held-out leaf accuracy and its baseline, injection counts, …) follows as a two-column table, so
 every number a run is judged by is in one file.
 """
@@ -40,6 +42,7 @@ from pathlib import Path
 
 from graphmert.eval.calibration import calibration_table
 from graphmert.eval.entities import MICRO
+from graphmert.eval.losses import loss_table
 from graphmert.io import atomic_write_json, atomic_write_text
 
 __all__ = ["metrics_payload", "markdown_table", "difference_table", "entity_table", "write_report"]
@@ -104,6 +107,8 @@ def markdown_table(payload: dict) -> str:
         apart = entities.get("apart") or {}
         rows += ["", entity_table(entities["recognition"], entities["normalisation"],
                                   apart.get("recognition"), apart.get("normalisation")).rstrip("\n")]
+    for system, losses in (payload.get("losses") or {}).items():
+        rows += ["", loss_table(losses, system).rstrip("\n")]
     model = payload.get("model") or {}
     if model:
         rows += ["", "| model | value |", "|---|---|"]

@@ -16,7 +16,9 @@ false pair (:func:`graphmert.eval.metrics.pair_sets`).
 
 When extraction recognised the mentions itself (the ner stage; ``RUN/extract/documents.parquet``),
 the recognised mentions are scored against the gold ones (recognition and normalisation, a second
-table), and the baselines pair the recognised, linked mentions rather than the gold ones.
+table), the baselines pair the recognised, linked mentions rather than the gold ones, and a last
+table says where graphmert's gold pairs are lost: an end unrecognised, mislinked, or both found and
+the pair not extracted (:mod:`graphmert.eval.losses`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from graphmert.eval import (BASELINES, GoldSet, document_counts, evaluate_system
 from graphmert.eval.calibration import pair_confidences, reliability
 from graphmert.eval.metrics import triple_documents
 from graphmert.eval.entities import normalisation_scores, recognition_scores
+from graphmert.eval.losses import pair_losses
 from graphmert.extract.triples import Triple, read_triples
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema, mention_category
@@ -76,8 +79,10 @@ def _evaluate(ctx: StageContext) -> dict:
         scores = evaluate_system(*pairs[name], gold, seed)     # the baselines pair linked mentions only
         systems[name] = {**scores, "validity": None, "linked_only": scores["untyped"]["all"]}
     entities = _entity_scores(gold, found, cfg.ner.categories)
+    losses = {"losses": {"graphmert": pair_losses(gold, seen.documents, pairs["graphmert"][0])}} \
+        if found else {}            # where recognition, linking and the model lose graphmert's pairs
     differences = _differences(pairs, gold, cfg.evaluate.bootstrap_resamples)
-    payload = metrics_payload(systems, {"model": _model_numbers(ctx), **entities, **gold.counts(),
+    payload = metrics_payload(systems, {"model": _model_numbers(ctx), **entities, **losses, **gold.counts(),
                                         **({"differences": differences} if differences else {}),
                                         "calibration": calibration,
                                         "triples": main.triples,
