@@ -484,7 +484,12 @@ def _hash_json(obj: Any) -> str:
 def _input_hash(stage: Stage, cfg: Config, upstream: dict[str, dict]) -> str:
     parts: dict[str, Any] = {name: m.get("output_hash") for name, m in upstream.items()}
     if stage.source_files is not None:
-        parts["files"] = input_hashes(stage.source_files(cfg))
+        files = stage.source_files(cfg)
+        missing = next((p for p in files if not Path(p).exists()), None)
+        if missing is not None:          # a mistyped path in the config, before anything is written
+            raise StageError(f"input not found: {missing} (a path the config gives this stage; "
+                             f"a relative path is read from {Path.cwd()})")
+        parts["files"] = input_hashes(files)
     return _hash_json(parts)
 
 

@@ -377,3 +377,15 @@ def test_info_of_a_run_describes_the_run_not_the_defaults(tmp_path):
     data = json.loads(_invoke("info", "--json", "--run-dir", run, "--config", other).stdout)
     assert data["config"]["model"]["hidden_size"] == 48
     assert "# resolved config: the defaults\n" in _invoke("info").output
+
+
+def test_a_missing_input_file_is_one_line_naming_it_and_writes_no_stage_output(tmp_path, monkeypatch):
+    """A mistyped path stops the stage before anything is written, on one line with the file and the
+    folder relative paths are read from (it was a bare FileNotFoundError with a traceback)."""
+    monkeypatch.chdir(tmp_path)
+    r = _invoke("ingest", "--run-dir", tmp_path / "run", "corpus.paths=[nope.jsonl]", "--quiet")
+    assert r.exit_code == 1, r.output
+    assert f"ingest: input not found: nope.jsonl (a path the config gives this stage; a relative path is read " \
+           f"from {tmp_path})" in r.output
+    assert "traceback" not in r.output.lower()
+    assert not (tmp_path / "run" / "ingest").exists()
