@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=None, help="the JSON rows (default experiments/results/)")
     ap.add_argument("--slice-fraction", type=float, default=0.2, help="the tuning slice's extract.document_fraction")
     ap.add_argument("--slice-p", type=float, default=0.685, help="the shipped slice run's pair precision")
-    ap.add_argument("--slice-r", type=float, default=0.790, help="… and recall (docs/experiments/evaluation-history.md)")
+    ap.add_argument("--slice-r", type=float, default=0.790,
+                    help="… and recall (docs/experiments/evaluation-history.md)")
     ap.add_argument("--slice-gold", type=int, default=692, help="… and gold pairs")
     args = ap.parse_args(argv)
     from tokenizers import Tokenizer

@@ -29,11 +29,11 @@ interval over the scored documents) follows as its own table (:func:`difference_
 An optional ``"entities"`` object (``{"recognition", "normalisation"}``: the scores of
 :mod:`graphmert.eval.entities` when extraction recognised the mentions itself, and ``"apart"``, the
 same for categories kept out of the micro average) follows as its own
-table (:func:`entity_table`). An optional ``"losses"`` object (system → :func:`~graphmert.eval.losses.
-pair_losses`: where each gold pair is lost, on recognised documents) follows as its own tables
-(:func:`~graphmert.eval.losses.loss_table`). An optional ``"model"`` object of plain numbers (the training run's
-held-out leaf accuracy and its baseline, injection counts, …) follows as a two-column table, so
-every number a run is judged by is in one file.
+table (:func:`entity_table`). An optional ``"losses"`` object (system →
+:func:`~graphmert.eval.losses.pair_losses`: where each gold pair is lost, on recognised documents)
+follows as its own tables (:func:`~graphmert.eval.losses.loss_table`). An optional ``"model"``
+object of plain numbers (the training run's held-out leaf accuracy and its baseline, injection
+counts, …) follows as a two-column table, so every number a run is judged by is in one file.
 """
 
 from __future__ import annotations
