@@ -43,9 +43,9 @@ from graphmert.config import Config, ConfigError, TrainConfig
 from graphmert.corpus.tokenizer import load_tokenizer, special_ids
 from graphmert.errors import GraphmertError
 from graphmert.graph.layout import LeafyChainGraph
-from graphmert.progress import progress_bar
 from graphmert.model import build_model, save_checkpoint
 from graphmert.model.checkpoint import CheckpointError
+from graphmert.progress import progress_bar
 from graphmert.train.data import (BatchPlan, DistContext, GraphDataset, StepBatchSampler, eval_batches,
                                   majority_leaf_token, split_by_document)
 from graphmert.train.losses import TERMS, MaskedModelingObjective, TargetCounts, combine_losses, term_means
