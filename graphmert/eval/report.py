@@ -138,7 +138,7 @@ def _value(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.4f}"
     if isinstance(v, dict):
-        return ", ".join(f"{k} {x}" for k, x in v.items())
+        return ", ".join(f"{k} {_value(x)}" for k, x in v.items())
     return "–" if v is None else str(v)
 
 

@@ -74,3 +74,4 @@ def test_the_table_gives_counts_and_shares_and_metrics_md_shows_it():
     md = markdown_table({"systems": {"graphmert": scores}, "losses": {"graphmert": losses}})
     assert table.rstrip("\n") in md
     assert "Where graphmert" not in markdown_table({"systems": {"graphmert": scores}})
+

@@ -238,13 +238,15 @@ def test_markdown_table_lists_the_model_numbers():
     """An optional "model" object (issue #15) follows the systems as a two-column table."""
     r = evaluate_system(set(), set(), gold_set(), set())
     model = {"heldout_leaf_accuracy": 0.123456, "leaf_majority_baseline": None, "injections": 42,
-             "injections_per_relation": {"Association": 40, "Bind": 2}}
+             "injections_per_relation": {"Association": 40, "Bind": 2},
+             "member_candidate_accuracy": {"0": 0.7021645021645022, "1": 0.6813852813852814}}
     table = markdown_table(metrics_payload({"graphmert": r}, {"model": model}))
     lines = table.strip().splitlines()
     i = lines.index("| model | value |")
     assert lines[i - 1] == "" and lines[i + 1] == "|---|---|"
     assert lines[i + 2:] == ["| heldout_leaf_accuracy | 0.1235 |", "| leaf_majority_baseline | – |",
-                             "| injections | 42 |", "| injections_per_relation | Association 40, Bind 2 |"]
+                             "| injections | 42 |", "| injections_per_relation | Association 40, Bind 2 |",
+                             "| member_candidate_accuracy | 0 0.7022, 1 0.6814 |"]      # rounded as the rest
     assert "| model |" not in markdown_table(metrics_payload({"graphmert": r}, {"model": {}}))
 
 
