@@ -202,7 +202,8 @@ def _report(name: str, m: dict, store: RunStore, quiet: bool) -> None:
         for f in files:
             typer.echo(f)
         return
-    typer.echo(f"{name:>10} [{m['status']}] {_summary(m)}  → {store.display(name)}")
+    what = _summary(m) if m.get("enabled", True) else "off: ner.paths is empty (documents keep their own mentions)"
+    typer.echo(f"{name:>10} [{m['status']}] {what}  → {store.display(name)}")
     for f in files:
         typer.echo(f"{'':>12}{f}")
     _show(name, store.local)

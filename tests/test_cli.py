@@ -389,3 +389,13 @@ def test_a_missing_input_file_is_one_line_naming_it_and_writes_no_stage_output(t
            f"from {tmp_path})" in r.output
     assert "traceback" not in r.output.lower()
     assert not (tmp_path / "run" / "ingest").exists()
+
+
+def test_the_raw_text_stages_say_they_are_off_without_ner_paths(tmp_path, corpus):
+    """Without ``ner.paths`` the ner and link stages do nothing; the console says so rather than a
+    bare "[ran]" (a newcomer's demo showed both as run in 0.0 s)."""
+    r = _invoke("run", *[a for a in _args(corpus, tmp_path / "run") if a != "--quiet"])
+    assert r.exit_code == 0, r.output
+    for name in ("ner", "link"):
+        assert f"{name} [ran] off: ner.paths is empty (documents keep their own mentions)" in r.stdout
+    assert "chunks [ran] chunks=" in r.stdout
