@@ -497,7 +497,8 @@ def info(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CO
          keys: bool = typer.Option(False, "--keys", help="List every config key with its type, default "
                                    "and help (as section.key=default, ready to pass as an override), "
                                    "and nothing else.")) -> None:
-    """Print the resolved config, parameter counts, software versions and the compute device."""
+    """Print the resolved config (a run's own with --run-dir), parameter counts, software versions and
+    the compute device."""
     import yaml
 
     if keys:
