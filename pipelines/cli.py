@@ -285,11 +285,14 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
         to: Optional[str] = typer.Option(None, "--to", help="Last stage to run."),
         force: list[str] = typer.Option([], "--force", help="Rerun this stage even if up to date "
                                         "(repeatable; 'all' for every stage)."),
-        scheduler: Optional[str] = SCHEDULER) -> None:
+        scheduler: Optional[str] = SCHEDULER,
+        dry_run: bool = typer.Option(False, "--dry-run", help="Say which stages would run and why, "
+                                     "and run nothing.")) -> None:
     """Run the pipeline stages in order; stages that are up to date are skipped.
 
     A changed setting reruns the stages that depend on it and everything downstream; an interrupted
-    run resumes with the shards it finished.
+    run resumes with the shards it finished. --dry-run says which stages a run would redo, and why,
+    before anything long starts (the recognizer's training, the model's).
     """
     names = list(CATALOG)
     aliases = {s.cli_name: s.name for s in CATALOG.values()} | {n: n for n in names}
@@ -311,11 +314,46 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     selected = names[lo:hi]
     if "evaluate" in selected and to != "evaluate" and not _load(config, overrides).evaluate.gold:
         selected.remove("evaluate")          # evaluation runs only when gold is configured
+    if dry_run:
+        _print_plan(selected, config, run_dir, overrides, forced, skip_bad)
+        return
     session = _run_stages(selected, config, run_dir, overrides, quiet, forced, skip_bad, scheduler,
                           folder_last=False)
     typer.echo(session.store.display() if quiet else f"run directory: {session.store.display()}")
     if not quiet and "export" in selected:
         typer.echo(_next_steps(session.store.display()))
+
+
+def _print_plan(names: list[str], config: Optional[Path], run_dir: str, overrides, forced: set[str],
+                skip_bad: bool) -> None:
+    """``run --dry-run``: per stage, whether the run would skip it, run it (and why: the reasons of
+    :func:`pipelines.stage.stale_reason`, against the outputs there now), or run it only if an
+    upstream stage that reruns changes its output. Reads manifests and hashes inputs; writes nothing."""
+    from pipelines.stage import manifest_path, stale_reason
+
+    if is_url(run_dir):
+        _fail(f"--dry-run reads a local run directory; {run_dir} is a URL")
+    extra = ["corpus.skip_bad_records=true", "kg.skip_bad_records=true"] if skip_bad else []
+    cfg = _load(config, [*(overrides or []), *extra])
+    local, again = Path(run_dir), []
+    for name in names:
+        stage = _stage(name)
+        behind = [u for u in stage.upstream if u in again]
+        with _errors(name):
+            if not manifest_path(local, name).is_file():
+                what = "would run: no earlier output"
+            elif name in forced:
+                what = "would run: forced"
+            elif reason := stale_reason(stage, cfg, local):
+                what = f"would run: {reason}"
+            elif behind:
+                what = f"may run: after {', '.join(behind)} (if {'their' if len(behind) > 1 else 'its'} output changes)"
+            else:
+                what = "up to date: skipped"
+        if not what.startswith("up to date"):
+            again.append(name)
+        typer.echo(f"{stage.cli_name:>12}  {what}")
+    typer.echo(f"run directory: {run_dir} (nothing was run)")
 
 
 def _next_steps(run_dir: str) -> str:

@@ -399,3 +399,27 @@ def test_the_raw_text_stages_say_they_are_off_without_ner_paths(tmp_path, corpus
     for name in ("ner", "link"):
         assert f"{name} [ran] off: ner.paths is empty (documents keep their own mentions)" in r.stdout
     assert "chunks [ran] chunks=" in r.stdout
+
+
+def test_dry_run_says_which_stages_would_run_and_why_and_writes_nothing(tmp_path, corpus):
+    run_dir = tmp_path / "run"
+    args = [a for a in _args(corpus, run_dir) if a != "--quiet"]
+    assert _invoke("run", *args, "--quiet").exit_code == 0
+
+    def plan(*extra) -> dict[str, str]:
+        before = {p: p.read_bytes() for p in run_dir.rglob("manifest.json")}
+        r = _invoke("run", *args, "--dry-run", *extra)
+        assert r.exit_code == 0, r.output
+        assert {p: p.read_bytes() for p in run_dir.rglob("manifest.json")} == before      # nothing touched
+        assert r.stdout.splitlines()[-1] == f"run directory: {run_dir} (nothing was run)"
+        return dict(line.split(maxsplit=1) for line in r.stdout.splitlines()[:-1])
+
+    assert plan() == {s: "up to date: skipped" for s in ("ner", "link", "ingest", "tokenizer", "chunks")}
+    got = plan("corpus.chunk_overlap=3")
+    assert got["ingest"] == "up to date: skipped" and got["chunks"] == "would run: its config changed"
+    got = plan("tokenizer.vocab_size=130")
+    assert got["tokenizer"] == "would run: its config changed"
+    assert got["chunks"] == "may run: after tokenizer (if its output changes)"
+    assert plan("--force", "ingest")["ingest"] == "would run: forced"
+    fresh = _invoke("run", *[a if a != run_dir else tmp_path / "new" for a in args], "--dry-run")
+    assert "chunks  would run: no earlier output" in fresh.stdout and not (tmp_path / "new").exists()
