@@ -96,6 +96,76 @@ def test_a_fingerprint_follows_imports_and_changes_with_their_source(tmp_path, m
         fingerprint.module_closure("no_such_module")
 
 
+def test_code_drops_docstrings_comments_and_blank_lines_and_keeps_every_other_string(tmp_path):
+    src = _write(tmp_path, "m.py", '''
+        """Module doc, with # no comment."""
+        import os  # a comment
+
+        X = "a # kept: a string"
+        Y = """not a docstring
+        # kept: inside a string
+        """
+
+
+        class C:
+            """Class doc."""
+
+            def f(self):
+                """Method doc
+                on two lines."""
+                return "é"  # comment after a non-ASCII string
+        def g(): "é doc"; return 1
+        def h():
+            if True:
+                def inner():
+                    "inner doc"
+                    return 2
+            return "doc-like but second"
+    ''')
+    code = fingerprint.code_of(src).decode()
+    assert not any(doc in code for doc in ("Module doc", "Class doc", "Method doc", "on two lines", "é doc",
+                                           "inner doc", "comment"))
+    assert 'X = "a # kept: a string"' in code and "# kept: inside a string" in code
+    assert '        return "é"\ndef g(): ; return 1' in code
+    assert "\n\n" not in code and not any(line != line.rstrip() for line in code.splitlines())
+
+
+def test_a_docstring_or_comment_edit_keeps_the_fingerprint_and_a_code_edit_does_not(tmp_path, monkeypatch):
+    _write(tmp_path, "fakedoc/__init__.py", "")
+    mod = _write(tmp_path, "fakedoc/m.py", '''
+        """Doc."""
+        def f():
+            """Doc of f."""
+            return "text"  # why
+    ''')
+    _write(tmp_path, "fake_doc_stage.py", "from fakedoc.m import f\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(fingerprint, "FOLLOWED", ("fakedoc",))
+    monkeypatch.delitem(sys.modules, "fake_doc_stage", raising=False)
+    __import__("fake_doc_stage")
+
+    def after(text: str) -> str:
+        mod.write_text(textwrap.dedent(text))
+        fingerprint.clear_cache()
+        return fingerprint.module_fingerprint("fake_doc_stage")
+
+    before = fingerprint.module_fingerprint("fake_doc_stage")
+    assert after('''
+        """Another doc, longer, citing docs/X.md."""
+
+        def f():
+            """Doc of f, rewritten."""
+            # a new comment
+            return "text"
+    ''') == before
+    assert after('''
+        """Doc."""
+        def f():
+            """Doc of f."""
+            return "other text"
+    ''') != before
+
+
 def test_stage_fingerprints_cover_the_library_code_each_stage_runs():
     ingest = fingerprint.module_closure(STAGES["ingest"].run.__module__)
     extract = fingerprint.module_closure(STAGES["extract"].run.__module__)
