@@ -5,8 +5,8 @@ A stage's fingerprint is a SHA-256 over the code of the module that defines its 
 module imports, transitively: their source without docstrings, comments and blank lines
 (:func:`code_of`), so an edit to those reruns nothing. Imports are found by reading the import
 statements (those inside functions too), not by importing, so computing it imports nothing; it is
-computed once per process (about 0.5 s for every stage at once). Importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py`` too,
-so those are part of it (``graphmert/__init__.py``, with ``__version__``, is part of every stage's).
+computed once per process (about 1.2 s for every stage at once on 2 cores). Importing ``a.b.c``
+runs ``a/__init__.py`` and ``a/b/__init__.py`` too, so those are part of it (``graphmert/__init__.py``, with ``__version__``, is part of every stage's).
 Files are labelled by module name, not path, so every installation of the same code — an editable
 checkout, a Dask worker's site-packages — has the same fingerprint.
 
@@ -185,7 +185,7 @@ def _module_digests(module: str) -> tuple[tuple[str, str], ...]:
 
 
 def module_digests(module: str) -> dict[str, str]:
-    """Module name → 12 hex digits of SHA-256 over its source, for every module of
+    """Module name → 12 hex digits of SHA-256 over its code (:func:`code_of`), for every module of
     :func:`module_closure` (``module``): what a manifest records beside the fingerprint, so that a
     rerun can name the modules whose edit made it (:func:`changed_modules`)."""
     return dict(_module_digests(module))
