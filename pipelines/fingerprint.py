@@ -7,8 +7,9 @@ module imports, transitively: their source without docstrings, comments and blan
 statements (those inside functions too), not by importing, so computing it imports nothing; it is
 computed once per process (about 1.2 s for every stage at once on 2 cores). Importing ``a.b.c``
 runs ``a/__init__.py`` and ``a/b/__init__.py`` too, so those are part of it
-(``graphmert/__init__.py``, with ``__version__``, is part of every stage's). Files are labelled by module name, not path, so every installation of the same code — an editable
-checkout, a Dask worker's site-packages — has the same fingerprint.
+(``graphmert/__init__.py``, with ``__version__``, is part of every stage's). Files are labelled by
+module name, not path, so every installation of the same code — an editable checkout, a Dask
+worker's site-packages — has the same fingerprint.
 
 The granularity is the module: a change anywhere in ``pipelines/stages/corpus.py`` reruns ingest,
 tokenizer and chunks, which it defines, and a change in ``graphmert/config/`` reruns every stage
