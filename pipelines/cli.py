@@ -202,7 +202,7 @@ def _report(name: str, m: dict, store: RunStore, quiet: bool) -> None:
         for f in files:
             typer.echo(f)
         return
-    what = _summary(m) if m.get("enabled", True) else "off: ner.paths is empty (documents keep their own mentions)"
+    what = f"off: {m['off']}" if "off" in m else _summary(m)        # a stage with nothing to do says why
     typer.echo(f"{name:>10} [{m['status']}] {what}  → {store.display(name)}")
     for f in files:
         typer.echo(f"{'':>12}{f}")

@@ -423,3 +423,6 @@ def test_dry_run_says_which_stages_would_run_and_why_and_writes_nothing(tmp_path
     assert plan("--force", "ingest")["ingest"] == "would run: forced"
     fresh = _invoke("run", *[a if a != run_dir else tmp_path / "new" for a in args], "--dry-run")
     assert "chunks  would run: no earlier output" in fresh.stdout and not (tmp_path / "new").exists()
+    remote = _invoke("run", *[a if a != run_dir else "memory://runs/x" for a in args], "--dry-run")
+    assert remote.exit_code == 2 and "--dry-run reads a local run directory; memory://runs/x is a URL" \
+        in remote.output

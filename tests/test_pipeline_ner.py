@@ -86,7 +86,8 @@ def test_ner_stage_without_paths_does_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     r = invoke("ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", tmp_path / "run", "--quiet")
     assert r.exit_code == 0, r.output
-    assert json.loads((tmp_path / "run" / "ner" / "manifest.json").read_text())["enabled"] is False
+    m = json.loads((tmp_path / "run" / "ner" / "manifest.json").read_text())
+    assert m["enabled"] is False and m["off"] == "ner.paths is empty (documents keep their own mentions)"
 
 
 def test_ner_stage_refuses_unannotated_training_files(tmp_path, monkeypatch, files):

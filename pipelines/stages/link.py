@@ -13,7 +13,7 @@ config keys are the linker's and the documents', never the recognizer's
 (:data:`~pipelines.stages.ner_documents.RECOGNIZER_KEYS`), and this module imports nothing of
 the recognizer. The vocabularies' readers (:mod:`graphmert.ner.vocabularies`) are both stages'
 code: the recognizer's dictionary flags read them too. The manifest holds the document counts and
-``linker.stats()``; with ``ner.paths`` empty the stage writes only ``{"enabled": false}``.
+``linker.stats()``; with ``ner.paths`` empty the stage writes only :data:`~pipelines.stages.ner_documents.OFF`.
 :func:`load_linker` gives the extract stage the linker back.
 """
 
@@ -27,7 +27,7 @@ from graphmert.corpus.document import Document
 from graphmert.kg.loaders import load_kg
 from graphmert.ner.linking import EntityLinker
 from pipelines.stage import Stage, StageContext
-from pipelines.stages.ner_documents import (HOLDOUT_KEYS, RECOGNIZER_KEYS, SEED_KG_KEYS, ner_inputs, ner_keys,
+from pipelines.stages.ner_documents import (HOLDOUT_KEYS, OFF, RECOGNIZER_KEYS, SEED_KG_KEYS, ner_inputs, ner_keys,
                                             seed_kg_files)
 
 log = logging.getLogger("graphmert.pipeline")
@@ -38,7 +38,7 @@ LINKER_FILE = "linker.json.gz"
 def _link(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     if not cfg.ner.paths:
-        return {"enabled": False}
+        return dict(OFF)
     inputs = ner_inputs(cfg)
     counts = {k: v for k, v in inputs.counts.items() if k != "part_sources"}   # never the linker's
     log.info("link: %d annotated training documents (%s)", len(inputs.docs), counts)

@@ -27,7 +27,8 @@ nor its options retrain the recognizer. The vocabularies' readers (:mod:`graphme
 which the dictionary flags share with the linker, rerun both stages.
 
 The manifest holds the training counts, the per-epoch history and the selection scores. With
-``ner.paths`` empty the stage writes only ``{"enabled": false}``, and extraction uses no recognizer.
+``ner.paths`` empty the stage writes only :data:`~pipelines.stages.ner_documents.OFF` (``"enabled":
+false`` and why), and extraction uses no recognizer.
 :func:`load_recognizer` gives the extract stage the recognizer back.
 """
 
@@ -53,7 +54,7 @@ from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_rec
                                       plan_parts, train_part)
 from graphmert.ner.vectors import WordVectors
 from pipelines.stage import Stage, StageContext, StageError
-from pipelines.stages.ner_documents import (HOLDOUT_KEYS, LINKER_KEYS, ner_inputs, ner_keys,  # noqa: F401
+from pipelines.stages.ner_documents import (HOLDOUT_KEYS, LINKER_KEYS, OFF, ner_inputs, ner_keys,  # noqa: F401
                                             read_ner_documents, training_documents, vector_texts)
 
 log = logging.getLogger("graphmert.pipeline")
@@ -203,7 +204,7 @@ def train_models(ctx: StageContext, plans: list[PartPlan], docs: list[Document],
 def _ner(ctx: StageContext) -> dict:
     cfg = ctx.cfg
     if not cfg.ner.paths:
-        return {"enabled": False}
+        return dict(OFF)
     inputs = ner_inputs(cfg)
     docs, counts = inputs.docs, inputs.counts
     log.info("ner: %d annotated training documents (%s)", len(docs), counts)

@@ -22,7 +22,10 @@ from pipelines.holdout import held_out_documents
 
 __all__ = ["DOCUMENT_KEYS", "HOLDOUT_KEYS", "LINKER_KEYS", "RECOGNIZER_KEYS", "SEED_KG_KEYS", "NERInputs",
            "ner_inputs", "ner_keys", "read_ner_documents", "training_documents", "vector_texts",
-           "seed_kg_files"]
+           "seed_kg_files", "OFF"]
+
+#: what the ner and link stages write, and the console shows, when ``ner.paths`` is empty
+OFF = {"enabled": False, "off": "ner.paths is empty (documents keep their own mentions)"}
 
 #: the config keys :func:`pipelines.holdout.held_out_documents` reads (which documents are held out)
 HOLDOUT_KEYS = ("corpus.skip_bad_records", "extract.paths", "extract.format", "extract.document_fraction",
