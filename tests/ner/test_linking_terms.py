@@ -210,3 +210,29 @@ def test_a_term_table_alone_names_nothing_exactly(linker):
     assert linker.link("Slaughterhouses", DISEASE).how == "terms"
     assert not linker.names_exactly("Slaughterhouses", DISEASE)
     assert linker.names_exactly("cancer", DISEASE) and linker.names_exactly("Cachectin", CHEMICAL)
+
+
+def test_a_kg_node_no_xref_maps_takes_the_one_id_the_terms_give_its_name(terms_file, tmp_path):
+    """Hetionet's compounds were mapped to MeSH by MeSH 2015's descriptor names: a compound the xref
+    tables leave unmapped takes the id whose name or entry term is its name ("Imatinib" → Imatinib
+    Mesylate), so its names link and count as KG names; a name two ids share maps nowhere, a node
+    an xref table maps keeps that mapping, and a node of a category without a term table is left."""
+    xrefs = tmp_path / "drugbank_to_mesh.tsv"
+    xrefs.write_text("drugbank_id\tmesh_id\nDRUGBANK:DB3\tMESH:D000777\n")
+    kg = SeedKG([Node("DRUGBANK:DB1", "cisplatin", CHEMICAL, ("Platinol",)),     # D002945's name
+                 Node("DRUGBANK:DB2", "Cancer", CHEMICAL),                         # D009369 and D000003
+                 Node("DRUGBANK:DB3", "Abattoirs", CHEMICAL),                      # mapped by its table
+                 Node("DOID:1", "Slaughterhouses", DISEASE)], [])                  # a disease node
+    only_chemicals = source(terms_file, categories=[CHEMICAL])
+    linker = EntityLinker.build(TRAIN, kg, [xrefs], fuzzy_threshold=2.0, vocabularies=[only_chemicals])
+    hit = linker.link("Platinol", "Chemical")                   # the node's synonym, now a KG name
+    assert (hit.ids, hit.how, hit.xrefs) == (("MESH:D002945",), "kg", ("DRUGBANK:DB1",))
+    assert linker.kg_name(surface_key("Platinol"), CHEMICAL, 0.5)
+    assert not linker.kg_name(surface_key("Cancer"), CHEMICAL, 0.5)
+    assert linker.link("Abattoirs", "Chemical").ids == ("MESH:D000777",)
+    assert not linker.kg_name(surface_key("Slaughterhouses"), DISEASE, 0.5)
+    assert linker.stats()["kg_nodes_mapped_by_terms"] == {CHEMICAL: 1}
+    assert linker.stats()["kg_nodes_unmapped"] == {CHEMICAL: 1, DISEASE: 1}
+    without = EntityLinker.build(TRAIN, kg, [xrefs], fuzzy_threshold=2.0)
+    assert without.link("Platinol", "Chemical").how == "none"
+    assert without.stats()["kg_nodes_mapped_by_terms"] == {}

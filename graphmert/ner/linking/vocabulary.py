@@ -127,6 +127,27 @@ def _node_primary(node_id: str, namespace: str, xrefs: dict[str, list[str]]) -> 
     return next((t for t in xrefs.get(node_id, ()) if t.startswith(namespace)), None)
 
 
+def vocabulary_xrefs(kg: SeedKG, xrefs: dict[str, list[str]], terms: dict[str, TermKeys]
+                     ) -> dict[str, list[str]]:
+    """Node id → [the one id a reference term table gives its name], for every seed-KG node of a
+    category with a term table (``ner.vocabularies``, kind ``terms``) that neither its own id nor an
+    xref table maps into the category's namespace, and whose :func:`surface_key` names exactly one
+    id of that table (a preferred name, an entry term or their variants). Hetionet's compounds were
+    mapped to MeSH by name against MeSH 2015's descriptor names (``drugbank_to_mesh.tsv``); MeSH
+    2024's names and entry terms map 292 more ("Imatinib" → Imatinib Mesylate), whose names would
+    otherwise be no KG chemical name for linking or ``extract.name_mentions``. A name two ids share
+    maps nowhere: the table cannot say which."""
+    out: dict[str, list[str]] = {}
+    for node in sorted(kg.nodes.values(), key=lambda n: n.id):
+        cat = KG_CATEGORY_ALIASES.get(node.category, node.category)
+        if cat not in terms or cat not in NAMESPACES or _node_primary(node.id, NAMESPACES[cat], xrefs):
+            continue
+        ids = [i for i in terms[cat].get(surface_key(node.name), ()) if i.startswith(NAMESPACES[cat])]
+        if len(ids) == 1:
+            out[node.id] = ids
+    return out
+
+
 def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]], more_names: dict[str, list[str]]
                ) -> tuple[dict, dict, dict, dict[str, set[str]], dict[str, int]]:
     """KG names → primary id (exact and plural-variant tables), the other ids of exact keys that
