@@ -21,7 +21,8 @@ minute for a set of variants once a recognizer trained without them is saved:
   (:mod:`graphmert.eval.entities`), micro over genes, diseases and chemicals.
 
 Rows: the shipped settings, then each of their entity rules switched off alone (the default
-variants), or the ``--variant`` name and dotted ``extract.*`` overrides given. One recognizer serves
+variants), or the ``--variant`` name and dotted ``extract.*`` overrides given; ``--linker`` builds the
+linker of every row with ``ner.*`` overrides (a name table, another vocabulary). One recognizer serves
 every row, so a difference between rows is the rule's alone, not a recognizer's draw.
 """
 
@@ -198,6 +199,9 @@ def main() -> None:
     ap.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME [OVERRIDE]",
                     help="a name, then its dotted extract.* overrides (repeatable; default: the shipped "
                          "settings and each entity rule off)")
+    ap.add_argument("--linker", nargs="+", default=[], metavar="OVERRIDE",
+                    help="dotted ner.* overrides of configs/biored-raw.yaml that the linker is built "
+                         "with, for every row (ner.name_tables, ner.vocabularies, ...)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     ap.add_argument("--variant-ids", action="store_true",
                     help="also print the rule-found variants' ids by kind under the first variant")
@@ -206,7 +210,7 @@ def main() -> None:
                          "category under the first variant")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    cfg = load_config(CONFIG)
+    cfg = load_config(CONFIG, a.linker)
     read = read_ner_documents(cfg)
     gold = [d for d in annotated_documents(read, cfg.ner.sources) if held_out_biored_train(d)]
     held = frozenset(d.id for d in gold)
@@ -219,7 +223,7 @@ def main() -> None:
     print(f"{len(docs)} training documents, {len(gold)} held-out; ready in {time.perf_counter() - t0:.0f} s")
 
     def run(overrides: list[str]) -> list[Document]:
-        ex = load_config(CONFIG, overrides).extract
+        ex = load_config(CONFIG, [*a.linker, *overrides]).extract
         linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
         return [recognized_entities(d, linker, ex) for d in recognized[ex.propagate_mentions]]
 
@@ -237,7 +241,8 @@ def main() -> None:
         print_table(variant_ids(run(variants[0][1]), gold, [d for d in docs if d.id not in held]),
                     f"the rule-found variants' document-level ids ({variants[0][0]})")
     if a.out:
-        write_json("raw_entities", rows, a.out, recognizer=str(a.recognizer), variants=dict(variants))
+        write_json("raw_entities", rows, a.out, recognizer=str(a.recognizer), variants=dict(variants),
+                   linker=a.linker)
 
 
 if __name__ == "__main__":
