@@ -9,7 +9,8 @@ preferred names only. ``ner.vocabularies``' MeSH 2024 terms already answer a men
 table knows (the linker's ``terms`` step), but they are no *KG names*: ``extract.name_mentions``
 makes mentions of KG names only. Written as an ``ner.name_tables`` table (``id``, ``synonyms``), the
 descriptors' entry terms become synonyms of their KG nodes, so that rule may find them in raw text.
-docs/experiments/entity-rules.md, "Seed-KG nodes mapped to MeSH 2024 by name", gives the result.
+docs/experiments/entity-rules.md, "Chosen on the raw slice: seed-KG nodes mapped to MeSH 2024 by
+name", gives the result.
 """
 
 from __future__ import annotations

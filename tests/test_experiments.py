@@ -100,3 +100,16 @@ def test_pretrained_recognizer_study_runs_tiny(tmp_path):
                           *tiny)
     assert [r["variant"] for r in rows] == ["pretrained", "pretrained + propagate"]
     assert (tmp_path / "p" / "tok2vec.bin").stat().st_size > 0 and "pretrain:" in stdout
+
+
+def test_kg_term_names_gives_the_seed_kgs_mesh_descriptors_their_mesh_2024_names(tmp_path):
+    from graphmert.ner.vocabularies.tables import read_name_tables
+
+    out = tmp_path / "names.tsv"
+    res = subprocess.run([sys.executable, str(ROOT / "experiments" / "kg_term_names.py"), "--out", str(out)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    names = read_name_tables([out])                       # the linker's own reader takes the table
+    assert names["MESH:D008687"][:2] == ["Metformin", "Dimethylbiguanidine"]
+    assert "Glucophage" in names["MESH:D008687"]
+    assert all(i.startswith("MESH:") for i in names) and len(names) > 10_000
