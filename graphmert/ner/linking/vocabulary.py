@@ -134,9 +134,9 @@ def vocabulary_xrefs(kg: SeedKG, xrefs: dict[str, list[str]], terms: dict[str, T
     xref table maps into the category's namespace, and whose :func:`surface_key` names exactly one
     id of that table (a preferred name, an entry term or their variants). Hetionet's compounds were
     mapped to MeSH by name against MeSH 2015's descriptor names (``drugbank_to_mesh.tsv``); MeSH
-    2024's names and entry terms map 292 more ("Imatinib" → Imatinib Mesylate), whose names would
-    otherwise be no KG chemical name for linking or ``extract.name_mentions``. A name two ids share
-    maps nowhere: the table cannot say which."""
+    2024's names and entry terms map 290 more ("Imatinib" → Imatinib Mesylate), and 145 DisGeNET
+    disease concepts, whose names would otherwise be no KG name for linking or
+    ``extract.name_mentions``. A name two ids share maps nowhere: the table cannot say which."""
     out: dict[str, list[str]] = {}
     for node in sorted(kg.nodes.values(), key=lambda n: n.id):
         cat = KG_CATEGORY_ALIASES.get(node.category, node.category)
