@@ -7,7 +7,8 @@ names it. Matched beside the recognizer, those vocabularies cost precision, for 
 name common words ("mice", "large" and "was" are synonyms of some gene) and MeSH names far more
 than diseases and chemicals ("Mutation", "Time"). As a feature of each token, the model learns from
 the annotations how far to trust a flag in its context and with its word. Measured
-(docs/experiments/recognizer-training.md, last section): the gene flags raise recognition on the
+(docs/experiments/recognizer-training.md, "Measured, not kept: dictionary flags as a recognizer
+feature"): the gene flags raise recognition on the
 raw slice 0.813 → 0.824 (two recognizer draws), but the mentions they add are mostly ones the
 linker cannot place, so pair F1 does not gain and ``configs/biored-raw.yaml`` leaves the option off.
 
