@@ -24,6 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _study import require_shared  # noqa: E402
 
+from graphmert.ner.vocabularies.terms import _term_rows  # noqa: E402
+
 KINDS = ("MeSH Chemical descriptor", "MeSH Disease descriptor")
 
 
@@ -31,11 +33,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True, help="the name table to write (TSV)")
     a = ap.parse_args()
-    terms = {}
-    with gzip.open(require_shared("reference_vocabularies", "mesh", "mesh_descriptors_2024.tsv.gz"), "rt") as f:
-        for line in f:
-            ident, name, entry = line.rstrip("\n").split("\t")
-            terms["MESH:" + ident] = [name, *(t for t in entry.split("|") if t)]
+    mesh = require_shared("reference_vocabularies", "mesh", "mesh_descriptors_2024.tsv.gz")
+    terms = {ident: [name, *entry] for ident, name, entry in _term_rows(mesh, "MESH:")}  # the linker's reader
     with gzip.open(require_shared("seed_kg_hetionet_disgenet_mesh", "nodes.tsv.gz"), "rt") as f:
         nodes = [r["id"] for r in csv.DictReader(f, delimiter="\t") if r["kind"] in KINDS and r["id"] in terms]
     a.out.parent.mkdir(parents=True, exist_ok=True)

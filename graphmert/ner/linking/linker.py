@@ -21,8 +21,7 @@ from graphmert.ner.abbreviations import (
     abbreviation_pairs, initials_of, is_short_form, short_form_variants, spelled_by,
 )
 from graphmert.ner.linking.common import (
-    _DISEASE, _GENE, _TAXON, KG_CATEGORY_ALIASES, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError,
-    LinkResult, Votes,
+    _DISEASE, _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
 )
 from graphmert.ner.vocabularies.genes import GeneVocabulary, build_gene_vocabulary, folded_key, gene_variants
 from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
@@ -37,7 +36,7 @@ from graphmert.ner.vocabularies.tables import read_name_tables, read_xref_tables
 from graphmert.ner.vocabularies.terms import term_steps, term_tables, terms_to_json
 from graphmert.ner.linking.vocabulary import (
     _kg_tables, _learn_dictionary, _name_counts, _reverse_xrefs, _Tables, _tables_from_json, _vote_winners,
-    vocabulary_xrefs,
+    kg_category, vocabulary_xrefs,
 )
 
 # the categories whose composite mentions are cut into their names (EntityLinker._composite_links)
@@ -146,8 +145,7 @@ class EntityLinker:
             names.setdefault(cat, set()).update(n)
         named = 0 if kg is None else sum(1 for i in more_names if i in kg.nodes)
         info = {**learnt.seen, "kg_nodes_unmapped": unmapped,
-                "kg_nodes_mapped_by_terms": dict(Counter(
-                    KG_CATEGORY_ALIASES.get(kg.nodes[i].category, kg.nodes[i].category) for i in by_terms)),
+                "kg_nodes_mapped_by_terms": dict(Counter(kg_category(kg.nodes[i]) for i in by_terms)),
                 "xref_tables": [str(p) for p in xref_tables],
                 "name_tables": [str(p) for p in name_tables],
                 "name_table_ids": {"kg_nodes": named, "not_in_kg": len(more_names) - named},

@@ -121,6 +121,12 @@ def _name_counts(documents: Iterable[Document], exclude: Collection[str],
     return out
 
 
+def kg_category(node) -> str:
+    """The linker's category of a seed-KG node (its own, or the one :data:`KG_CATEGORY_ALIASES` files
+    it under: a phenotype is a disease)."""
+    return KG_CATEGORY_ALIASES.get(node.category, node.category)
+
+
 def _node_primary(node_id: str, namespace: str, xrefs: dict[str, list[str]]) -> str | None:
     if node_id.startswith(namespace):
         return node_id
@@ -139,7 +145,7 @@ def vocabulary_xrefs(kg: SeedKG, xrefs: dict[str, list[str]], terms: dict[str, T
     ``extract.name_mentions``. A name two ids share maps nowhere: the table cannot say which."""
     out: dict[str, list[str]] = {}
     for node in sorted(kg.nodes.values(), key=lambda n: n.id):
-        cat = KG_CATEGORY_ALIASES.get(node.category, node.category)
+        cat = kg_category(node)
         if cat not in terms or cat not in NAMESPACES or _node_primary(node.id, NAMESPACES[cat], xrefs):
             continue
         ids = [i for i in terms[cat].get(surface_key(node.name), ()) if i.startswith(NAMESPACES[cat])]
@@ -168,7 +174,7 @@ def _kg_tables(kg: SeedKG, xrefs: dict[str, list[str]], more_names: dict[str, li
         slot[primary] = min(rank, slot.get(primary, rank))
 
     for node in sorted(kg.nodes.values(), key=lambda n: n.id):
-        cat = KG_CATEGORY_ALIASES.get(node.category, node.category)
+        cat = kg_category(node)
         if cat not in NAMESPACES:
             continue
         primary = _node_primary(node.id, NAMESPACES[cat], xrefs)
@@ -212,7 +218,7 @@ def _reverse_xrefs(xrefs: dict[str, list[str]], kg: SeedKG | None) -> dict[str, 
     the chemical's descriptor; mapped CUIs are no KG nodes)."""
     def category(i: str) -> str | None:
         node = kg.nodes.get(i) if kg is not None else None
-        return None if node is None else KG_CATEGORY_ALIASES.get(node.category, node.category)
+        return None if node is None else kg_category(node)
 
     out: dict[str, list[str]] = {}
     for src, targets in xrefs.items():
