@@ -344,10 +344,11 @@ def test_categories_apart_get_their_own_rows_after_micro_and_stay_out_of_it():
 
     variant = "biolink:SequenceVariant"
     gold_doc = doc("1", m(0, 4, "Chemical", "MESH:D000001"), m(5, 10, "SequenceVariant", "tmVar:p|SUB|R|2|W"),
-                   m(11, 16, "SequenceVariant", "dbSNP:rs123"))
+                   m(11, 16, "SequenceVariant", "dbSNP:rs123"), m(17, 20, "Gene", "NCBIGene:1"),
+                   m(21, 24, "Disease", "MESH:D000002"))
     found = [doc("1", m(0, 4, "Chemical", "MESH:D000001"), m(5, 10, "SequenceVariant", "tmVar:p|SUB|R|2|W"))]
     scores = _entity_scores(GoldSet.from_documents([gold_doc]), found, list(ENTITY_CATEGORIES))["entities"]
-    assert scores["recognition"]["micro"]["gold"] == 1                      # the chemical only
+    assert scores["recognition"]["micro"]["gold"] == 3                      # not the variants
     apart = scores["apart"]["recognition"][variant]
     assert (apart["precision"], apart["recall"], apart["gold"]) == (1.0, 0.5, 2)
     lines = entity_table(scores["recognition"], scores["normalisation"], scores["apart"]["recognition"],
@@ -358,3 +359,22 @@ def test_categories_apart_get_their_own_rows_after_micro_and_stay_out_of_it():
                                           " 2 ", " 1 "]
     no_variants = _entity_scores(GoldSet.from_documents([gold_doc]), [doc("1")], list(ENTITY_CATEGORIES))
     assert "apart" not in no_variants["entities"]
+
+
+def test_a_category_the_gold_never_annotates_is_scored_apart_not_as_false_positives():
+    """BC5CDR annotates chemicals and diseases only: the genes a raw-text run recognises in its
+    documents get a row of their own outside the micro average, which stays the annotated
+    categories'; a gold with no mentions at all keeps every category in the micro."""
+    from pipelines.stages.evaluate import _entity_scores
+    from graphmert.eval.gold import GoldSet
+
+    gold_doc = doc("1", m(0, 4, "Chemical", "MESH:D000001"), m(5, 10, "Disease", "MESH:D000002"))
+    found = [doc("1", m(0, 4, "Chemical", "MESH:D000001"), m(5, 10, "Disease", "MESH:D000002"),
+                 m(11, 16, "Gene", "NCBIGene:1"), m(17, 20, "Gene", "NCBIGene:2"))]
+    scores = _entity_scores(GoldSet.from_documents([gold_doc]), found, list(ENTITY_CATEGORIES))["entities"]
+    assert list(scores["recognition"]) == [DISEASE, CHEM, "micro"]
+    assert scores["recognition"]["micro"]["precision"] == scores["normalisation"]["micro"]["precision"] == 1.0
+    genes = scores["apart"]["recognition"][GENE]
+    assert (genes["gold"], genes["predicted"], genes["precision"]) == (0, 2, 0.0)
+    no_mentions = _entity_scores(GoldSet.from_documents([doc("1")]), found, list(ENTITY_CATEGORIES))["entities"]
+    assert list(no_mentions["recognition"]) == [GENE, DISEASE, CHEM, "micro"] and "apart" not in no_mentions
