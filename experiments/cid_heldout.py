@@ -20,6 +20,10 @@ as ``graphmert evaluate`` scores (:func:`graphmert.eval.pair_sets`):
   BioRED type that holds CID, against the gold's so typed (BC5CDR: the CID pairs again).
 
 Pairs of other category pairs (chemical–chemical) are left out of both: BC5CDR has no gold for them.
+An end's category is the gold's where the gold names that id in the document, else the triple's own
+(:func:`triple_categories`): on raw text (``configs/biored-raw.yaml``) a chemical–disease triple with a
+mislinked or unlinked end is then a false chemical–disease pair, as every triple counts in
+``graphmert evaluate``, not a pair the gold cannot judge.
 For each system but graphmert, graphmert's F1 minus its own, with the paired-bootstrap interval over
 the documents of ``graphmert evaluate`` (:func:`graphmert.eval.f1_difference`). A few seconds.
 """
@@ -36,7 +40,7 @@ from _study import print_table, run_documents, system_files, write_json  # noqa:
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval import document_counts, f1_difference, load_gold, pair_sets  # noqa: E402
-from graphmert.eval.metrics import prf  # noqa: E402
+from graphmert.eval.metrics import UNLINKED, pair_keys, prf, triple_documents  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 
 CHEMICAL_DISEASE = frozenset({"biolink:ChemicalEntity", "biolink:Disease"})
@@ -54,6 +58,23 @@ def chemical_disease(pairs: set, typed: set, categories: dict) -> tuple[set, set
             {(d, p) for d, p, t in typed if t in (INDUCES, "CID") and kept(d, p)})
 
 
+def triple_categories(triples: list) -> dict[tuple[str, str], str]:
+    """(doc, end) → the Biolink category the triples give the end, for every document of each
+    triple's evidence; an end is keyed as :func:`~graphmert.eval.metrics.pair_keys` keys it (its id,
+    or ``unlinked:<name>``), so an unlinked end has its category too."""
+    out: dict[tuple[str, str], str] = {}
+    for t in triples:
+        ends = pair_keys(t)
+        if ends is None:
+            continue
+        head = t.head_id or UNLINKED + t.head_name
+        for end in ends:
+            category = t.head_category if end == head else t.tail_category
+            for doc in triple_documents(t):
+                out.setdefault((doc, end), category)
+    return out
+
+
 def systems_of(run: Path) -> list[str]:
     """graphmert, then every control the run's extract stage wrote (``control-<name>.parquet``)."""
     return ["graphmert"] + sorted(f.stem.removeprefix("control-")
@@ -68,8 +89,9 @@ def score(run: Path, gold_files: list[str], resamples: int) -> list[dict]:
     rmap = dict(load_config(run / "config.yaml").evaluate.relation_map)
     found = {}
     for name in systems_of(run):
-        pairs, typed = pair_sets(read_triples(system_files(run, name)), rmap)
-        found[name] = chemical_disease(pairs, typed, gold.categories)
+        triples = list(read_triples(system_files(run, name)))
+        pairs, typed = pair_sets(triples, rmap)
+        found[name] = chemical_disease(pairs, typed, {**triple_categories(triples), **gold.categories})
     truth = chemical_disease(gold.untyped, gold.typed, gold.categories)
     rows = []
     for name, parts in found.items():

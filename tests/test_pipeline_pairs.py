@@ -589,6 +589,40 @@ def test_the_cid_study_keeps_chemical_disease_pairs_and_their_induces_types():
     assert chemical_disease(set(), {("d1", cd, "CID")}, cats) == (set(), {("d1", cd)})
 
 
+def test_the_cid_study_counts_a_mislinked_chemical_disease_pair_as_false():
+    """cid_heldout.triple_categories: an end the gold does not name in the document (a raw-text
+    mislink, an unlinked text node) takes the triple's own category, so its chemical–disease pair is
+    predicted and false; an end the gold names keeps the gold's category. Without it the pair with
+    the wrong disease would be dropped, and the raw run's precision would count only pairs of gold
+    entities."""
+    import runpy
+
+    from graphmert.extract.triples import Evidence, Triple
+
+    root = Path(__file__).resolve().parents[1]
+    study = runpy.run_path(str(root / "experiments" / "cid_heldout.py"))
+
+    def triple(head, tail, tail_category, tail_name="x"):
+        ev = Evidence(doc_id="d1", chunk_id="d1:0", sentence="", sentence_start=0, head_start=0, head_end=1)
+        return Triple(head_id=head, head_name="h", head_category="biolink:ChemicalEntity",
+                      relation="Positive_Correlation", tail_id=tail, tail_name=tail_name,
+                      tail_category=tail_category, tail_source="entity", confidence=0.9,
+                      documents=["d1"], evidence=[ev])
+
+    gold_cats = {("d1", "C"): "biolink:ChemicalEntity", ("d1", "D"): "biolink:Disease",
+                 ("d1", "G"): "biolink:Disease"}          # the gold calls G a disease: its word wins
+    triples = [triple("C", "D", "biolink:Disease"), triple("C", "WRONG", "biolink:Disease"),
+               triple("C", "", "biolink:Disease", tail_name="some disease"),
+               triple("C", "GENE", "biolink:Gene"), triple("C", "G", "biolink:Gene")]
+    cats = {**study["triple_categories"](triples), **gold_cats}
+    assert cats[("d1", "WRONG")] == "biolink:Disease" and cats[("d1", "G")] == "biolink:Disease"
+    assert cats[("d1", "unlinked:some disease")] == "biolink:Disease"
+    pairs = {("d1", frozenset(("C", e))) for e in ("D", "WRONG", "unlinked:some disease", "GENE", "G")}
+    kept, _ = study["chemical_disease"](pairs, set(), cats)
+    assert kept == {("d1", frozenset(("C", e))) for e in ("D", "WRONG", "unlinked:some disease", "G")}
+    assert study["chemical_disease"](pairs, set(), gold_cats)[0] == {("d1", frozenset(("C", e))) for e in "DG"}
+
+
 def test_the_typing_blend_changes_types_only(run, tmp_path, monkeypatch):
     """experiments/typing_blend.py on the run: one row per (selection, model weight b); b moves the
     types of the kept pairs, never the pairs, so pair F1 is one number per selection."""
