@@ -623,6 +623,31 @@ def test_the_cid_study_counts_a_mislinked_chemical_disease_pair_as_false():
     assert study["chemical_disease"](pairs, set(), gold_cats)[0] == {("d1", frozenset(("C", e))) for e in "DG"}
 
 
+def test_the_cid_study_scores_a_raw_runs_mislinked_pair_as_a_false_prediction(run, tmp_path):
+    """cid_heldout.score on a copy of the run with one more graphmert triple: a chemical of a gold
+    document paired with a disease id the gold does not hold (a raw-text mislink). It is one more
+    predicted chemical–disease pair, and a false one: precision falls, recall stays."""
+    import runpy
+    from dataclasses import replace
+
+    from graphmert.extract.triples import write_triples
+
+    root = Path(__file__).resolve().parents[1]
+    score = runpy.run_path(str(root / "experiments" / "cid_heldout.py"))["score"]
+    gold = load_config(run / "config.yaml").evaluate.gold
+    before = {r["system"]: r for r in score(run, gold, 10)}["graphmert"]
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    cd = next(t for t in read_triples(sorted((copy / "extract").glob("triples-*.parquet")))
+              if {t.head_category, t.tail_category} == {"biolink:ChemicalEntity", "biolink:Disease"})
+    wrong = (replace(cd, tail_id="MESH:D999999", tail_name="not this disease")
+             if cd.tail_category == "biolink:Disease" else replace(cd, head_id="MESH:D999999", head_name="not it"))
+    write_triples([wrong], copy / "extract" / "triples-99999.parquet")
+    after = {r["system"]: r for r in score(copy, gold, 10)}["graphmert"]
+    assert after["pairs predicted"] == before["pairs predicted"] + 1
+    assert after["pairs R"] == before["pairs R"] and after["pairs P"] < before["pairs P"]
+
+
 def test_the_typing_blend_changes_types_only(run, tmp_path, monkeypatch):
     """experiments/typing_blend.py on the run: one row per (selection, model weight b); b moves the
     types of the kept pairs, never the pairs, so pair F1 is one number per selection."""
