@@ -40,7 +40,7 @@ from _study import print_table, run_documents, system_files, write_json  # noqa:
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval import document_counts, f1_difference, load_gold, pair_sets  # noqa: E402
-from graphmert.eval.metrics import UNLINKED, pair_keys, prf, triple_documents  # noqa: E402
+from graphmert.eval.metrics import end_keys, prf, triple_documents  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 
 CHEMICAL_DISEASE = frozenset({"biolink:ChemicalEntity", "biolink:Disease"})
@@ -60,16 +60,11 @@ def chemical_disease(pairs: set, typed: set, categories: dict) -> tuple[set, set
 
 def triple_categories(triples: list) -> dict[tuple[str, str], str]:
     """(doc, end) → the Biolink category the triples give the end, for every document of each
-    triple's evidence; an end is keyed as :func:`~graphmert.eval.metrics.pair_keys` keys it (its id,
-    or ``unlinked:<name>``), so an unlinked end has its category too."""
+    triple's evidence; an end is keyed as the pair scores key it (:func:`~graphmert.eval.metrics.end_keys`:
+    its id, or ``unlinked:<name>``), so an unlinked end has its category too."""
     out: dict[tuple[str, str], str] = {}
     for t in triples:
-        ends = pair_keys(t)
-        if ends is None:
-            continue
-        head = t.head_id or UNLINKED + t.head_name
-        for end in ends:
-            category = t.head_category if end == head else t.tail_category
+        for end, category in zip(end_keys(t), (t.head_category, t.tail_category)):
             for doc in triple_documents(t):
                 out.setdefault((doc, end), category)
     return out

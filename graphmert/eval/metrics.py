@@ -33,7 +33,7 @@ from graphmert.extract.triples import Triple
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.schema import RelationSchema
 
-__all__ = ["UNLINKED", "pair_keys", "pair_sets", "triple_documents", "seed_pairs", "prf", "split_seed", "evaluate_system",
+__all__ = ["UNLINKED", "end_keys", "pair_keys", "pair_sets", "triple_documents", "seed_pairs", "prf", "split_seed", "evaluate_system",
            "validity"]
 
 P = TypeVar("P", Pair, TypedPair)
@@ -48,10 +48,15 @@ def triple_documents(t: Triple) -> list[str]:
 UNLINKED = "unlinked:"          # the key prefix of an end without an id (module docstring)
 
 
+def end_keys(t: Triple) -> tuple[str, str]:
+    """A triple's (head, tail) as scored: each end's id, or ``unlinked:<name>`` when it has none."""
+    return t.head_id or UNLINKED + t.head_name, t.tail_id or UNLINKED + t.tail_name
+
+
 def pair_keys(t: Triple) -> frozenset[str] | None:
-    """The unordered ends of a triple as scored: each end's id, or ``unlinked:<name>`` when it has
-    none (module docstring); None for a self-pair."""
-    head, tail = t.head_id or UNLINKED + t.head_name, t.tail_id or UNLINKED + t.tail_name
+    """The unordered ends of a triple as scored (:func:`end_keys`; module docstring); None for a
+    self-pair."""
+    head, tail = end_keys(t)
     return None if head == tail else frozenset((head, tail))
 
 
