@@ -209,14 +209,13 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                abbreviation_veto=biored.extract.abbreviation_veto,
                                name_mentions=biored.extract.name_mentions,
                                text_entities=biored.extract.text_entities,
-                               related_head_weight=biored.extract.related_head_weight,
                                typer_apart=biored.extract.typer_apart, typer_shared=biored.extract.typer_shared,
                                cross_chunk_pairs=biored.extract.cross_chunk_pairs,
                                calibration=biored.extract.calibration,
                                variant_keys=biored.extract.variant_keys,
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
-    # the relatedness head is measured on gold mentions only: off on raw text
-    assert raw.extract.related_head_weight == 0 < biored.extract.related_head_weight
+    # the relatedness head is inherited: measured on the raw slice too (three draws), it helps there
+    assert raw.extract.related_head_weight == biored.extract.related_head_weight > 0
     # and so is the typer's reading of pairs that share no sentence (it lowers the raw slice's typing)
     assert biored.extract.typer_apart and not raw.extract.typer_apart
     # shared cue words were chosen on gold mentions; on the raw slice they move nothing
