@@ -216,7 +216,8 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
     # the relatedness head is inherited: measured on the raw slice too (three draws), it helps there
     assert raw.extract.related_head_weight == biored.extract.related_head_weight > 0
-    # and so is the typer's reading of pairs that share no sentence (it lowers the raw slice's typing)
+    # the typer's reading of pairs that share no sentence is measured on gold mentions only (it lowers
+    # the raw slice's typing)
     assert biored.extract.typer_apart and not raw.extract.typer_apart
     # shared cue words were chosen on gold mentions; on the raw slice they move nothing
     assert biored.extract.typer_shared and not raw.extract.typer_shared
