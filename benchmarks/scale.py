@@ -87,8 +87,9 @@ DEFAULT_TEXTS = (("biomed_abstracts_corpus", "abstracts.jsonl.gz"), ("pubmed_unl
 #: triple the extractor proposes (the model's work is the same)
 KEEP_ALL = {"min_confidence": 0.0, "beta": 0.0}
 #: the prefixes of ``configs/biored-raw.yaml``'s extract keys that the raw mode does not take: the
-#: controls, the relation typer and the heads pooled with it (its BioRED evaluation, not recognition)
-EVALUATION_KEYS = ("control", "typer", "related", "lexical")
+#: controls, the relation typer and the heads pooled with it (its BioRED evaluation, not recognition),
+#: and the confidence map fitted under those settings
+EVALUATION_KEYS = ("control", "typer", "related", "lexical", "calibration")
 #: the record fields a scale corpus keeps (``entities`` in gold mode only)
 KEPT = ("doc_id", "title", "abstract", "text", "source")
 RAW_CONFIG = ROOT / "configs" / "biored-raw.yaml"

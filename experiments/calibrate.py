@@ -5,43 +5,27 @@ what it does to another (docs/experiments/raw-slice.md, "Confidence on raw text"
         --gold ../shared/datasets/biored/Train.PubTator \\
         [--apply-to runs/biored-raw --apply-gold ../shared/datasets/biored/Dev.PubTator]   # seconds
 
-Each scored pair of graphmert's triples in ``--run-dir`` (:func:`graphmert.eval.pair_confidences`:
-its best confidence, an unlinked end a false pair) is labelled by whether the gold holds it, and
-(a, b) of :mod:`graphmert.extract.calibrate` are fitted to those labels. The script prints them as the
-config line to set, and the expected calibration error before and after on the fitting run and,
-given ``--apply-to``, on a run nothing was fitted on (the map is monotone, so no pair and no F1
-changes). The fitting run must have been extracted without ``extract.calibration`` (a run whose
-extract manifest records a map is refused).
+The fit is ``graphmert calibrate``'s (:func:`pipelines.calibrate.fit_run`: each scored pair of
+graphmert's triples in ``--run-dir``, labelled by whether the gold holds it, an unlinked end a false
+pair; a run whose extract manifest records a map is refused; the record goes to RUN/calibrate/, the
+config lines to set are printed). This study adds the expected calibration error
+before and after on a run nothing was fitted on (``--apply-to``; the map is monotone, so no pair and
+no F1 changes).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _study import print_table, run_documents, system_files, write_json  # noqa: E402
+from _study import print_table, write_json  # noqa: E402
 
-from graphmert.eval import load_gold  # noqa: E402
-from graphmert.eval.calibration import pair_confidences, reliability  # noqa: E402
-from graphmert.extract.calibrate import fit_platt, platt  # noqa: E402
-from graphmert.extract.triples import read_triples  # noqa: E402
-
-
-def scored_pairs(run: Path, gold_files: list[Path], unmapped: bool = False) -> tuple[dict, object]:
-    """graphmert's pair confidences of ``run`` on the gold's documents, and that gold. ``unmapped``:
-    refuse a run whose confidences were already mapped (its extract manifest's ``calibration``)."""
-    manifest = run / "extract" / "manifest.json"
-    done = json.loads(manifest.read_text()).get("calibration") if unmapped and manifest.is_file() else None
-    if done:
-        raise SystemExit(f"{manifest}: this run's confidences are already mapped by extract.calibration "
-                         f"{done}; fit on a run extracted with 'extract.calibration=[]'")
-    gold = load_gold(gold_files).subset(run_documents(run))
-    conf = pair_confidences(read_triples(system_files(run, "graphmert")))
-    return {k: v for k, v in conf.items() if k[0] in gold.documents}, gold
+from graphmert.eval.calibration import reliability  # noqa: E402
+from graphmert.extract.calibrate import platt  # noqa: E402
+from pipelines.calibrate import config_lines, fit_run, scored_pairs  # noqa: E402
 
 
 def _row(name: str, conf: dict, gold, a: float, b: float) -> dict:
@@ -64,14 +48,15 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.apply_to is not None and not args.apply_gold:
         raise SystemExit("--apply-to needs --apply-gold, the gold of that run's documents")
-    conf, gold = scored_pairs(args.run_dir, args.gold, unmapped=True)
-    a, b = fit_platt([c for c, _ in conf.values()], [k in gold.untyped for k in conf])
-    rows = [_row(str(args.run_dir), conf, gold, a, b)]
+    record = fit_run(args.run_dir, args.gold)
+    a, b = record["a"], record["b"]
+    rows = [_row(str(args.run_dir), *scored_pairs(args.run_dir, args.gold)[:2], a, b)]
     if args.apply_to is not None:
-        rows.append(_row(str(args.apply_to), *scored_pairs(args.apply_to, args.apply_gold), a, b))
-    print_table(rows, title=f"Platt scaling fitted on {args.run_dir}: a = {a:.4f}, b = {b:.4f}")
-    print(f"extract.calibration: [{a:.3f}, {b:.3f}]")
-    write_json("calibrate", rows, args.out, a=a, b=b)
+        theirs, their_gold, _ = scored_pairs(args.apply_to, args.apply_gold, refuse_mapped=False)
+        rows.append(_row(str(args.apply_to), theirs, their_gold, a, b))
+    print_table(rows, title=f"Platt scaling fitted on {args.run_dir}: a = {a}, b = {b}")
+    print(config_lines(record))
+    write_json("calibrate", rows, args.out, a=a, b=b, fitted_with=record["fitted_with"])
 
 
 if __name__ == "__main__":

@@ -410,6 +410,30 @@ def update(run_dir: str = RUN_DIR,
         typer.echo(_update_line(r))
 
 
+@app.command()
+def calibrate(run_dir: Path = typer.Option(..., "--run-dir", "-r", file_okay=False,
+                                           help="A finished run (a local path) extracted without a map "
+                                                "('extract.calibration=[]'), on documents with gold."),
+              gold: list[Path] = typer.Option([], "--gold", "-g", dir_okay=False,
+                                              help="Gold file (PubTator or BioC); repeatable; default: "
+                                                   "the run's evaluate.gold."),
+              quiet: bool = QUIET) -> None:
+    """Fit extract.calibration (Platt scaling of graphmert's confidences) on a run with gold.
+
+    Prints the config lines to set: the map (a, b), and the run's values of the settings that make
+    the confidences (extract.calibration_fitted_with), so that a config whose settings differ from
+    them is refused rather than misreporting how often its triples hold. Fit on a held-out slice like
+    the documents the map will be used on (docs/EVALUATION.md, "Using it on your own data"). Writes
+    RUN/calibrate/calibration.json.
+    """
+    with _errors("calibrate"):
+        from pipelines.calibrate import CALIBRATION_FILE, config_lines, fit_run
+
+        rec = fit_run(_local_run(run_dir, "calibrate"), gold)
+    path = run_dir / "calibrate" / CALIBRATION_FILE
+    typer.echo(path if quiet else f"{config_lines(rec)}\nthe fit's record: {path}")
+
+
 def _update_line(r: dict) -> str:
     if "removed" in r:
         what = f"removed {len(r['removed'])} document(s)"

@@ -1,4 +1,5 @@
-"""experiments/calibrate.py: Platt scaling fitted on one run's scored pairs, reported on another."""
+"""experiments/calibrate.py: Platt scaling fitted on one run's scored pairs (``graphmert calibrate``'s
+fit), reported on another."""
 
 from __future__ import annotations
 
@@ -8,12 +9,23 @@ from pathlib import Path
 
 import pytest
 
+from graphmert.config import ConfigError, load_config, save_config
 from graphmert.eval.calibration import reliability
 from graphmert.extract.calibrate import platt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 import calibrate  # noqa: E402
-from test_cross_chunk_run_experiment import GOLD, _run, _t  # noqa: E402
+from test_cross_chunk_run_experiment import GOLD, _t  # noqa: E402
+from test_cross_chunk_run_experiment import _run as _bare_run  # noqa: E402
+
+
+def _run(root: Path, name: str, triples: list, calibration: list | None = None) -> Path:
+    """A finished run's extract output as the fit reads it: its triples, documents, config and manifest."""
+    run = _bare_run(root, name, triples)
+    save_config(load_config(None), run / "config.yaml")
+    (run / "extract" / "manifest.json").write_text(json.dumps({"shards": ["triples-00000.parquet"],
+                                                               "calibration": calibration}))
+    return run
 
 
 def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_path):
@@ -25,7 +37,7 @@ def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_
     run = _run(tmp_path, "fit", [_t(h, t, c) for h, t, c in pairs])
     gold = tmp_path / "gold.PubTator"
     gold.write_text(GOLD)
-    conf, g = calibrate.scored_pairs(run, [gold])
+    conf, g, _ = calibrate.scored_pairs(run, [gold])
     assert len(conf) == 7 and sum(k in g.untyped for k in conf) == 2
     # another run, nothing fitted on it: one right pair at 0.99, two wrong ones at 0.3
     other = _run(tmp_path, "other", [_t("MESH:D001943", "NCBIGene:672", 0.99),
@@ -40,7 +52,7 @@ def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_
     row, applied = data["rows"]
     assert row["run"] == str(run) and row["pairs"] == 7 and row["ECE after"] < row["ECE before"]
     # the second row is the other run's pairs under the first run's map, computed here by hand
-    theirs, g2 = calibrate.scored_pairs(other, [gold])
+    theirs, g2, _ = calibrate.scored_pairs(other, [gold])
     mapped = {k: (platt(c, a, b), types) for k, (c, types) in theirs.items()}
     assert applied["run"] == str(other) and applied["pairs"] == 3 and applied["precision"] == round(1 / 3, 3)
     assert applied["ECE before"] == round(reliability(theirs, g2)["ece"], 3)
@@ -54,7 +66,6 @@ def test_apply_to_needs_its_gold(tmp_path):
 
 
 def test_a_run_whose_confidences_are_already_mapped_is_refused(tmp_path):
-    run = _run(tmp_path, "mapped", [_t("MESH:D001943", "NCBIGene:672", 0.9)])
-    (run / "extract" / "manifest.json").write_text(json.dumps({"calibration": [0.4, -1.0]}))
-    with pytest.raises(SystemExit, match=r"already mapped by extract.calibration \[0.4, -1.0\]"):
+    run = _run(tmp_path, "mapped", [_t("MESH:D001943", "NCBIGene:672", 0.9)], calibration=[0.4, -1.0])
+    with pytest.raises(ConfigError, match=r"already mapped by extract.calibration \[0.4, -1.0\]"):
         calibrate.main(["--run-dir", str(run), "--gold", str(tmp_path / "gold.PubTator")])

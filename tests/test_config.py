@@ -11,6 +11,7 @@ import yaml
 
 from graphmert.config import (Config, ConfigError, build, describe, load_config, save_config,
                               section_hash, to_dict)
+from graphmert.config.checks import calibration_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -195,8 +196,10 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     assert not raw.extract.text_entities and biored.extract.text_entities
     # the disease–variant pairs no chunk holds were chosen on gold mentions only
     assert raw.extract.cross_chunk_pairs == [] and biored.extract.cross_chunk_pairs == ["Disease|SequenceVariant"]
-    # graphmert's confidences are mapped to how often a triple holds on raw text only (fitted on the raw slice)
+    # graphmert's confidences are mapped to how often a triple holds on raw text only (fitted on the raw
+    # slice), with the settings it was fitted under, which are this config's (else it would not load)
     assert len(raw.extract.calibration) == 2 and biored.extract.calibration == []
+    assert raw.extract.calibration_fitted_with == calibration_settings(raw)
     # the lexical control at its own k and threshold tuned on the raw slice; the other controls' and
     # graphmert's settings are the gold config's, without lexical_document (it ties lexical there)
     assert (raw.extract.control_tails_per_query["lexical"], raw.extract.control_min_confidence["lexical"]) == (6, 0.5)
@@ -212,6 +215,7 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
                                typer_apart=biored.extract.typer_apart, typer_shared=biored.extract.typer_shared,
                                cross_chunk_pairs=biored.extract.cross_chunk_pairs,
                                calibration=biored.extract.calibration,
+                               calibration_fitted_with=biored.extract.calibration_fitted_with,
                                variant_keys=biored.extract.variant_keys,
                                **{k: getattr(biored.extract, k) for k in (*raw_only, *ties)}) == biored.extract
     # the relatedness head is inherited: measured on the raw slice too (three draws), it helps there

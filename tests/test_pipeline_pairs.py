@@ -996,3 +996,38 @@ def test_the_type_finetune_ablation_keeps_its_encoder_and_reads_graphs_without_l
     assert all(torch.equal(ex.model.state_dict()[k], v) for k, v in before.items())
     g = ex._graph(rows[0][0], [])
     assert int(g.leaf_length.sum()) == 0 and (g.relation_ids < 0).all() and g.num_roots > 2
+
+
+def test_calibrate_fits_the_runs_pairs_and_prints_a_map_its_config_accepts(run, tmp_path):
+    """`graphmert calibrate`: (a, b) fitted on graphmert's scored pairs against the run's gold, the
+    record in RUN/calibrate/, and config lines that load on the run's config and are refused once a
+    calibration setting changes; a run extracted with a map is refused."""
+    from graphmert.eval import load_gold
+    from graphmert.eval.calibration import pair_confidences
+    from graphmert.extract.calibrate import fit_platt
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    r = invoke("calibrate", "--run-dir", copy)
+    assert r.exit_code == 0, r.output
+    record = json.loads((copy / "calibrate" / "calibration.json").read_text())
+    cfg = load_config(copy / "config.yaml")
+    gold = load_gold(cfg.evaluate.gold).subset((copy / "extract" / "documents.txt").read_text().split())
+    conf = pair_confidences(read_triples(sorted((copy / "extract").glob("triples-*.parquet"))))
+    conf = {k: c for k, (c, _) in conf.items() if k[0] in gold.documents}
+    a, b = fit_platt(list(conf.values()), [k in gold.untyped for k in conf])
+    assert (record["a"], record["b"]) == (round(a, 3), round(b, 3)) and record["pairs"] == len(conf)
+    assert record["right"] == sum(k in gold.untyped for k in conf) and record["gold"] == cfg.evaluate.gold
+    lines = yaml.safe_load(r.output.split("\nthe fit's record:")[0])["extract"]
+    assert lines == {"calibration": [record["a"], record["b"]], "calibration_fitted_with": record["fitted_with"]}
+    mapped = tmp_path / "mapped.yaml"
+    mapped.write_text(yaml.safe_dump({"base": str(run.parent / "config.yaml"), "extract": lines}))
+    assert load_config(mapped).extract.calibration == [record["a"], record["b"]]
+    with pytest.raises(ConfigError, match=r"was fitted with extract.tails_per_query=1 \(this config: 2\)"):
+        load_config(mapped, ["extract.tails_per_query=2"])
+    r = invoke("calibrate", "--run-dir", copy, "--quiet")
+    assert r.exit_code == 0 and r.output.strip() == str(copy / "calibrate" / "calibration.json")
+    r = invoke("extract", "--config", mapped, "--run-dir", copy, "--quiet")
+    assert r.exit_code == 0, r.output
+    r = invoke("calibrate", "--run-dir", copy)
+    assert r.exit_code == 2 and "already mapped by extract.calibration" in r.output

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from graphmert.config.extract import NAME_CATEGORIES, TYPER_CHOICES, ExtractConfig
+from graphmert.config.extract import CALIBRATION_SETTINGS, NAME_CATEGORIES, TYPER_CHOICES, ExtractConfig
 from graphmert.config.kg import KGConfig
 from graphmert.config.ner import FLAG_SETS
 from graphmert.config.options import ConfigError, field_choices
@@ -53,10 +53,7 @@ def _check_cross(cfg: Config) -> None:
     _check_typer(cfg.extract)
     _check_control_settings(cfg.extract)
     check_outside_scope(cfg.extract)
-    cal = cfg.extract.calibration
-    if cal and (len(cal) != 2 or not cal[0] > 0):
-        raise ConfigError(f"extract.calibration: {cal} must be [] or [a, b] with a > 0 (Platt scaling "
-                          f"sigmoid(a logit(c) + b), monotone only when a > 0)")
+    _check_calibration(cfg)
     odd = [c for c in cfg.extract.abbreviation_veto if c not in cfg.ner.categories]
     if odd:
         raise ConfigError(f"extract.abbreviation_veto: {odd} are not categories the recognizer finds "
@@ -72,6 +69,39 @@ def _check_cross(cfg: Config) -> None:
     if cfg.train.mask_token_fraction + cfg.train.random_token_fraction > 1.0:
         raise ConfigError(f"train.random_token_fraction: {cfg.train.random_token_fraction} + "
                           f"train.mask_token_fraction ({cfg.train.mask_token_fraction}) exceed 1")
+
+
+def calibration_settings(cfg: Config) -> dict:
+    """The values of ``cfg``'s :data:`~graphmert.config.extract.CALIBRATION_SETTINGS`, by dotted key:
+    what ``extract.calibration_fitted_with`` records of the run a map was fitted on."""
+    return {key: getattr(getattr(cfg, key.split(".")[0]), key.split(".")[1]) for key in CALIBRATION_SETTINGS}
+
+
+def _check_calibration(cfg: Config) -> None:
+    """``extract.calibration`` is [] or a monotone map [a, b]; where ``extract.calibration_fitted_with``
+    records what it was fitted with, every calibration setting has this config's value. A map without
+    that record (set by hand, or saved in a run of an older version) is not compared."""
+    cal, fitted = cfg.extract.calibration, cfg.extract.calibration_fitted_with
+    if cal and (len(cal) != 2 or not cal[0] > 0):
+        raise ConfigError(f"extract.calibration: {cal} must be [] or [a, b] with a > 0 (Platt scaling "
+                          f"sigmoid(a logit(c) + b), monotone only when a > 0)")
+    if not cal or not fitted:
+        return
+    missing = [k for k in CALIBRATION_SETTINGS if k not in fitted]
+    unknown = [k for k in fitted if k not in CALIBRATION_SETTINGS]
+    if missing or unknown:
+        raise ConfigError(f"extract.calibration_fitted_with: must give the value of every calibration "
+                          f"setting the map {cal} was fitted with"
+                          + (f"; missing {missing}" if missing else "")
+                          + (f"; not calibration settings: {unknown}" if unknown else "")
+                          + " (`graphmert calibrate --run-dir RUN` prints both keys)")
+    now = calibration_settings(cfg)
+    differ = [k for k in CALIBRATION_SETTINGS if fitted[k] != now[k]]
+    if differ:
+        said = ", ".join(f"{k}={fitted[k]!r} (this config: {now[k]!r})" for k in differ)
+        raise ConfigError(f"extract.calibration: the map {cal} was fitted with {said}, so it would misstate "
+                          f"how often a triple holds; refit it on a run of this config with gold "
+                          f"(`graphmert calibrate --run-dir RUN`), or set 'extract.calibration=[]'")
 
 
 def category_pair(key: str, option: str = "extract.tail_scope_by_category") -> frozenset[str]:

@@ -4,7 +4,7 @@ name it by."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from graphmert.config.options import opt
 
@@ -13,6 +13,16 @@ TYPER_CHOICES = ("typer", "typer_score")
 # the categories whose seed-KG names extract.name_mentions may make mentions: those the entity linker
 # counts in its training documents (graphmert.ner.linking.EntityLinker.kg_name)
 NAME_CATEGORIES = ("biolink:ChemicalEntity", "biolink:Disease", "biolink:Gene")
+# the settings that turn the models' answers into graphmert's reported confidence, or choose the
+# pairs a calibration map is fitted on: a map (extract.calibration) holds only under the values it was
+# fitted with, which extract.calibration_fitted_with records and graphmert.config.checks compares.
+# The models themselves (model.*, train.* but the ensemble) and the recognizer are not compared: a map
+# is refitted after retraining them, and metrics.md's calibration table shows a misfit wherever gold exists
+CALIBRATION_SETTINGS = ("train.ensemble_size", "extract.ranker", "extract.evidence", "extract.lexical_weight",
+                        "extract.related_head_weight", "extract.one_relation_per_pair",
+                        "extract.relation_choice", "extract.tails_per_query", "extract.min_confidence",
+                        "extract.typer_min_relation", "extract.text_entities", "extract.tail_scope",
+                        "extract.cross_chunk_pairs")
 
 
 @dataclass
@@ -180,11 +190,18 @@ class ExtractConfig:
     calibration: list[float] = opt(
         factory=list, help="Platt scaling of graphmert's reported confidences, [a, b]: each triple's "
                            "confidence c becomes sigmoid(a logit(c) + b), fitted where gold exists (a "
-                           "held-out slice) by experiments/calibrate.py; a > 0 keeps the order, and the "
+                           "held-out slice) by `graphmert calibrate`; a > 0 keeps the order, and the "
                            "thresholds (min_confidence, control_min_confidence) read the model's "
                            "confidence before the map, so the triples kept do not change. [] "
                            "(default): the confidences as the model "
                            "gives them (graphmert.extract.calibrate)")
+    calibration_fitted_with: dict[str, Any] = opt(
+        factory=dict, help="the settings extract.calibration was fitted with (each key of "
+                           "CALIBRATION_SETTINGS, graphmert/config/extract.py, and its value), as "
+                           "`graphmert calibrate` prints them: with a map set, a value that differs from "
+                           "this config's is an error, since the map would misstate how often a triple "
+                           "holds (refit it, or set 'extract.calibration=[]'); {} (a map set by hand): "
+                           "not compared")
     lexical_weight: float = opt(0.0, min=0.0, max=1.0,
                                 help="pool the model rankers' probability p with the relation typer's "
                                      "probability q that the words relate the pair (the lexical "

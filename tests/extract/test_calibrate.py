@@ -6,8 +6,11 @@ import math
 
 import numpy as np
 import pytest
+import yaml
 
 from graphmert.config import ConfigError, load_config
+from graphmert.config.checks import calibration_settings
+from graphmert.config.extract import CALIBRATION_SETTINGS
 from graphmert.extract.calibrate import calibrated, fit_platt, logit, platt
 from graphmert.extract.triples import Evidence, Triple
 
@@ -63,3 +66,52 @@ def test_the_config_takes_no_map_or_a_monotone_one(value):
         load_config(None, [f"extract.calibration={value}"])
     assert load_config(None, ["extract.calibration=[0.4,-1.1]"]).extract.calibration == [0.4, -1.1]
     assert load_config(None).extract.calibration == []
+
+
+def _fitted_with(overrides: list[str]) -> dict:
+    """``extract.calibration_fitted_with`` as `graphmert calibrate` records it for the config of ``overrides``."""
+    return calibration_settings(load_config(None, overrides))
+
+
+def _with_map(tmp_path, fitted: dict, overrides: list[str] = ()):
+    """A YAML file with a map [0.5, -1.0] recorded as fitted with ``fitted``, and those settings
+    (the values of ``fitted``'s known keys), then ``overrides``."""
+    body: dict = {"extract": {"calibration": [0.5, -1.0], "calibration_fitted_with": fitted}}
+    for key, value in fitted.items():
+        section, name = key.split(".")
+        if key in CALIBRATION_SETTINGS:
+            body.setdefault(section, {})[name] = value
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(body))
+    return load_config(path, list(overrides))
+
+
+def test_a_map_loads_only_with_the_settings_it_was_fitted_with(tmp_path):
+    fitted = _fitted_with(["extract.min_confidence=0.3"])
+    assert set(fitted) == set(CALIBRATION_SETTINGS) and fitted["extract.min_confidence"] == 0.3
+    cfg = _with_map(tmp_path, fitted)
+    assert cfg.extract.calibration == [0.5, -1.0] and cfg.extract.calibration_fitted_with == fitted
+    # a setting that makes the confidences differs: the map, and what it was fitted with, are named
+    with pytest.raises(ConfigError, match=r"extract.calibration: the map \[0.5, -1.0\] was fitted with "
+                                          r"extract.min_confidence=0.3 \(this config: 0.0\), so it would "
+                                          r"misstate how often a triple holds; refit .*graphmert calibrate"):
+        _with_map(tmp_path, fitted, ["extract.min_confidence=0.0"])
+    with pytest.raises(ConfigError, match=r"train.ensemble_size=1 \(this config: 2\), extract.tails_per_query=1 "
+                                          r"\(this config: 6\)"):
+        _with_map(tmp_path, fitted, ["train.ensemble_size=2",
+                                     "model.leaf_query=fixed", "extract.tails_per_query=6"])
+    # turning the map off lifts the check; settings that make no confidence never trip it
+    assert _with_map(tmp_path, fitted, ["extract.calibration=[]", "extract.min_confidence=0.0"]).extract.calibration == []
+    assert _with_map(tmp_path, fitted, ["train.seed=7",
+                                        "extract.document_fraction=0.2"]).train.seed == 7
+
+
+def test_a_partial_or_unknown_record_is_an_error_and_none_is_a_map_set_by_hand(tmp_path):
+    fitted = _fitted_with([])
+    partial = {k: v for k, v in fitted.items() if k != "extract.evidence"}
+    with pytest.raises(ConfigError, match=r"calibration_fitted_with: must give the value of every calibration "
+                                          r"setting .*; missing \['extract.evidence'\]"):
+        _with_map(tmp_path, partial)
+    with pytest.raises(ConfigError, match=r"not calibration settings: \['extract.beta'\]"):
+        _with_map(tmp_path, {**fitted, "extract.beta": 0.67})
+    assert _with_map(tmp_path, {}, ["extract.min_confidence=0.9"]).extract.calibration == [0.5, -1.0]
