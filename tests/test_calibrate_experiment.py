@@ -1,5 +1,5 @@
-"""experiments/calibrate.py: Platt scaling fitted on one run's scored pairs (``graphmert calibrate``'s
-fit), reported on another."""
+"""pipelines/calibrate.py (``graphmert calibrate``'s fit on a run's scored pairs, and its refusals) and
+experiments/calibrate.py (that fit reported on another run)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 from graphmert.config import ConfigError, load_config, save_config
+from graphmert.errors import GraphmertError
 from graphmert.eval.calibration import reliability
 from graphmert.extract.calibrate import platt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 import calibrate  # noqa: E402
+from pipelines.calibrate import fit_run  # noqa: E402
 from test_cross_chunk_run_experiment import GOLD, _t  # noqa: E402
 from test_cross_chunk_run_experiment import _run as _bare_run  # noqa: E402
 
@@ -69,3 +71,17 @@ def test_a_run_whose_confidences_are_already_mapped_is_refused(tmp_path):
     run = _run(tmp_path, "mapped", [_t("MESH:D001943", "NCBIGene:672", 0.9)], calibration=[0.4, -1.0])
     with pytest.raises(ConfigError, match=r"already mapped by extract.calibration \[0.4, -1.0\]"):
         calibrate.main(["--run-dir", str(run), "--gold", str(tmp_path / "gold.PubTator")])
+
+
+def test_a_fit_needs_gold_and_both_right_and_wrong_pairs(tmp_path):
+    gold = tmp_path / "gold.PubTator"
+    gold.write_text(GOLD)
+    wrong = _run(tmp_path, "wrong", [_t("MESH:D001943", "MESH:D003638", 0.9), _t("NCBIGene:672", "c.35delG", 0.4)])
+    with pytest.raises(GraphmertError, match=r"a map needs right and wrong pairs to fit on; graphmert's 2 scored "
+                                             r"pairs on the gold's documents hold 0 right ones"):
+        fit_run(wrong, [gold])
+    with pytest.raises(ConfigError, match=r"no gold to fit on; pass --gold FILE or set evaluate.gold"):
+        fit_run(wrong)                                   # the run's config names no gold either
+    with pytest.raises(ConfigError, match=r"extract/manifest.json: missing; run `graphmert extract`"):
+        fit_run(tmp_path / "nothing", [gold])
+    assert not (wrong / "calibrate").exists()            # nothing written by a refused fit

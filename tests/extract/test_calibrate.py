@@ -98,12 +98,10 @@ def test_a_map_loads_only_with_the_settings_it_was_fitted_with(tmp_path):
         _with_map(tmp_path, fitted, ["extract.min_confidence=0.0"])
     with pytest.raises(ConfigError, match=r"train.ensemble_size=1 \(this config: 2\), extract.tails_per_query=1 "
                                           r"\(this config: 6\)"):
-        _with_map(tmp_path, fitted, ["train.ensemble_size=2",
-                                     "model.leaf_query=fixed", "extract.tails_per_query=6"])
+        _with_map(tmp_path, fitted, ["train.ensemble_size=2", "model.leaf_query=fixed", "extract.tails_per_query=6"])
     # turning the map off lifts the check; settings that make no confidence never trip it
     assert _with_map(tmp_path, fitted, ["extract.calibration=[]", "extract.min_confidence=0.0"]).extract.calibration == []
-    assert _with_map(tmp_path, fitted, ["train.seed=7",
-                                        "extract.document_fraction=0.2"]).train.seed == 7
+    assert _with_map(tmp_path, fitted, ["train.seed=7", "extract.document_fraction=0.2"]).train.seed == 7
 
 
 def test_a_partial_or_unknown_record_is_an_error_and_none_is_a_map_set_by_hand(tmp_path):
