@@ -411,8 +411,8 @@ def update(run_dir: str = RUN_DIR,
 
 
 @app.command()
-def calibrate(run_dir: Path = typer.Option(..., "--run-dir", "-r", file_okay=False,
-                                           help="A finished run (a local path) extracted without a map "
+def calibrate(run_dir: str = typer.Option(..., "--run-dir", "-r",
+                                          help="A finished run (a local path) extracted without a map "
                                                 "('extract.calibration=[]'), on documents with gold."),
               gold: list[Path] = typer.Option([], "--gold", "-g", dir_okay=False,
                                               help="Gold file (PubTator or BioC); repeatable; default: "
@@ -429,8 +429,9 @@ def calibrate(run_dir: Path = typer.Option(..., "--run-dir", "-r", file_okay=Fal
     with _errors("calibrate"):
         from pipelines.calibrate import CALIBRATION_FILE, config_lines, fit_run
 
-        rec = fit_run(_local_run(run_dir, "calibrate"), gold)
-    path = run_dir / "calibrate" / CALIBRATION_FILE
+        run = _local_run(run_dir, "calibrate")
+        rec = fit_run(run, gold)
+    path = run / "calibrate" / CALIBRATION_FILE
     typer.echo(path if quiet else f"{config_lines(rec)}\nthe fit's record: {path}")
 
 
@@ -449,19 +450,21 @@ def _update_line(r: dict) -> str:
 
 # -- load / query: the run's SPARQL store (graphmert/export/store.py, docs/EXPORT.md) ----------------
 
-LOCAL_RUN_DIR = typer.Option(..., "--run-dir", "-r", file_okay=False,
+LOCAL_RUN_DIR = typer.Option(..., "--run-dir", "-r",
                              help="Run directory (a local path) whose export to load or query.")
 
 
-def _local_run(run_dir: Path, command: str) -> Path:
-    if is_url(str(run_dir)):
-        raise ConfigError(f"{command}: {run_dir}: the SPARQL store works on a local run directory; "
-                          "copy the run here first")
-    return run_dir
+def _local_run(run_dir: str, command: str) -> Path:
+    """``--run-dir`` as a local path; a URL is refused (typed as a string, not a Path, which would
+    fold ``s3://`` into ``s3:/`` before the check)."""
+    if is_url(run_dir):
+        raise ConfigError(f"{command}: {run_dir}: works on a local run directory only; copy the run "
+                          "here first")
+    return Path(run_dir)
 
 
 @app.command()
-def load(run_dir: Path = LOCAL_RUN_DIR, quiet: bool = QUIET) -> None:
+def load(run_dir: str = LOCAL_RUN_DIR, quiet: bool = QUIET) -> None:
     """Build (or rebuild) the run's SPARQL store, RUN/export/store, from its exported RDF.
 
     Loads RUN/export/kg.nq, else kg.nt (else kg.trig, kg.ttl) into an embedded Oxigraph database,
@@ -481,7 +484,7 @@ def load(run_dir: Path = LOCAL_RUN_DIR, quiet: bool = QUIET) -> None:
 @app.command()
 def query(source: str = typer.Argument(..., metavar="QUERY", help="A SPARQL query file (.rq), or - "
                                        "to read the query from stdin.", show_default=False),
-          run_dir: Path = LOCAL_RUN_DIR,
+          run_dir: str = LOCAL_RUN_DIR,
           fmt: str = typer.Option("table", "--format", "-f", help="Output: table (aligned columns and "
                                   "a row count), csv (SPARQL 1.1 CSV), tsv (plain values) or json "
                                   "(SPARQL 1.1 Query Results JSON).")) -> None:
@@ -499,12 +502,13 @@ def query(source: str = typer.Argument(..., metavar="QUERY", help="A SPARQL quer
             raise ConfigError(f"--format: {fmt!r} is not a result format; choose from "
                               f"{list(kgstore.RESULT_FORMATS)}")
         text = _query_text(source)
-        path = _local_run(run_dir, "query") / "export" / kgstore.STORE_DIR
+        run = _local_run(run_dir, "query")
+        path = run / "export" / kgstore.STORE_DIR
         if not kgstore.is_store(path):
-            source = store_source(run_dir)
+            source = store_source(run)
             typer.echo(f"no SPARQL store at {path} yet: loading {source.name} into it (as `graphmert "
                        "load` does)", err=True)
-            load_store(run_dir)
+            load_store(run)
         result = kgstore.run_query(kgstore.open_store(path), text)
         typer.echo(kgstore.format_result(result, fmt), nl=False)
 

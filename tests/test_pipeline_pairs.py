@@ -1031,3 +1031,6 @@ def test_calibrate_fits_the_runs_pairs_and_prints_a_map_its_config_accepts(run, 
     assert r.exit_code == 0, r.output
     r = invoke("calibrate", "--run-dir", copy)
     assert r.exit_code == 2 and "already mapped by extract.calibration" in r.output
+    for command in ("calibrate", "load"):                 # a URL is refused as written, not as a folded path
+        r = invoke(command, "--run-dir", "s3://bucket/run")
+        assert r.exit_code == 2 and "s3://bucket/run: works on a local run directory only" in r.output, command
