@@ -5,7 +5,7 @@ what it does to another (docs/experiments/raw-slice.md, "Confidence on raw text"
         --gold ../shared/datasets/biored/Train.PubTator \\
         [--apply-to runs/biored-raw --apply-gold ../shared/datasets/biored/Dev.PubTator]   # seconds
 
-The fit is ``graphmert calibrate``'s (:func:`pipelines.calibrate.fit_run`: each scored pair of
+The fit is ``graphmert calibrate``'s (:func:`pipelines.calibrate.fit_scored`: each scored pair of
 graphmert's triples in ``--run-dir``, labelled by whether the gold holds it, an unlinked end a false
 pair; a run whose extract manifest records a map is refused; the record goes to RUN/calibrate/, the
 config lines to set are printed). This study adds the expected calibration error
@@ -25,7 +25,7 @@ from _study import print_table, write_json  # noqa: E402
 
 from graphmert.eval.calibration import reliability  # noqa: E402
 from graphmert.extract.calibrate import platt  # noqa: E402
-from pipelines.calibrate import config_lines, fit_run, scored_pairs  # noqa: E402
+from pipelines.calibrate import config_lines, fit_scored, scored_pairs  # noqa: E402
 
 
 def _row(name: str, conf: dict, gold, a: float, b: float) -> dict:
@@ -48,12 +48,13 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.apply_to is not None and not args.apply_gold:
         raise SystemExit("--apply-to needs --apply-gold, the gold of that run's documents")
-    record = fit_run(args.run_dir, args.gold)
+    scored = scored_pairs(args.run_dir, args.gold)
+    record = fit_scored(scored)
     a, b = record["a"], record["b"]
-    rows = [_row(str(args.run_dir), *scored_pairs(args.run_dir, args.gold)[:2], a, b)]
+    rows = [_row(str(args.run_dir), scored.conf, scored.gold, a, b)]
     if args.apply_to is not None:
-        theirs, their_gold, _ = scored_pairs(args.apply_to, args.apply_gold, refuse_mapped=False)
-        rows.append(_row(str(args.apply_to), theirs, their_gold, a, b))
+        theirs = scored_pairs(args.apply_to, args.apply_gold, refuse_mapped=False)
+        rows.append(_row(str(args.apply_to), theirs.conf, theirs.gold, a, b))
     print_table(rows, title=f"Platt scaling fitted on {args.run_dir}: a = {a}, b = {b}")
     print(config_lines(record))
     write_json("calibrate", rows, args.out, a=a, b=b, fitted_with=record["fitted_with"])

@@ -14,11 +14,12 @@ under other settings. The record goes to ``RUN/calibrate/calibration.json``.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
-from graphmert.config import ConfigError, load_config
+from graphmert.config import Config, ConfigError, load_config
 from graphmert.config.checks import calibration_settings
 from graphmert.errors import GraphmertError
 from graphmert.eval import GoldSet, load_gold
@@ -45,11 +46,21 @@ def _extracted(run_dir: Path, refuse_mapped: bool) -> dict:
     return manifest
 
 
-def scored_pairs(run_dir: Path, gold_files: Sequence[str | Path] = (), refuse_mapped: bool = True
-                 ) -> tuple[dict, GoldSet, list[str]]:
+@dataclass(frozen=True)
+class ScoredRun:
+    """What a fit reads of a run: graphmert's pair confidences on the gold's documents, that gold, its
+    files, and the run's config."""
+
+    run_dir: Path
+    cfg: Config
+    conf: dict                      # (doc, pair) -> (confidence, types): pair_confidences'
+    gold: GoldSet
+    files: list[str]
+
+
+def scored_pairs(run_dir: Path, gold_files: Sequence[str | Path] = (), refuse_mapped: bool = True) -> ScoredRun:
     """graphmert's pair confidences of ``run_dir`` (:func:`~graphmert.eval.calibration.pair_confidences`)
-    on the documents of the gold (``gold_files``, else the run's ``evaluate.gold``) it extracted, that
-    gold, and its files."""
+    on the documents of the gold (``gold_files``, else the run's ``evaluate.gold``) it extracted."""
     run_dir = Path(run_dir)
     manifest = _extracted(run_dir, refuse_mapped)
     cfg = load_config(run_dir / "config.yaml")
@@ -60,27 +71,31 @@ def scored_pairs(run_dir: Path, gold_files: Sequence[str | Path] = (), refuse_ma
     gold = load_gold(files, format=cfg.evaluate.format).subset(extracted)
     triples = read_triples([run_dir / "extract" / s for s in manifest["shards"]])
     conf = pair_confidences(triples, dict(cfg.evaluate.relation_map))
-    return {k: v for k, v in conf.items() if k[0] in gold.documents}, gold, files
+    return ScoredRun(run_dir=run_dir, cfg=cfg, conf={k: v for k, v in conf.items() if k[0] in gold.documents},
+                     gold=gold, files=files)
 
 
 def fit_run(run_dir: Path, gold_files: Sequence[str | Path] = ()) -> dict:
-    """Fit (a, b) on ``run_dir`` (module docstring) and write the record to RUN/calibrate/. Returns
-    ``{"a", "b", "fitted_with", "pairs", "right", "ece_before", "ece_after", "gold", "run", "time"}``."""
-    run_dir = Path(run_dir)
-    conf, gold, files = scored_pairs(run_dir, gold_files)
+    """Fit (a, b) on ``run_dir`` (module docstring; :func:`fit_scored`)."""
+    return fit_scored(scored_pairs(run_dir, gold_files))
+
+
+def fit_scored(run: ScoredRun) -> dict:
+    """Fit (a, b) on a run's scored pairs and write the record to RUN/calibrate/. Returns ``{"a", "b",
+    "fitted_with", "pairs", "right", "ece_before", "ece_after", "gold", "run", "time"}``."""
+    conf, gold = run.conf, run.gold
     labels = [k in gold.untyped for k in conf]
     if all(labels) or not any(labels):
-        raise GraphmertError(f"{run_dir}: a map needs right and wrong pairs to fit on; graphmert's "
+        raise GraphmertError(f"{run.run_dir}: a map needs right and wrong pairs to fit on; graphmert's "
                              f"{len(labels)} scored pairs on the gold's documents hold {sum(labels)} right ones")
     a, b = (round(x, 3) for x in fit_platt([c for c, _ in conf.values()], labels))   # as the config gives them
     mapped = {k: (platt(c, a, b), types) for k, (c, types) in conf.items()}
-    record = {"a": a, "b": b,
-              "fitted_with": calibration_settings(load_config(run_dir / "config.yaml")),
+    record = {"a": a, "b": b, "fitted_with": calibration_settings(run.cfg),
               "pairs": len(conf), "right": sum(labels),
               "ece_before": reliability(conf, gold)["ece"], "ece_after": reliability(mapped, gold)["ece"],
-              "gold": files, "run": str(run_dir),
+              "gold": run.files, "run": str(run.run_dir),
               "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    atomic_write_json(run_dir / "calibrate" / CALIBRATION_FILE, record)
+    atomic_write_json(run.run_dir / "calibrate" / CALIBRATION_FILE, record)
     return record
 
 

@@ -410,6 +410,34 @@ def update(run_dir: str = RUN_DIR,
         typer.echo(_update_line(r))
 
 
+def _update_line(r: dict) -> str:
+    if "removed" in r:
+        what = f"removed {len(r['removed'])} document(s)"
+        what += f", {len(r['not_in_kg'])} not in the KG" if r["not_in_kg"] else ""
+    else:
+        what = f"added {r['added']} document(s), {r['already_in_kg']} already in the KG"
+    tail = f": the KG has {r['triples_after']} triples" if r["changed"] else ": nothing changed"
+    if r.get("brought_up_to_date"):
+        tail = (f": the KG is unchanged; {', '.join(r['brought_up_to_date'])} did not match it "
+                "(an interrupted update?) and ran again")
+    return f"{r['activity'] if r['changed'] else 'update'}: {what}{tail}"
+
+
+# -- commands on a local run directory: calibrate, and load / query on the run's SPARQL store -------
+
+LOCAL_RUN_DIR = typer.Option(..., "--run-dir", "-r",
+                             help="Run directory (a local path) whose export to load or query.")
+
+
+def _local_run(run_dir: str, command: str) -> Path:
+    """``--run-dir`` as a local path; a URL is refused (typed as a string, not a Path, which would
+    fold ``s3://`` into ``s3:/`` before the check)."""
+    if is_url(run_dir):
+        raise ConfigError(f"{command}: {run_dir}: works on a local run directory only; copy the run "
+                          "here first")
+    return Path(run_dir)
+
+
 @app.command()
 def calibrate(run_dir: str = typer.Option(..., "--run-dir", "-r",
                                           help="A finished run (a local path) extracted without a map "
@@ -433,34 +461,6 @@ def calibrate(run_dir: str = typer.Option(..., "--run-dir", "-r",
         rec = fit_run(run, gold)
     path = run / "calibrate" / CALIBRATION_FILE
     typer.echo(path if quiet else f"{config_lines(rec)}\nthe fit's record: {path}")
-
-
-def _update_line(r: dict) -> str:
-    if "removed" in r:
-        what = f"removed {len(r['removed'])} document(s)"
-        what += f", {len(r['not_in_kg'])} not in the KG" if r["not_in_kg"] else ""
-    else:
-        what = f"added {r['added']} document(s), {r['already_in_kg']} already in the KG"
-    tail = f": the KG has {r['triples_after']} triples" if r["changed"] else ": nothing changed"
-    if r.get("brought_up_to_date"):
-        tail = (f": the KG is unchanged; {', '.join(r['brought_up_to_date'])} did not match it "
-                "(an interrupted update?) and ran again")
-    return f"{r['activity'] if r['changed'] else 'update'}: {what}{tail}"
-
-
-# -- load / query: the run's SPARQL store (graphmert/export/store.py, docs/EXPORT.md) ----------------
-
-LOCAL_RUN_DIR = typer.Option(..., "--run-dir", "-r",
-                             help="Run directory (a local path) whose export to load or query.")
-
-
-def _local_run(run_dir: str, command: str) -> Path:
-    """``--run-dir`` as a local path; a URL is refused (typed as a string, not a Path, which would
-    fold ``s3://`` into ``s3:/`` before the check)."""
-    if is_url(run_dir):
-        raise ConfigError(f"{command}: {run_dir}: works on a local run directory only; copy the run "
-                          "here first")
-    return Path(run_dir)
 
 
 @app.command()

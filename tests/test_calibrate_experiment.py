@@ -39,7 +39,8 @@ def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_
     run = _run(tmp_path, "fit", [_t(h, t, c) for h, t, c in pairs])
     gold = tmp_path / "gold.PubTator"
     gold.write_text(GOLD)
-    conf, g, _ = calibrate.scored_pairs(run, [gold])
+    scored = calibrate.scored_pairs(run, [gold])
+    conf, g = scored.conf, scored.gold
     assert len(conf) == 7 and sum(k in g.untyped for k in conf) == 2
     # another run, nothing fitted on it: one right pair at 0.99, two wrong ones at 0.3
     other = _run(tmp_path, "other", [_t("MESH:D001943", "NCBIGene:672", 0.99),
@@ -54,7 +55,8 @@ def test_the_map_is_fitted_on_the_runs_scored_pairs_and_reported_on_another(tmp_
     row, applied = data["rows"]
     assert row["run"] == str(run) and row["pairs"] == 7 and row["ECE after"] < row["ECE before"]
     # the second row is the other run's pairs under the first run's map, computed here by hand
-    theirs, g2, _ = calibrate.scored_pairs(other, [gold])
+    other_scored = calibrate.scored_pairs(other, [gold])
+    theirs, g2 = other_scored.conf, other_scored.gold
     mapped = {k: (platt(c, a, b), types) for k, (c, types) in theirs.items()}
     assert applied["run"] == str(other) and applied["pairs"] == 3 and applied["precision"] == round(1 / 3, 3)
     assert applied["ECE before"] == round(reliability(theirs, g2)["ece"], 3)
