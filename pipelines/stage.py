@@ -36,6 +36,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -493,10 +494,36 @@ def _input_hash(stage: Stage, cfg: Config, upstream: dict[str, dict]) -> str:
     return _hash_json(parts)
 
 
+# a shard's file name, {name}-{index:05d}-{id}{suffix}: the id (16 hex digits, :meth:`StageContext._plan`)
+_SHARD_ID = re.compile(r"^(?P<head>.+-\d{5})-[0-9a-f]{16}(?P<suffix>(?:\.[^./]+)*)$")
+
+
 def output_hash(out: Path) -> str:
-    """Hash of every file in a stage folder but its manifest (names and contents)."""
+    """Hash of every file in a stage folder but its manifest: names and contents, a shard by its name
+    without its id (``{name}-{index:05d}{suffix}``). The id is the key under which a rerun may reuse
+    the shard (it hashes the config with the code fingerprint, and the inputs), not a part of the
+    output: a stage that reruns and writes the same bytes keeps its output hash, so the stages it
+    feeds stay up to date (a setting that moves no byte of the graphs, say, trains nothing again).
+    Two files that differ only in their ids keep their full names."""
+    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json")
+    names = [str(p.relative_to(out)) for p in files]
+    stable = [_SHARD_ID.sub(r"\g<head>\g<suffix>", n) for n in names]
+    shared = {n for n in stable if stable.count(n) > 1}
+    return _hash_json({(n if s in shared else s): file_sha256(p) for p, n, s in zip(files, names, stable)})
+
+
+def _legacy_output_hash(out: Path) -> str:
+    """:func:`output_hash` as manifests written before 2026-12-05 recorded it: shards by their full
+    names (ids included)."""
     files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json")
     return _hash_json({str(p.relative_to(out)): file_sha256(p) for p in files})
+
+
+def output_intact(recorded: str | None, out: Path) -> bool:
+    """Whether the stage folder ``out`` holds what its manifest's ``recorded`` output hash says:
+    :func:`output_hash`, or the legacy hash of a manifest written before shard ids left it (so an
+    older run's stages are not rerun for that alone)."""
+    return recorded is not None and recorded in (output_hash(out), _legacy_output_hash(out))
 
 
 def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, upstream: dict,
@@ -632,7 +659,7 @@ def _stale(old: dict | None, hashes: dict, folder: Path) -> str | None:
     if "run_id" in hashes and old.get("run_id") != hashes["run_id"]:
         return (f"its output names the run {old.get('run_id')!r}, not this run {hashes['run_id']!r} "
                 f"(a copied or renamed run directory)")
-    if old.get("output_hash") != output_hash(folder):
+    if not output_intact(old.get("output_hash"), folder):
         return "its output folder was changed"
     return None
 
