@@ -571,6 +571,49 @@ def test_the_cid_study_scores_chemical_disease_pairs_only(run, tmp_path, monkeyp
     assert all("graphmert − it, pairs" in r for name, r in rows.items() if name != "graphmert")
 
 
+def test_the_folds_pool_scores_every_system_as_evaluate_does_and_refuses_shared_documents(run, tmp_path, monkeypatch):
+    """experiments/folds.py pool on the run alone: each system's pooled F1, untyped and typed, is
+    metrics.md's, and graphmert's difference to it is metrics.json's; a run pooled with itself (the
+    same documents twice) is refused."""
+    import runpy
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(root / "experiments"))
+    folds = runpy.run_path(str(root / "experiments" / "folds.py"))
+    out = tmp_path / "rows.json"
+    folds["main"](["pool", "--run-dirs", str(run), "--resamples", "20", "--out", str(out)])
+    rows = {r["system"]: r for r in json.loads(out.read_text())["rows"]}
+    metrics = json.loads((run / "evaluate" / "metrics.json").read_text())
+    assert set(rows) == {"graphmert", *CONTROLS}
+    for name, row in rows.items():
+        own = metrics["systems"][name]
+        assert (row["F1"], row["typed F1"]) == (round(own["untyped"]["all"]["f1"], 3),
+                                                round(own["typed"]["all"]["f1"], 3)), name
+        if name != "graphmert":
+            assert row["graphmert − it, Δ [95%]"].startswith(f"{metrics['differences'][name]['untyped']['delta']:+.3f}")
+    with pytest.raises(SystemExit, match="scores documents another run scores"):
+        folds["main"](["pool", "--run-dirs", str(run), str(run), "--resamples", "20", "--out", str(out)])
+    # a copy whose graphmert keeps its pairs and mistypes half of them: its typed F1 falls, its
+    # untyped F1 does not, and the pool reads each from its own gold set, as evaluate does
+    from dataclasses import replace
+
+    from graphmert.extract.triples import read_triples, write_triples
+
+    copy = tmp_path / "retyped"
+    shutil.copytree(run, copy)
+    for shard in sorted((copy / "extract").glob("triples-*.parquet")):
+        triples = list(read_triples(shard))
+        write_triples([replace(t, relation="Bind") if k % 2 else t for k, t in enumerate(triples)], shard)
+    r = invoke("evaluate", "--config", run.parent / "config.yaml", "--run-dir", copy, "--quiet", "--force")
+    assert r.exit_code == 0, r.output
+    metrics = json.loads((copy / "evaluate" / "metrics.json").read_text())["systems"]["graphmert"]
+    assert metrics["typed"]["all"]["f1"] < metrics["untyped"]["all"]["f1"]
+    folds["main"](["pool", "--run-dirs", str(copy), "--resamples", "20", "--out", str(out)])
+    row = next(r for r in json.loads(out.read_text())["rows"] if r["system"] == "graphmert")
+    assert (row["F1"], row["typed F1"]) == (round(metrics["untyped"]["all"]["f1"], 3),
+                                            round(metrics["typed"]["all"]["f1"], 3))
+
+
 def test_the_cid_study_keeps_chemical_disease_pairs_and_their_induces_types():
     """cid_heldout.chemical_disease: only pairs of one chemical and one disease (by the gold's category
     in that document), and of those the typed ones whose type is Positive_Correlation or CID."""
