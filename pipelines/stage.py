@@ -41,6 +41,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Sized
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -498,6 +499,19 @@ def _input_hash(stage: Stage, cfg: Config, upstream: dict[str, dict]) -> str:
 _SHARD_ID = re.compile(r"^(?P<head>.+-\d{5})-[0-9a-f]{16}(?P<suffix>(?:\.[^./]+)*)$")
 
 
+def _digests(out: Path) -> list[tuple[str, str]]:
+    """(path relative to ``out``, SHA-256) of every file in a stage folder but its manifest, sorted."""
+    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json")
+    return [(str(p.relative_to(out)), file_sha256(p)) for p in files]
+
+
+def _hash_digests(digests: list[tuple[str, str]]) -> str:
+    """:func:`output_hash` of a folder's :func:`_digests`."""
+    stable = [_SHARD_ID.sub(r"\g<head>\g<suffix>", name) for name, _ in digests]
+    twice = {k for k, n in Counter(stable).items() if n > 1}
+    return _hash_json({(name if key in twice else key): sha for (name, sha), key in zip(digests, stable)})
+
+
 def output_hash(out: Path) -> str:
     """Hash of every file in a stage folder but its manifest: names and contents, a shard by its name
     without its id (``{name}-{index:05d}{suffix}``). The id is the key under which a rerun may reuse
@@ -505,25 +519,21 @@ def output_hash(out: Path) -> str:
     output: a stage that reruns and writes the same bytes keeps its output hash, so the stages it
     feeds stay up to date (a setting that moves no byte of the graphs, say, trains nothing again).
     Two files that differ only in their ids keep their full names."""
-    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json")
-    names = [str(p.relative_to(out)) for p in files]
-    stable = [_SHARD_ID.sub(r"\g<head>\g<suffix>", n) for n in names]
-    shared = {n for n in stable if stable.count(n) > 1}
-    return _hash_json({(n if s in shared else s): file_sha256(p) for p, n, s in zip(files, names, stable)})
+    return _hash_digests(_digests(out))
 
 
 def _legacy_output_hash(out: Path) -> str:
-    """:func:`output_hash` as manifests written before 2026-12-05 recorded it: shards by their full
-    names (ids included)."""
-    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json")
-    return _hash_json({str(p.relative_to(out)): file_sha256(p) for p in files})
+    """:func:`output_hash` as manifests written before shard ids left it (2026-12-05) recorded it:
+    every file by its full name."""
+    return _hash_json(dict(_digests(out)))
 
 
 def output_intact(recorded: str | None, out: Path) -> bool:
     """Whether the stage folder ``out`` holds what its manifest's ``recorded`` output hash says:
     :func:`output_hash`, or the legacy hash of a manifest written before shard ids left it (so an
-    older run's stages are not rerun for that alone)."""
-    return recorded is not None and recorded in (output_hash(out), _legacy_output_hash(out))
+    older run's stages are not rerun for that alone). Every file is read once."""
+    digests = _digests(out)
+    return recorded is not None and recorded in (_hash_digests(digests), _hash_json(dict(digests)))
 
 
 def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, upstream: dict,
