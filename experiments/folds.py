@@ -21,8 +21,8 @@ only its documents are scored.
 
 ``pool`` reads finished runs (their ``evaluate.gold`` and relation map, graphmert's triples and each
 control's) and scores every system over all their documents at once, as ``graphmert evaluate``
-scores one run (every triple counts, :func:`graphmert.eval.metrics.pair_sets`): per run, the pooled
-micro scores, and graphmert's F1 minus each control's with a paired bootstrap over the pooled
+scores one run (every triple counts, :func:`graphmert.eval.metrics.pair_sets`): the pooled micro
+scores, each run's F1, and graphmert's F1 minus each control's with a paired bootstrap over the pooled
 documents (:func:`graphmert.eval.bootstrap.f1_difference`). The runs' documents must be distinct.
 """
 
@@ -123,7 +123,8 @@ def pool(a: argparse.Namespace) -> None:
     for s in systems:
         per_run = [_f1(c[s]["untyped"]) for _, c in runs]
         tp, predicted, gold = pooled[s]["untyped"].sum(axis=0)
-        row = {"system": s, "P": round(tp / predicted, 3) if predicted else 0.0, "R": round(tp / gold, 3),
+        row = {"system": s, "P": round(tp / predicted, 3) if predicted else 0.0,
+               "R": round(tp / gold, 3) if gold else 0.0,
                "F1": round(_f1(pooled[s]["untyped"]), 3), "typed F1": round(_f1(pooled[s]["typed"]), 3),
                "F1 per run": " ".join(f"{f:.3f}" for f in per_run),
                "F1 mean ± sd over runs": f"{statistics.mean(per_run):.3f} ± "
