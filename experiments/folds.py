@@ -20,8 +20,8 @@ the pair heads and the ``lexical_document`` fit (:func:`pipelines.holdout.held_o
 only its documents are scored.
 
 ``pool`` reads finished runs (their ``evaluate.gold`` and relation map, graphmert's triples and each
-control's) and scores every system over all their documents at once, as ``graphmert evaluate``
-scores one run (every triple counts, :func:`graphmert.eval.metrics.pair_sets`): the pooled micro
+control's, and the baselines of ``evaluate.baselines`` made again as the evaluate stage makes them)
+and scores every system over all their documents at once, as ``graphmert evaluate`` scores one run (every triple counts, :func:`graphmert.eval.metrics.pair_sets`): the pooled micro
 scores, each run's F1, and graphmert's F1 minus each control's with a paired bootstrap over the pooled
 documents (:func:`graphmert.eval.bootstrap.f1_difference`). The runs' documents must be distinct.
 """
@@ -78,9 +78,9 @@ def write(a: argparse.Namespace) -> None:
 
 
 def run_counts(run: Path) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
-    """A finished run's scored documents and, per system (graphmert, then its controls), the
-    [D, 3] per-document (tp, predicted, gold) counts, untyped and typed, as ``graphmert evaluate``
-    counts them."""
+    """A finished run's scored documents and, per system (graphmert, its controls, then the baselines
+    of ``evaluate.baselines`` over the mentions extraction had), the [D, 3] per-document (tp,
+    predicted, gold) counts, untyped and typed, as ``graphmert evaluate`` counts them."""
     import json
 
     from graphmert.config import load_config
@@ -94,12 +94,29 @@ def run_counts(run: Path) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
     docs = sorted(gold.documents)
     manifest = json.loads((run / "extract" / "manifest.json").read_text(encoding="utf-8"))
     rmap = dict(cfg.evaluate.relation_map)
-    counts = {}
-    for name in ["graphmert", *manifest.get("controls", {})]:
-        untyped, typed = pair_sets(read_triples(system_files(run, name)), rmap)
-        counts[name] = {"untyped": document_counts(untyped, gold.untyped, docs),
-                        "typed": document_counts(typed, gold.typed, docs)}
-    return docs, counts
+    pairs = {name: pair_sets(read_triples(system_files(run, name)), rmap)
+             for name in ["graphmert", *manifest.get("controls", {})]}
+    pairs.update(baselines(run, cfg, gold, manifest))
+    return docs, {name: {"untyped": document_counts(untyped, gold.untyped, docs),
+                         "typed": document_counts(typed, gold.typed, docs)}
+                  for name, (untyped, typed) in pairs.items()}
+
+
+def baselines(run: Path, cfg, gold, extract_manifest: dict) -> dict[str, tuple[set, set]]:
+    """The run's ``evaluate.baselines`` pairs as its evaluate stage made them: over the recognised,
+    linked mentions where extraction recognised them, with the seed KG less the held-out documents'
+    relations and the graphs stage's relation schema."""
+    from graphmert.kg.loaders import load_kg
+    from graphmert.kg.schema import RelationSchema
+    from pipelines.holdout import held_out_documents
+    from pipelines.stages.evaluate import as_recognised, baseline_pairs, recognised_documents
+
+    if not cfg.evaluate.baselines:
+        return {}
+    found = recognised_documents(run / "extract", extract_manifest, gold)
+    kg = load_kg(cfg.kg, held_out_documents(cfg, run_documents(run)))
+    schema = RelationSchema.load(run / "graphs" / "relation_schema.json")
+    return baseline_pairs(cfg, as_recognised(gold, found) if found else gold, kg, schema)
 
 
 def _f1(c: np.ndarray) -> float:

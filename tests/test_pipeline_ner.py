@@ -75,6 +75,19 @@ def test_raw_documents_get_recognised_linked_mentions_and_entity_scores(files, t
         == metrics["systems"]["graphmert"]["untyped"]["all"]["tp"]
     assert "Where graphmert loses the" in (run_dir / "evaluate" / "metrics.md").read_text()
 
+    # experiments/folds.py pool makes the baselines again as evaluate made them: over the recognised,
+    # linked mentions, not the gold ones
+    import runpy
+
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    docs, counts = runpy.run_path(str(ROOT / "experiments" / "folds.py"))["run_counts"](run_dir)
+    assert docs == sorted(metrics_docs := {g.id for g in _gold(files)}) and len(metrics_docs) == 6
+    for name in ("graphmert", "cooccurrence", "seed_kg"):
+        for kind in ("untyped", "typed"):
+            own = metrics["systems"][name][kind]["all"]
+            assert counts[name][kind].sum(axis=0).tolist() == [own["tp"], own["predicted"], own["gold"]], (name, kind)
+    assert counts["cooccurrence"]["untyped"].sum(axis=0)[1] > 0
+
 
 def _gold(files: Path) -> list[Document]:
     from graphmert.corpus.readers import read_corpus

@@ -572,8 +572,8 @@ def test_the_cid_study_scores_chemical_disease_pairs_only(run, tmp_path, monkeyp
 
 
 def test_the_folds_pool_scores_every_system_as_evaluate_does_and_refuses_shared_documents(run, tmp_path, monkeypatch):
-    """experiments/folds.py pool on the run alone: each system's pooled F1, untyped and typed, is
-    metrics.md's, and graphmert's difference to it is metrics.json's; a run pooled with itself (the
+    """experiments/folds.py pool on the run alone: each system's pooled F1 (the baselines', made again,
+    too), untyped and typed, is metrics.md's, and graphmert's difference to it is metrics.json's; a run pooled with itself (the
     same documents twice) is refused; on a copy whose graphmert mistypes half its triples, the pooled
     typed F1 follows evaluate's (the fixture's systems agree, so this tells the typed sets apart)."""
     import runpy
@@ -585,7 +585,7 @@ def test_the_folds_pool_scores_every_system_as_evaluate_does_and_refuses_shared_
     folds["main"](["pool", "--run-dirs", str(run), "--resamples", "20", "--out", str(out)])
     rows = {r["system"]: r for r in json.loads(out.read_text())["rows"]}
     metrics = json.loads((run / "evaluate" / "metrics.json").read_text())
-    assert set(rows) == {"graphmert", *CONTROLS}
+    assert set(rows) == set(metrics["systems"]) == {"graphmert", *CONTROLS, "cooccurrence", "seed_kg"}
     for name, row in rows.items():
         own = metrics["systems"][name]
         assert (row["F1"], row["typed F1"]) == (round(own["untyped"]["all"]["f1"], 3),

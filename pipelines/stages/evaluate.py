@@ -36,6 +36,7 @@ from graphmert.eval.metrics import triple_documents
 from graphmert.eval.entities import normalisation_scores, recognition_scores
 from graphmert.eval.losses import pair_losses
 from graphmert.extract.triples import Triple, read_triples
+from graphmert.kg.graph import SeedKG
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema, mention_category
 from pipelines.holdout import held_out_documents
@@ -72,11 +73,11 @@ def _evaluate(ctx: StageContext) -> dict:
         systems[name] = {**_scores(control, pairs[name], rmap, gold, seed, schema),
                          "settings": "all" if name == "candidates"
                          else settings(info.get("tails_per_query"), info.get("min_confidence"))}
-    found = _recognised(ctx, gold)
-    seen = _as_recognised(gold, found) if found else gold
-    for name in cfg.evaluate.baselines:
-        pairs[name] = BASELINES.get(name)(seen, kg, schema, rmap)
-        scores = evaluate_system(*pairs[name], gold, seed)     # the baselines pair linked mentions only
+    found = recognised_documents(ex_dir, ctx.upstream["extract"], gold)
+    seen = as_recognised(gold, found) if found else gold
+    for name, found_pairs in baseline_pairs(cfg, seen, kg, schema).items():
+        pairs[name] = found_pairs
+        scores = evaluate_system(*found_pairs, gold, seed)     # the baselines pair linked mentions only
         systems[name] = {**scores, "validity": None, "linked_only": scores["untyped"]["all"]}
     entities = _entity_scores(gold, found, cfg.ner.categories)
     losses = {"losses": {"graphmert": pair_losses(gold, seen.documents, pairs["graphmert"][0])}} \
@@ -150,12 +151,20 @@ def settings(k: int | None, threshold: float | None) -> str | None:
     return f"k={k}" + (f", t={threshold:g}" if threshold is not None else "")
 
 
-def _recognised(ctx: StageContext, gold: GoldSet) -> list[Document]:
+def recognised_documents(extract_dir: Path, extract_manifest: dict, gold: GoldSet) -> list[Document]:
     """The gold documents extraction read, with the mentions the recognizer gave them ([] when it
     gave none): all that is scored, read as a stream from every extracted document."""
-    if not ctx.upstream["extract"].get("recognized_documents"):
+    if not extract_manifest.get("recognized_documents"):
         return []
-    return [d for d in read_documents(ctx.stage_dir("extract") / RECOGNIZED_FILE) if d.id in gold.documents]
+    return [d for d in read_documents(extract_dir / RECOGNIZED_FILE) if d.id in gold.documents]
+
+
+def baseline_pairs(cfg: Config, seen: GoldSet, kg: SeedKG | None, schema: RelationSchema
+                   ) -> dict[str, tuple[set, set]]:
+    """Each baseline of ``evaluate.baselines``: its (untyped, typed) pairs over ``seen``, the gold
+    with the mentions extraction had (:func:`as_recognised` on recognised documents)."""
+    rmap = dict(cfg.evaluate.relation_map)
+    return {name: BASELINES.get(name)(seen, kg, schema, rmap) for name in cfg.evaluate.baselines}
 
 
 def _entity_scores(gold: GoldSet, found: list[Document], categories: list[str]) -> dict:
@@ -179,7 +188,7 @@ def _entity_scores(gold: GoldSet, found: list[Document], categories: list[str]) 
     return {"entities": scores}
 
 
-def _as_recognised(gold: GoldSet, found: list[Document]) -> GoldSet:
+def as_recognised(gold: GoldSet, found: list[Document]) -> GoldSet:
     """The gold pairs over the mentions extraction had: on recognised documents the baselines pair
     the recognised, linked mentions (what a raw-text pipeline sees), not the gold ones."""
     seen = GoldSet.from_documents([replace(d, relations=[]) for d in found if d.id in gold.documents])
