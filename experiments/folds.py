@@ -21,9 +21,10 @@ only its documents are scored.
 
 ``pool`` reads finished runs (their ``evaluate.gold`` and relation map, graphmert's triples and each
 control's, and the baselines of ``evaluate.baselines`` made again as the evaluate stage makes them)
-and scores every system over all their documents at once, as ``graphmert evaluate`` scores one run (every triple counts, :func:`graphmert.eval.metrics.pair_sets`): the pooled micro
-scores, each run's F1, and graphmert's F1 minus each control's with a paired bootstrap over the pooled
-documents (:func:`graphmert.eval.bootstrap.f1_difference`). The runs' documents must be distinct.
+and scores every system over all their documents at once, as ``graphmert evaluate`` scores one run
+(every triple counts, :func:`graphmert.eval.metrics.pair_sets`): the pooled micro scores, each run's
+F1, and graphmert's F1 minus each other system's with a paired bootstrap over the pooled documents
+(:func:`graphmert.eval.bootstrap.f1_difference`). The runs' documents must be distinct.
 """
 
 from __future__ import annotations
