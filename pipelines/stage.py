@@ -522,10 +522,15 @@ def output_hash(out: Path) -> str:
     return _hash_digests(_digests(out))
 
 
+def _legacy_hash_digests(digests: list[tuple[str, str]]) -> str:
+    """:func:`output_hash` as manifests written before shard ids left it (2026-12-05) recorded it, of
+    a folder's :func:`_digests`: every file by its full name."""
+    return _hash_json(dict(digests))
+
+
 def _legacy_output_hash(out: Path) -> str:
-    """:func:`output_hash` as manifests written before shard ids left it (2026-12-05) recorded it:
-    every file by its full name."""
-    return _hash_json(dict(_digests(out)))
+    """:func:`_legacy_hash_digests` of the stage folder ``out``."""
+    return _legacy_hash_digests(_digests(out))
 
 
 def output_intact(recorded: str | None, out: Path) -> bool:
@@ -533,7 +538,7 @@ def output_intact(recorded: str | None, out: Path) -> bool:
     :func:`output_hash`, or the legacy hash of a manifest written before shard ids left it (so an
     older run's stages are not rerun for that alone). Every file is read once."""
     digests = _digests(out)
-    return recorded is not None and recorded in (_hash_digests(digests), _hash_json(dict(digests)))
+    return recorded is not None and recorded in (_hash_digests(digests), _legacy_hash_digests(digests))
 
 
 def _run_into(stage: Stage, out: Path, run_dir: Path, cfg: Config, quiet: bool, upstream: dict,
