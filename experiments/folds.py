@@ -120,13 +120,8 @@ def baselines(run: Path, cfg, gold, extract_manifest: dict) -> dict[str, tuple[s
     return baseline_pairs(cfg, as_recognised(gold, found) if found else gold, kg, schema)
 
 
-def _f1(c: np.ndarray) -> float:
-    tp, predicted, gold = c.sum(axis=0)
-    return 2.0 * tp / (predicted + gold) if predicted + gold else 0.0
-
-
 def pool(a: argparse.Namespace) -> None:
-    from graphmert.eval import f1_difference
+    from graphmert.eval import counts_f1, f1_difference
 
     runs = [run_counts(r) for r in a.run_dirs]
     seen: set[str] = set()
@@ -139,11 +134,11 @@ def pool(a: argparse.Namespace) -> None:
     pooled = {s: {k: np.concatenate([c[s][k] for _, c in runs]) for k in ("untyped", "typed")} for s in systems}
     rows = []
     for s in systems:
-        per_run = [_f1(c[s]["untyped"]) for _, c in runs]
+        per_run = [counts_f1(c[s]["untyped"]) for _, c in runs]
         tp, predicted, gold = pooled[s]["untyped"].sum(axis=0)
         row = {"system": s, "P": round(tp / predicted, 3) if predicted else 0.0,
                "R": round(tp / gold, 3) if gold else 0.0,
-               "F1": round(_f1(pooled[s]["untyped"]), 3), "typed F1": round(_f1(pooled[s]["typed"]), 3),
+               "F1": round(counts_f1(pooled[s]["untyped"]), 3), "typed F1": round(counts_f1(pooled[s]["typed"]), 3),
                "F1 per run": " ".join(f"{f:.3f}" for f in per_run),
                "F1 mean ± sd over runs": f"{statistics.mean(per_run):.3f} ± "
                                          f"{statistics.stdev(per_run) if len(per_run) > 1 else 0.0:.3f}"}

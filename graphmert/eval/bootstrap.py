@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import stats
 
-__all__ = ["document_counts", "f1_difference"]
+__all__ = ["document_counts", "counts_f1", "f1_difference"]
 
 
 def document_counts(pred: Iterable[tuple], gold: Iterable[tuple], documents: Sequence[str]) -> np.ndarray:
@@ -47,6 +47,11 @@ def _f1(tp: np.ndarray, predicted: np.ndarray, gold: np.ndarray, axis: int = -1)
     """Micro F1 of summed per-document counts (module docstring); [...] over ``axis``."""
     num, den = 2.0 * tp.sum(axis=axis), predicted.sum(axis=axis) + gold.sum(axis=axis)
     return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
+
+
+def counts_f1(counts: np.ndarray) -> float:
+    """Micro F1 of a [D, 3] (tp, predicted, gold) array of :func:`document_counts` (module docstring)."""
+    return float(_f1(*np.asarray(counts).T))
 
 
 def f1_difference(a: np.ndarray, b: np.ndarray, resamples: int, seed: int = 0,

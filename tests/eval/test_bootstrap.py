@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphmert.eval.bootstrap import document_counts, f1_difference
+from graphmert.eval.bootstrap import counts_f1, document_counts, f1_difference
 from graphmert.eval.metrics import prf
 
 
@@ -35,6 +35,8 @@ def test_counts_sum_to_prf_and_leave_other_documents_out():
     counts = document_counts(a | outside, gold, ids)
     whole = prf({p for p in a if p[0] in ids}, gold)
     assert counts.sum(axis=0).tolist() == [whole["tp"], whole["predicted"], whole["gold"]]
+    assert counts_f1(counts) == pytest.approx(whole["f1"], abs=1e-12)
+    assert counts_f1(np.zeros((3, 3), dtype=np.int64)) == 0.0
     assert counts[ids.index("d3")].tolist() == [len({p for p in a & gold if p[0] == "d3"}),
                                                  len({p for p in a if p[0] == "d3"}),
                                                  len({p for p in gold if p[0] == "d3"})]
