@@ -222,6 +222,9 @@ def main() -> None:
     ap.add_argument("--strict-gene-species", action="store_true",
                     help="extract.strict_gene_species: a dictionary gene of another species than the "
                          "document's, with no ortholog, is not linked either")
+    ap.add_argument("--known-terms-only", action="store_true",
+                    help="a reference term answers only with an id the KG or training give the category "
+                         "(extract.known_terms_only)")
     ap.add_argument("--name-tables", action="store_true",
                     help="ner.name_tables: the seed KG folder's DisGeNET gene names as KG gene synonyms")
     ap.add_argument("--vocabularies", action="store_true",
@@ -254,6 +257,7 @@ def main() -> None:
     if a.reference_at is not None:
         linker.reference_at = a.reference_at
     linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
+    linker.known_terms_only = a.known_terms_only
     linker.sentence_species, linker.initials = not a.no_sentence_species, not a.no_initials
     linker.abbreviation_species = not a.no_abbreviation_species
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "

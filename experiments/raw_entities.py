@@ -44,7 +44,7 @@ from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.eval.entities import MICRO, normalisation_scores, recognition_scores  # noqa: E402
 from graphmert.ner.corpus import annotated_documents  # noqa: E402
 from graphmert.ner.recognizer import LABELS, Recognizer  # noqa: E402
-from pipelines.stages.extract_parts import recognized_entities  # noqa: E402
+from pipelines.stages.extract_parts import extraction_linker, recognized_entities  # noqa: E402
 from pipelines.stages.link import build_linker  # noqa: E402
 from pipelines.stages.ner_documents import read_ner_documents, training_documents  # noqa: E402
 from recognizer import CONFIG  # noqa: E402
@@ -224,7 +224,7 @@ def main() -> None:
 
     def run(overrides: list[str]) -> list[Document]:
         ex = load_config(CONFIG, [*a.linker, *overrides]).extract
-        linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
+        extraction_linker(linker, ex)
         return [recognized_entities(d, linker, ex) for d in recognized[ex.propagate_mentions]]
 
     variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", []), *RULES_OFF]

@@ -123,6 +123,11 @@ class ExtractConfig:
                                     "the document's, with no ortholog learnt, stays unlinked (a text "
                                     "node), as a seed-KG gene does under kg_gene_species; false: the "
                                     "dictionary's id is kept")
+    known_terms_only: bool = opt(False, help="documents the ner stage's recognizer annotates: a "
+                                 "reference term (ner.vocabularies of kind terms) links a mention only "
+                                 "to an id that the seed KG or the linker's training documents give the "
+                                 "mention's category; false: to any id the term names (MeSH has no tree "
+                                 "numbers, so 'testis' links as a disease; graphmert.ner.linking)")
     default_gene_species: str = opt("NCBITaxon:9606", help="documents the ner stage's recognizer "
                                     "annotates: the species of a gene mention whose sentence and "
                                     "document name none, for the reference gene look-ups "

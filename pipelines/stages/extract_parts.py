@@ -189,11 +189,12 @@ def recognize_documents(docs: list[Document], recognizer: Recognizer, linker: En
 
 
 def extraction_linker(linker: EntityLinker, ex: ExtractConfig) -> EntityLinker:
-    """``linker`` with the species settings extraction links with: ``extract.kg_gene_species`` as
-    its :attr:`~graphmert.ner.linking.EntityLinker.kg_species`, ``extract.strict_gene_species`` as its
-    ``strict_species``, ``extract.default_gene_species`` as its ``default_species``."""
+    """``linker`` with the settings extraction links with: ``extract.kg_gene_species`` as its
+    :attr:`~graphmert.ner.linking.EntityLinker.kg_species`, ``extract.strict_gene_species`` as its
+    ``strict_species``, ``extract.default_gene_species`` as its ``default_species``,
+    ``extract.known_terms_only`` as its ``known_terms_only``."""
     linker.kg_species, linker.strict_species = ex.kg_gene_species, ex.strict_gene_species
-    linker.default_species = ex.default_gene_species
+    linker.default_species, linker.known_terms_only = ex.default_gene_species, ex.known_terms_only
     return linker
 
 

@@ -91,6 +91,21 @@ def test_read_terms_keys_names_terms_and_variants(terms_file):
     assert read_terms(terms_file, prefix="X:")["cisplatin"] == ["X:D002945"]
 
 
+def test_singulars_drop_es_only_after_a_sibilant_or_o(tmp_path):
+    """A plural term's singular keys are English's: "-es" goes only after s, x, z, ch, sh or o, so
+    "Sales" (MeSH's Commerce) keys "sale" and never "sal", which would answer the short form "Sal"."""
+    path = tmp_path / "plurals.tsv"
+    path.write_text("D1\tCommerce\tSales\nD2\tPus Pocket\tAbscesses\nD3\tTree Part\tBranches\n"
+                    "D4\tCare\tTherapies\nD5\tPain\tHeadaches\n", encoding="utf-8")
+    keys = read_terms(path)
+    assert keys["sale"] == ["MESH:D1"] and "sal" not in keys
+    assert keys["abscess"] == ["MESH:D2"] and keys["branch"] == ["MESH:D3"]
+    assert keys["therapy"] == ["MESH:D4"] and "therapi" not in keys
+    assert keys["headache"] == ["MESH:D5"]
+    linker = EntityLinker.build(TRAIN, KG, fuzzy_threshold=2.0, vocabularies=[source(path)])
+    assert linker.link("Sal", CHEMICAL).ids == () and linker.link("Sale", CHEMICAL).ids == ("MESH:D1",)
+
+
 def test_read_terms_plain_text_and_categories(tmp_path):
     path = tmp_path / "plain.tsv"
     path.write_text("D1\tAsthma\tAsthmas\n", encoding="utf-8")
@@ -236,3 +251,39 @@ def test_a_kg_node_no_xref_maps_takes_the_one_id_the_terms_give_its_name(terms_f
     without = EntityLinker.build(TRAIN, kg, [xrefs], fuzzy_threshold=2.0)
     assert without.link("Platinol", "Chemical").how == "none"
     assert without.stats()["kg_nodes_mapped_by_terms"] == {}
+
+
+def test_a_descriptor_known_only_as_another_category_never_answers(tmp_path):
+    """MeSH's file serves diseases and chemicals alike; a descriptor that the seed KG or the training
+    documents give only the other category does not answer ("DDD" is a chemical's entry term, never
+    the disease), one they give this category too does, one neither knows answers both, and a saved
+    linker keeps the rule."""
+    path = tmp_path / "mesh.tsv"
+    path.write_text("D003632\tDichlorodiphenyldichloroethane\tDDD\n"
+                    "D050000\tBoth Ways\tBW\n"
+                    "D013737\tTestis\tTestes\n", encoding="utf-8")
+    kg = SeedKG([Node("MESH:D003632", "Dichlorodiphenyldichloroethane", CHEMICAL),
+                 Node("MESH:D050000", "Both Ways", CHEMICAL)], [])
+    train = [doc("9", "BW is annotated as a disease here.", [("BW", "Disease", "MESH:D050000")])]
+    linker = EntityLinker.build(train, kg, fuzzy_threshold=2.0, vocabularies=[source(path)])
+    for one in (linker, EntityLinker.load(linker.save(tmp_path / "linker.json.gz"))):
+        assert one.link("DDD", CHEMICAL).ids == ("MESH:D003632",) and one.link("DDD", DISEASE).ids == ()
+        assert one.link("Both Ways", DISEASE).ids == ("MESH:D050000",)     # the training documents' disease
+        assert one.link("testis", DISEASE).ids == one.link("testis", CHEMICAL).ids == ("MESH:D013737",)
+    # known_terms_only (extract.known_terms_only, for recognised text): a descriptor neither source
+    # gives the category answers nothing; the known ones still answer
+    linker.known_terms_only = True
+    assert linker.link("testis", DISEASE).ids == linker.link("testis", CHEMICAL).ids == ()
+    assert linker.link("DDD", CHEMICAL).ids == ("MESH:D003632",)
+    assert linker.link("Both Ways", DISEASE).ids == ("MESH:D050000",)
+    assert linker.link("Both Ways", CHEMICAL).ids == ("MESH:D050000",)
+
+
+def test_extraction_sets_known_terms_only_from_the_config(terms_file):
+    from graphmert.config import ExtractConfig
+    from pipelines.stages.extract_parts import extraction_linker
+
+    linker = EntityLinker.build(TRAIN, KG, fuzzy_threshold=2.0, vocabularies=[source(terms_file)])
+    assert linker.link("Slaughterhouses", DISEASE).ids == ("MESH:D000004",)
+    assert extraction_linker(linker, ExtractConfig(known_terms_only=True)) is linker
+    assert linker.known_terms_only and linker.link("Slaughterhouses", DISEASE).ids == ()

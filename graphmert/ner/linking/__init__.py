@@ -46,10 +46,13 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
    (:func:`~graphmert.ner.vocabularies.terms.read_terms`; ``build(vocabularies=...)``, the ``terms``
    sources of ``ner.vocabularies``) of the categories their source names, the key and then the
    singulars of a plural query. MeSH 2024 descriptors: every descriptor for both diseases and
-   chemicals (the file has no tree numbers; restricting a category to the descriptors its KG nodes
-   and training annotations name measured worse). A key several descriptors name answers with the
-   best-ranked one (preferred name, entry term, permuted form, singular of a plural; then the
-   smallest id) and keeps the others after it;
+   chemicals (the file has no tree numbers), less those the KG nodes and training annotations give
+   only the other category ("DDD" is a chemical's entry term, never the disease). Restricting a
+   category to the descriptors they give it (:attr:`EntityLinker.known_terms_only`,
+   ``extract.known_terms_only``) lowers gold-span accuracy (descriptors newer than the KG) but lifts
+   recognised raw text, where such answers mostly link spans that are no entity ("testis").
+   A key several descriptors name answers with the best-ranked one (preferred name, entry term,
+   permuted form, singular of a plural; then the smallest id) and keeps the others after it;
 5. **fuzzy** — only when all of the above fail, and for keys of 4+ characters: character 3-gram
    TF-IDF (``char_wb``) cosine nearest neighbour among the names of the same category (the
    dictionary's and the seed KG's, not the term tables': those lowered held-out F1), accepted at

@@ -54,13 +54,38 @@ DEFAULT_FUZZY_THRESHOLD = NERConfig.fuzzy_threshold
 DEFAULT_GENE_SPECIES = ExtractConfig.default_gene_species
 
 
-def _with_terms(steps: tuple, terms: dict) -> tuple:
-    """``steps`` and then the term tables' two steps (:func:`term_steps`): a reference term answers
-    only what the dictionary and the KG names, plural variants included, do not know. On held-out
-    BioRED train, any place after the dictionary measured the same; before it, disease accuracy
-    0.792 → 0.769, chemical 0.848 → 0.840 (the annotators' own choices among MeSH's near-synonyms
-    are lost); a fuzzy index over the terms' names lowered document F1 (experiments/linking.py)."""
-    return (*steps, *term_steps(terms)) if terms else steps
+def _with_terms(steps: tuple, tables: _Tables, known_only: bool = False) -> tuple:
+    """``steps`` and then the term tables' two steps (:func:`term_steps`), less each category's
+    :func:`_foreign_term_ids`: a reference term answers only what the dictionary and the KG names,
+    plural variants included, do not know. On held-out BioRED train, any place after the dictionary
+    measured the same; before it, disease accuracy 0.792 → 0.769, chemical 0.848 → 0.840 (the
+    annotators' own choices among MeSH's near-synonyms are lost); a fuzzy index over the terms' names
+    lowered document F1 (experiments/linking.py)."""
+    return (*steps, *term_steps(tables.terms, _foreign_term_ids(tables, known_only))) if tables.terms else steps
+
+
+def _foreign_term_ids(tables: _Tables, known_only: bool = False) -> dict[str, frozenset[str]]:
+    """Category of a term table → the ids its look-ups never answer: those that the seed KG's names
+    or the training documents give another term category and never this one. MeSH's file has no
+    tree numbers, so each descriptor serves diseases and chemicals alike; one known only as a
+    chemical ("DDD", dichlorodiphenyldichloroethane; "desmin") then never answers a disease mention.
+    A descriptor neither knows (anatomy, processes, descriptors newer than the KG) still answers
+    both, unless ``known_only`` (:attr:`EntityLinker.known_terms_only`): then every id not known in
+    the category is left out (docs/experiments/gene-linking.md, "Plural keys and descriptors of
+    another category")."""
+    known: dict[str, set[str]] = {c: set() for c in tables.terms}
+    for cat, keys in tables.kg.items():
+        if cat in known:
+            known[cat].update(keys.values())
+            known[cat].update(i for ids in tables.kg_others.get(cat, {}).values() for i in ids)
+    for cat, keys in tables.dictionary.items():
+        if cat in known:
+            known[cat].update(i for votes in keys.values() for ids in votes for i in ids)
+    if known_only:
+        every = {i for t in tables.terms.values() for ids in t.values() for i in ids}
+        return {cat: frozenset(every - own) for cat, own in known.items()}
+    return {cat: frozenset(set().union(*(ids for c, ids in known.items() if c != cat)) - own)
+            for cat, own in known.items()}
 
 
 def _as_named(ids: tuple[str, ...], text: str) -> tuple[str, ...]:
@@ -90,10 +115,10 @@ class EntityLinker:
         # (table, how, look up the plural-stripped keys of the query instead of the key itself,
         #  the other ids of a key after its winner)
         others = tables.kg_others
-        self._steps = ((dictionary, "dictionary", False, {}), (kg, "kg", False, others),
-                       (dictionary_plural, "dictionary", False, {}), (dictionary, "dictionary", True, {}),
-                       (kg_plural, "kg", False, {}), (kg, "kg", True, others))
-        self._steps = _with_terms(self._steps, tables.terms)
+        steps = ((dictionary, "dictionary", False, {}), (kg, "kg", False, others),
+                 (dictionary_plural, "dictionary", False, {}), (dictionary, "dictionary", True, {}),
+                 (kg_plural, "kg", False, {}), (kg, "kg", True, others))
+        self._steps_by_terms = {only: _with_terms(steps, tables, only) for only in (False, True)}
         self._fuzzy = {c: _FuzzyIndex(n) for c, n in tables.names.items()}
         self._fuzzy_cache: dict[tuple[str, str], tuple[int, float]] = {}
         self._gene_taxa, self._orthologs = _gene_orthologs(tables.species, tables.kg)
@@ -113,6 +138,9 @@ class EntityLinker:
         self.sentence_species: bool = True
         #: an unlinked mention spelling the initials of a linked one of its category takes its link
         self.initials: bool = True
+        #: a reference term answers only with an id the seed KG or the training documents give the
+        #: mention's category (:func:`_foreign_term_ids`), not any descriptor of MeSH's (raw text)
+        self.known_terms_only: bool = False
         #: a short form whose long form names a species ("human … ECs (hRMVECs)") names it wherever it
         #: occurs (:func:`~graphmert.ner.linking.species.abbreviation_marks`)
         self.abbreviation_species: bool = True
@@ -168,7 +196,7 @@ class EntityLinker:
         reference vocabulary's answer for the mention's species comes after the training documents
         of that species (:meth:`_reference`)."""
         singulars = _singular_keys(text, key)
-        steps = self._steps
+        steps = self._steps_by_terms[self.known_terms_only]
         if category in SPECIES_CATEGORIES and self._genes is not None:
             steps = (*steps[:self.reference_at], None, *steps[self.reference_at:])
         if species in self._species and category in SPECIES_CATEGORIES:

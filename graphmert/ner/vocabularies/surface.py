@@ -81,14 +81,22 @@ def surface_key(text: str) -> str:
 
 def _singular_keys(text: str, key: str) -> list[str]:
     """Keys of the singular of a plural form: only for text ending in a lower-case "s" (acronyms such
-    as "ALS" are not plurals) and keys of four or more characters, not ending in "ss"."""
+    as "ALS" are not plurals) and keys of four or more characters, not ending in "ss".
+
+    English drops "-es" only after a sibilant or an "o" ("abscesses", "boxes", "branches",
+    "tomatoes"), where "-s" alone may be right too ("diseases", "headaches"), so both are tried;
+    "-ies" is "-y" or "-ie" ("therapies", "calories"); elsewhere only "-s" goes: "Sales" is "sale",
+    never "sal", a key that would answer the short form "Sal" (salidroside) with MeSH's Commerce."""
     if not text.rstrip(_EDGE + ")]}").endswith("s") or len(key) < 4 or key.endswith("ss"):
         return []
     out = [key[:-3] + "y"] if key.endswith("ies") else []
     out.append(key[:-1])
-    if key.endswith("es"):
+    if _SIBILANT_ES.search(key):
         out.append(key[:-2])
     return out
+
+
+_SIBILANT_ES = re.compile(r"(?:s|x|z|ch|sh|o)es$")    # plurals that may drop "-es" (_singular_keys)
 
 
 _GREEK_NAMES = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))

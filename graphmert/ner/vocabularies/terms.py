@@ -18,7 +18,7 @@ term ("Leukemia, Myeloid, Acute" → "acute myeloid leukemia", :func:`_uninverte
 of a plural form ("Slaughterhouses" → "slaughterhouse", :func:`_singular_keys`; the linker also
 strips a plural query). An inverted entry term ("Neoplasms, Prostatic") is keyed by its permuted
 form only: abstracts do not write MeSH's index order, and those keys would be a third of the table
-(MeSH 2024: 193,348 keys instead of 286,834, and no held-out BioRED-train result changed; the
+(MeSH 2024: 180,551 keys instead of 273,794, and no held-out BioRED-train result changed; the
 preferred name is kept as written). A key lists every id that names it, best first, by rank:
 preferred name 0, entry term 1, permuted form 2, singular of a plural 3, then the smallest id. The
 same table serves every category of the source (one dict object, saved once).
@@ -141,17 +141,24 @@ def terms_from_json(data: list[dict]) -> dict[str, TermKeys]:
 class _Ranked(Mapping):
     """A term table as a look-up step sees it: key → ``(best id,)`` (``others=False``), or key → the
     other ids after it (``others=True``); every id of a key is an entity of its own, not one of
-    several a mention names at once."""
+    several a mention names at once. The ids of ``foreign`` are left out, as if the table did not
+    list them (filtered on look-up, so the categories still share one table)."""
 
-    def __init__(self, keys: TermKeys, others: bool = False) -> None:
-        self._keys, self._others = keys, others
+    def __init__(self, keys: TermKeys, others: bool = False, foreign: frozenset[str] = frozenset()) -> None:
+        self._keys, self._others, self._foreign = keys, others, foreign
+
+    def _ids(self, key: str) -> list[str]:
+        ids = self._keys[key]
+        return [i for i in ids if i not in self._foreign] if self._foreign else ids
 
     def __getitem__(self, key: str) -> tuple[str, ...]:
-        ids = self._keys[key]
+        ids = self._ids(key)
+        if not ids:
+            raise KeyError(key)
         return tuple(ids[1:]) if self._others else (ids[0],)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys
+        return key in self._keys and bool(self._ids(key))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
@@ -160,9 +167,12 @@ class _Ranked(Mapping):
         return len(self._keys)
 
 
-def term_steps(tables: dict[str, TermKeys]) -> tuple[tuple, tuple]:
+def term_steps(tables: dict[str, TermKeys], foreign: Mapping[str, frozenset[str]] | None = None
+               ) -> tuple[tuple, tuple]:
     """The two look-up steps of the term tables, as :class:`EntityLinker` lists its steps: the key
-    itself, and the singulars of a plural query ("tumours" → "tumour")."""
-    firsts = {c: _Ranked(k) for c, k in tables.items()}
-    others = {c: _Ranked(k, others=True) for c, k in tables.items()}
+    itself, and the singulars of a plural query ("tumours" → "tumour"). ``foreign``: category → ids
+    its look-ups never answer (a key left with none of its ids is not known to that category)."""
+    foreign = foreign or {}
+    firsts = {c: _Ranked(k, foreign=foreign.get(c, frozenset())) for c, k in tables.items()}
+    others = {c: _Ranked(k, others=True, foreign=foreign.get(c, frozenset())) for c, k in tables.items()}
     return (firsts, TERMS, False, others), (firsts, TERMS, True, others)
