@@ -287,3 +287,18 @@ def test_extraction_sets_known_terms_only_from_the_config(terms_file):
     assert linker.link("Slaughterhouses", DISEASE).ids == ("MESH:D000004",)
     assert extraction_linker(linker, ExtractConfig(known_terms_only=True)) is linker
     assert linker.known_terms_only and linker.link("Slaughterhouses", DISEASE).ids == ()
+
+
+def test_a_term_step_is_a_mapping_of_the_keys_it_answers(terms_file):
+    """``term_steps``' tables leave a category's foreign ids out of every view: look-up, membership,
+    iteration and length agree."""
+    from graphmert.ner.vocabularies.terms import term_steps
+
+    tables = {DISEASE: read_terms(terms_file)}
+    (firsts, _, _, others), _ = term_steps(tables, {DISEASE: frozenset({"MESH:D002945", "MESH:D000003"})})
+    ranked, rest = firsts[DISEASE], others[DISEASE]
+    assert "cisplatin" not in ranked and "cisplatin" not in set(ranked) and ranked.get("cisplatin") is None
+    assert ranked["cancer"] == ("MESH:D009369",) and rest["cancer"] == ()       # D000003 left out
+    gone = {"cisplatin", "othercancerword"}                                 # keys of foreign ids only
+    assert len(ranked) == len(list(ranked)) == len(tables[DISEASE]) - 2 and not gone & set(ranked)
+    assert dict(ranked.items())["neoplasms"] == ("MESH:D009369",)

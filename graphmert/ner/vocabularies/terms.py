@@ -161,10 +161,10 @@ class _Ranked(Mapping):
         return key in self._keys and bool(self._ids(key))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._keys)
+        return iter(self._keys) if not self._foreign else (k for k in self._keys if k in self)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._keys) if not self._foreign else sum(1 for _ in self)
 
 
 def term_steps(tables: dict[str, TermKeys], foreign: Mapping[str, frozenset[str]] | None = None
