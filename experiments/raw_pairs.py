@@ -35,6 +35,12 @@ rs id, a tmVar key (made from the variant's text by the rule, or BioRED's where 
 no variant end; with the extracted pairs' precision in each. It says what pairs with a keyed end are
 worth (``extract.variant_keys``).
 
+A seventh table reads the links the ``terms`` step (MeSH descriptors) gives disease and chemical
+mentions, on the recognised mentions and on the gold spans of the same documents, each mention
+linked again alone with its document: how many name an entity of the gold document, split by
+whether the seed KG or the training documents give the descriptor the mention's category (what
+``extract.known_terms_only`` keeps; docs/experiments/gene-linking.md).
+
 On a gold-mention run (``configs/biored.yaml``, no recognised documents) every entity is found, and
 the table is the model's share alone. Run it on dev to explain a number already reported, not to
 choose.
@@ -45,6 +51,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,6 +65,7 @@ from graphmert.eval.metrics import triple_documents  # noqa: E402
 from graphmert.eval.gold import GoldSet, mention_entity_ids  # noqa: E402
 from graphmert.eval.losses import entity_status, pair_losses  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
+from graphmert.kg.schema import mention_category  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 from pipelines.stages import RECOGNIZED_FILE  # noqa: E402
 from pipelines.stages.extract_parts import extraction_linker  # noqa: E402
@@ -150,6 +158,42 @@ def reachable(gold: GoldSet, known: frozenset[str]) -> list[dict]:
     return out
 
 
+TERM_CATEGORIES = ("biolink:Disease", "biolink:ChemicalEntity")
+
+
+def term_links(gold: GoldSet, found: dict[str, Document], linker: EntityLinker) -> Counter:
+    """(category, known or not, right or not) → disease and chemical mentions of ``found`` (the gold
+    documents' only) that the ``terms`` step links, each linked again without its ids; *known*: the
+    link survives :attr:`~graphmert.ner.linking.EntityLinker.known_terms_only`, *right*: an id of it
+    is an entity of the gold document. ``linker``'s own setting is restored."""
+    setting, out = linker.known_terms_only, Counter()
+    try:
+        for doc_id, doc in found.items():
+            if doc_id not in gold.documents:
+                continue
+            bare = replace(doc, mentions=[replace(m, ids=[], xrefs=[]) for m in doc.mentions])
+            linker.known_terms_only = False
+            every = linker.link_mentions(bare)
+            linker.known_terms_only = True
+            known = linker.link_mentions(bare)
+            ids = {e for m in gold.documents[doc_id].mentions for e in mention_entity_ids(m)}
+            for m, r, k in zip(doc.mentions, every, known):
+                category = mention_category(m.type)
+                if r is not None and r.how == "terms" and category in TERM_CATEGORIES:
+                    out[(category, k is not None and k.ids == r.ids, bool(ids & set(r.ids)))] += 1
+    finally:
+        linker.known_terms_only = setting
+    return out
+
+
+def term_rows(counts: Counter, spans: str) -> list[dict]:
+    """:func:`term_links`' counts as table rows, one per category and kind of descriptor."""
+    return [{"mentions": spans, "category": c.replace("biolink:", ""),
+             "descriptor": "the KG or training give it the category" if known else "no source gives it the category",
+             "linked": counts[(c, known, True)] + counts[(c, known, False)], "right": counts[(c, known, True)]}
+            for c in TERM_CATEGORIES for known in (True, False)]
+
+
 def run_linker(run: Path) -> EntityLinker | None:
     """The run's linker (``RUN/link/``, or ``RUN/ner/`` for a run made before the link stage) with the
     species settings of the run's extraction, or None when the run has none."""
@@ -200,7 +244,10 @@ def main() -> None:
         rows4 = reachable(gold, linker.known_ids())
         print_table(rows4, "gold entities and pairs whose ids some link can give (the linker's tables; "
                            "variants by rule)")
-        rows3 = rows3 + rows4
+        rows7 = (term_rows(term_links(gold, found, linker), "recognised")
+                 + term_rows(term_links(gold, dict(gold.documents), linker), "gold spans"))
+        print_table(rows7, "disease and chemical mentions the terms step links, by what knows the descriptor")
+        rows3 = rows3 + rows4 + rows7
     write_json("raw_pairs", rows + rows2 + rows5 + rows6 + rows3, a.out, run_dir=str(a.run_dir))
 
 

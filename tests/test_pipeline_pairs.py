@@ -574,8 +574,9 @@ def test_the_cid_study_scores_chemical_disease_pairs_only(run, tmp_path, monkeyp
 def test_the_folds_pool_scores_every_system_as_evaluate_does_and_refuses_shared_documents(run, tmp_path, monkeypatch):
     """experiments/folds.py pool on the run alone: each system's pooled F1 (the baselines', made
     again, too), untyped and typed, is metrics.md's, and graphmert's difference to it is
-    metrics.json's; a run pooled with itself (the same documents twice) is refused; on a copy whose graphmert mistypes half its triples, the pooled
-    typed F1 follows evaluate's (the fixture's systems agree, so this tells the typed sets apart)."""
+    metrics.json's; a run pooled with itself (the same documents twice) is refused; on a copy whose
+    graphmert mistypes half its triples, the pooled typed F1 follows evaluate's (the fixture's
+    systems agree, so this tells the typed sets apart)."""
     import runpy
 
     root = Path(__file__).resolve().parents[1]

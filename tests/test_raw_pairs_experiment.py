@@ -120,3 +120,32 @@ def test_variant_pairs_split_by_the_kind_of_variant_id():
     rows = {r["variant end"]: (r["extracted"], r["of them gold"], r["precision"], r["in the gold"])
             for r in variant_pairs(gold, predicted)}
     assert rows == {"none": (1, 0, 0.0, 0), "dbSNP id": (1, 0, 0.0, 1), "tmVar key": (2, 1, 0.5, 1)}
+
+
+def test_term_links_split_by_what_knows_the_descriptor(tmp_path):
+    from raw_pairs import term_links, term_rows
+
+    from graphmert.config.ner import VocabularySource
+    from graphmert.kg.graph import Node, SeedKG
+    from graphmert.ner.linking import EntityLinker
+
+    terms = tmp_path / "mesh.tsv"
+    terms.write_text("D000001\tTestis\t\nD000002\tCisplatin\tCDDP\n", encoding="utf-8")
+    kg = SeedKG([Node("MESH:D000002", "Platinol", "biolink:ChemicalEntity")], [])
+    linker = EntityLinker.build([], kg, fuzzy_threshold=2.0,
+                                vocabularies=[VocabularySource(kind="terms", path=str(terms))])
+    text = "The testis took cisplatin and CDDP."
+    #       0   4    9    14   19   24   29
+    found = Document(id="t", text=text, mentions=[
+        Mention(start=4, end=10, text="testis", type="Disease", ids=["MESH:D000001"]),
+        Mention(start=16, end=25, text="cisplatin", type="Chemical", ids=["MESH:D000002"]),
+        Mention(start=30, end=34, text="CDDP", type="Chemical", ids=[])])
+    gold = Document(id="t", text=text, mentions=[
+        Mention(start=16, end=25, text="cisplatin", type="Chemical", ids=["MESH:D000002"])])
+    linker.known_terms_only = True
+    counts = term_links(GoldSet.from_documents([gold]), {"t": found, "other": found}, linker)
+    assert counts == {("biolink:Disease", False, False): 1, ("biolink:ChemicalEntity", True, True): 2}
+    assert linker.known_terms_only                                  # the run's own setting is back
+    rows = {(r["category"], r["descriptor"][:2]): (r["linked"], r["right"]) for r in term_rows(counts, "x")}
+    assert rows == {("Disease", "th"): (0, 0), ("Disease", "no"): (1, 0),
+                    ("ChemicalEntity", "th"): (2, 2), ("ChemicalEntity", "no"): (0, 0)}
