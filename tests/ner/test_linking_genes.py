@@ -18,7 +18,7 @@ from graphmert.ner.vocabularies.genes import (
 from graphmert.corpus.document import Abbreviation
 from graphmert.ner.vocabularies.surface import names_several
 from graphmert.ner.linking.species import (
-    abbreviation_marks, mention_species, sentence_spans, species_marks, symbol_case_species,
+    abbreviation_marks, host_marks, mention_species, sentence_spans, species_marks, symbol_case_species,
 )
 
 HEADER = ("#tax_id\tGeneID\tSymbol\tLocusTag\tSynonyms\tdbXrefs\tchromosome\tmap_location\tdescription\t"
@@ -148,6 +148,49 @@ def test_a_xenograft_names_human_genes():
     assert mention_species([(sp1, sp1 + 3), (tnf, tnf + 3)], marks, sentence_spans(text, []),
                            default=None) == [HUMAN_TAXON, MOUSE_TAXON]    # the nearest cue of its sentence
 
+
+
+@pytest.mark.parametrize("text", ["in BALB/c nude mice.", "in athymic nude mice.", "in NOD/SCID mice.",
+                                  "in nude rats.", "in immunodeficient mice."])
+def test_a_xenograft_host_is_a_human_cue(text):
+    # the host animal holds human cells: one human cue where its words are, and no rodent cue inside
+    forms = {"mice": (MOUSE_TAXON,), "rats": (RAT_TAXON,)}
+    text = f"H446 cells grew {text} Mice lost weight."
+    marks = host_marks(text, species_marks(text, forms))
+    assert [t for _, t in marks] == [HUMAN_TAXON, MOUSE_TAXON]         # "Mice" after it stays a mouse cue
+    assert marks[0][0] == text.index("in ") + 3
+    plain = "in C57BL/6 mice."
+    assert host_marks(plain, species_marks(plain, forms)) == species_marks(plain, forms)
+
+
+def test_cre_drivers_and_floxed_alleles_are_mouse_cues():
+    text = "Alb-Cre;gankyrin(f/f), Shh(CreERT2) and floxed Ctnnb1 (fl/fl); CRE binding; a f/fl ratio."
+    marks = species_marks(text, {})
+    assert [text[a:a + 4] for a, _ in marks] == ["Cre;", "f/f)", "CreE", "flox", "fl/f"]
+    assert {t for _, t in marks} == {MOUSE_TAXON}
+
+
+def test_the_linker_reads_a_xenograft_host_and_a_cre_driver(sources):
+    linker = EntityLinker.build(TRAIN, None, vocabularies=sources)
+    xenograft = gene_doc("x", "TNF-alpha rose as tumors grew in nude mice. Mice were treated.", ["TNF-alpha"],
+                         species=["mice", "Mice"])
+    assert linker.document_species(xenograft) == HUMAN_TAXON              # a tie: the default species
+    assert linker.link_mentions(xenograft)[0].ids == ("NCBIGene:7124",)
+    cre = gene_doc("c", "In patients, Alb-Cre; Tnf(f/f) livers lost TNF-alpha.", ["TNF-alpha"], species=["patients"])
+    assert linker.document_species(cre) == MOUSE_TAXON
+    assert linker.link_mentions(cre)[0].ids == ("NCBIGene:21926",)
+
+
+def test_a_species_no_gene_table_covers_names_no_genes_species(sources):
+    # an abstract on HIV names human genes: HIV, which no reference table names genes of, is no cue
+    text = "HIV raised TNF-alpha."
+    doc = Document("v", text, mentions=[Mention(0, 3, "HIV", "OrganismTaxon", ["NCBITaxon:11676"]),
+                                        Mention(11, 20, "TNF-alpha", "GeneOrGeneProduct", [])])
+    linker = EntityLinker.build(TRAIN, None, vocabularies=sources)
+    assert linker.mention_species(doc)[1] is None               # no cue left: look-ups take the default
+    assert linker.link_mentions(doc)[1].ids == ("NCBIGene:7124",)
+    bare = EntityLinker.build(TRAIN, None)                              # without tables every species is a cue
+    assert bare.mention_species(doc)[1] == "NCBITaxon:11676"
 
 def abbreviation(text: str, short: str, long: str) -> tuple[int, int, int, int]:
     return (text.index(f"({short})") + 1, text.index(f"({short})") + 1 + len(short), text.index(long),

@@ -27,7 +27,7 @@ from graphmert.ner.vocabularies.genes import GeneVocabulary, build_gene_vocabula
 from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
 from graphmert.ner.linking.species import (
     _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species, sentence_spans,
-    species_marks, symbol_case_species,
+    host_marks, species_marks, symbol_case_species,
 )
 from graphmert.ner.vocabularies.surface import (_singular_keys, coordinated_forms, names_several,
                                                 normalize_surface, surface_key, with_generic_head,
@@ -394,11 +394,15 @@ class EntityLinker:
     def _species_marks(self, doc: Document) -> list[tuple[int, str]]:
         """(offset, taxon) of ``doc``'s species cues: its species mentions (their ids, or else their
         links), or for a document without any (a recognizer that finds none) the species forms of
-        the dictionary in its text ("patients", "mice"), and laboratory strains either way."""
+        the dictionary in its text ("patients", "mice"), and laboratory strains either way; a
+        xenograft host ("nude mice") is a human cue (:func:`~graphmert.ner.linking.species.host_marks`).
+        With reference gene vocabularies, only the species they name genes of are cues: the human
+        genes of an abstract on HIV are human genes, and no table here names HIV's."""
         marks = [(m.start, (m.ids or self.link(m.text, _TAXON).ids or ("",))[0])
                  for m in doc.mentions if mention_category(m.type) == _TAXON]
         forms = {} if marks else self._dictionary.get(_TAXON, {})
-        return sorted(marks + species_marks(doc.text, forms))
+        marks = host_marks(doc.text, marks + species_marks(doc.text, forms))
+        return marks if self._genes is None else [(at, t) for at, t in marks if t in self._genes.taxa]
 
     def document_species(self, doc: Document) -> str | None:
         """The dominant taxon of ``doc``'s species cues (:meth:`_species_marks`; a tie goes to

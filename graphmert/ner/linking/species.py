@@ -12,13 +12,21 @@ from graphmert.ner.vocabularies.surface import surface_key
 
 HUMAN, MOUSE, RAT = "NCBITaxon:9606", "NCBITaxon:10090", "NCBITaxon:10116"
 # laboratory strains name their species where an abstract names no animal ("C57BL/6 bone marrow"),
-# and so do xenografts (human)
-_STRAINS = ((re.compile(r"\b(?:C57BL|BALB/c|DBA/[12]|129/Sv|NOD/SCID|FVB/N|C3H/He)"), MOUSE),
+# and so do xenografts (human) and the Cre-lox alleles of mouse genetics
+_STRAINS = ((re.compile(r"\b(?:C57BL|BALB/c|DBA/[12]|129/Sv|FVB/N|C3H/He)"), MOUSE),
             (re.compile(r"\b(?:Sprague[- ]Dawley|Wistar|Long[- ]Evans|Fischer 344|SHR)\b"), RAT),
             # a xenograft is a human tumour grown in a rodent: in "nude mice bearing KU7 cells as
             # xenografts" the genes are human (BioRED train: each of its 4 xenograft abstracts
             # annotates mostly human genes)
-            (re.compile(r"\bxenograft", re.I), HUMAN))
+            (re.compile(r"\bxenograft", re.I), HUMAN),
+            # a Cre driver or a floxed allele ("Alb-Cre;gankyrin(f/f)", "Shh(CreERT2)"): each of the
+            # 5 BioRED-train abstracts that write one annotates mostly mouse genes
+            (re.compile(r"\bCre(?:ERT2?)?\b|\bflox(?:ed)?\b|(?<![\w/])(?:fl/fl|f/f)(?![\w/])"), MOUSE))
+# the host a human tumour or human cells grow in: "nude mice", "BALB/c nude mice", "NOD/SCID mice",
+# "athymic rats". Its animal is no cue for the genes: the 6 BioRED-train abstracts that name such a
+# host and a gene annotate human genes (38 to 44 of each; 3 mouse genes in all)
+_HOSTS = re.compile(r"\b(?:(?:BALB/c|NOD)[ /-])?(?:nude|athymic|SCID|NSG|immuno(?:deficient|compromised))"
+                    r"[ /-](?:[\w/]+ )?(?:mice|mouse|rats?)\b", re.I)
 # gene symbols written as mouse and rat nomenclature writes them: "Socs2", "Pim1", "Cdc25a"
 _RODENT_SYMBOL = re.compile(r"[A-Z][a-z]{1,5}\d+[a-z]?")
 _HUMAN_SYMBOL = re.compile(r"[A-Z]{2,6}\d+[A-Z]?")
@@ -74,6 +82,17 @@ def species_marks(text: str, forms: dict[str, tuple[str, ...]]) -> list[tuple[in
     marks = [(at, forms[k][0]) for at, k in ((at, surface_key(g)) for at, g in grams) if k in forms]
     marks += [(m.start(), taxon) for pattern, taxon in _STRAINS for m in pattern.finditer(text)]
     return sorted(marks)
+
+
+def host_marks(text: str, marks: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``marks`` (offset, taxon) with each xenograft host of ``text`` ("nude mice", "NOD/SCID mice")
+    a human cue in place of the cues inside its words: the animal holds the human cells whose genes
+    the abstract names (:data:`_HOSTS`)."""
+    hosts = [(m.start(), m.end()) for m in _HOSTS.finditer(text)]
+    if not hosts:
+        return list(marks)
+    kept = [(at, t) for at, t in marks if not any(a <= at < b for a, b in hosts)]
+    return sorted(kept + [(a, HUMAN) for a, _ in hosts])
 
 
 def abbreviation_marks(text: str, abbreviations: Iterable[tuple[int, int, int, int]],

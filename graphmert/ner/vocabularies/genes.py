@@ -122,6 +122,7 @@ class GeneVocabulary:
         for entry in self.keys.values():
             for taxon, gene, _ in self._candidates(entry):
                 self._taxa.setdefault(gene, taxon)
+        self.taxa: frozenset[str] = frozenset(self._taxa.values())    # the species the sources name genes of
 
     def names_gene(self, key: str) -> bool:
         """Whether ``key`` (a surface key) is a symbol, synonym or full name (rank at most
