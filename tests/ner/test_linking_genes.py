@@ -149,7 +149,6 @@ def test_a_xenograft_names_human_genes():
                            default=None) == [HUMAN_TAXON, MOUSE_TAXON]    # the nearest cue of its sentence
 
 
-
 @pytest.mark.parametrize("text", ["in BALB/c nude mice.", "in athymic nude mice.", "in NOD/SCID mice.",
                                   "in nude rats.", "in immunodeficient mice."])
 def test_a_xenograft_host_is_a_human_cue(text):
@@ -191,6 +190,7 @@ def test_a_species_no_gene_table_covers_names_no_genes_species(sources):
     assert linker.link_mentions(doc)[1].ids == ("NCBIGene:7124",)
     bare = EntityLinker.build(TRAIN, None)                              # without tables every species is a cue
     assert bare.mention_species(doc)[1] == "NCBITaxon:11676"
+
 
 def abbreviation(text: str, short: str, long: str) -> tuple[int, int, int, int]:
     return (text.index(f"({short})") + 1, text.index(f"({short})") + 1 + len(short), text.index(long),
