@@ -24,7 +24,10 @@ control's, and the baselines of ``evaluate.baselines`` made again as the evaluat
 and scores every system over all their documents at once, as ``graphmert evaluate`` scores one run
 (every triple counts, :func:`graphmert.eval.metrics.pair_sets`): the pooled micro scores, each run's
 F1, and graphmert's F1 minus each other system's with a paired bootstrap over the pooled documents
-(:func:`graphmert.eval.bootstrap.f1_difference`). The runs' documents must be distinct.
+(:func:`graphmert.eval.bootstrap.f1_difference`). The runs' documents must be distinct. Where every
+run recognised its documents (raw text: ``RUN/extract/documents.parquet``), it also scores the
+entities over all of them at once: recognition and normalisation per category, as ``metrics.md``
+does for one run (:mod:`graphmert.eval.entities`).
 """
 
 from __future__ import annotations
@@ -120,6 +123,37 @@ def baselines(run: Path, cfg, gold, extract_manifest: dict) -> dict[str, tuple[s
     return baseline_pairs(cfg, as_recognised(gold, found) if found else gold, kg, schema)
 
 
+def run_entities(run: Path) -> tuple[list, list] | None:
+    """A finished run's recognised documents and the gold documents it is scored on (the same ids),
+    or None for a run that recognised none (gold mentions)."""
+    from graphmert.config import load_config
+    from graphmert.corpus.document import read_documents
+    from graphmert.eval import load_gold
+    from pipelines.stages import RECOGNIZED_FILE
+
+    path = run / "extract" / RECOGNIZED_FILE
+    if not path.is_file():
+        return None
+    cfg = load_config(run / "config.yaml")
+    gold = load_gold(cfg.evaluate.gold, format=cfg.evaluate.format).subset(run_documents(run))
+    return [d for d in read_documents(path) if d.id in gold.documents], list(gold.documents.values())
+
+
+def pooled_entities(runs: list[tuple[list, list]]) -> list[dict]:
+    """Recognition and normalisation P/R/F1 per category over every run's documents at once
+    (:func:`run_entities` of each run), not the mean of the runs' scores."""
+    from graphmert.eval.entities import normalisation_scores, recognition_scores
+
+    found = [d for f, _ in runs for d in f]
+    gold = [d for _, g in runs for d in g]
+    rec, norm = recognition_scores(found, gold), normalisation_scores(found, gold)
+    return [{"entities": c.replace("biolink:", ""),
+             **{f"{name} {k}": round(scores[c][key], 4) for name, scores in (("recognition", rec),
+                                                                            ("normalisation", norm))
+                for k, key in (("P", "precision"), ("R", "recall"), ("F1", "f1"))}}
+            for c in rec]
+
+
 def pool(a: argparse.Namespace) -> None:
     from graphmert.eval import counts_f1, f1_difference
 
@@ -149,7 +183,11 @@ def pool(a: argparse.Namespace) -> None:
         rows.append(row)
     print_table(rows, f"{len(seen)} documents of {len(runs)} runs pooled ({', '.join(map(str, a.run_dirs))}); "
                       f"paired bootstrap over the pooled documents, {a.resamples} resamples")
-    write_json("folds", rows, a.out, runs=[str(r) for r in a.run_dirs], documents=len(seen))
+    entities = [run_entities(r) for r in a.run_dirs]
+    entity_rows = pooled_entities(entities) if all(e is not None for e in entities) else []
+    if entity_rows:
+        print_table(entity_rows, "the recognised entities of the pooled documents (strict spans; document-level ids)")
+    write_json("folds", rows, a.out, runs=[str(r) for r in a.run_dirs], documents=len(seen), entities=entity_rows)
 
 
 def main(argv: list[str] | None = None) -> None:

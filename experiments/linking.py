@@ -2,7 +2,7 @@
 
     .venv/bin/python experiments/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations]
         [--extra-sources SOURCE ...] [--kg-gene-species TAXON] [--strict-gene-species] [--name-tables]
-        [--vocabularies] [--out F]
+        [--vocabularies [--species-cues]] [--out F]
 
 The linker (:class:`graphmert.ner.linking.EntityLinker`) is built from the gold-annotated documents
 of the shared abstracts corpus (the sources ``ner.sources`` of configs/biored-raw.yaml: BioRED train,
@@ -174,6 +174,24 @@ def gene_breakdown(linker: EntityLinker, gold: list[Document], kg) -> list[dict]
             for sp in sorted(groups) for how in (*HOWS, "all") if counts[(sp, how)]]
 
 
+def species_cue_documents(linker: EntityLinker, docs: list[Document]) -> list[dict]:
+    """The BioRED-train documents whose text names a xenograft host or a Cre allele (the species cues
+    of :mod:`graphmert.ner.linking.species`), with their gold gene mentions by the species of their
+    first id (the reference vocabularies'): what those cues were chosen on."""
+    from graphmert.ner.linking.species import _CRE_ALLELES, _HOSTS
+
+    rows = []
+    for d in docs:
+        cues = [name for name, pattern in (("xenograft host", _HOSTS), ("Cre allele", _CRE_ALLELES))
+                if d.metadata.get("source") == "biored_train" and pattern.search(d.text)]
+        if cues:
+            taxa = Counter(SPECIES.get(linker.gene_taxon(m.ids[0]) or "", "other") for m in d.mentions
+                           if mention_category(m.type) == "biolink:Gene" and m.ids)
+            rows.append({"cue": ", ".join(cues), "document": d.id, "held out": held_out_biored_train(d),
+                         **{sp: taxa[sp] for sp in ("human", "mouse", "rat", "other")}})
+    return sorted(rows, key=lambda r: (r["cue"], r["document"]))
+
+
 def _cell(v: object) -> str:
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
@@ -243,6 +261,9 @@ def main() -> None:
                          "(EntityLinker.abbreviation_species off)")
     ap.add_argument("--errors", type=int, default=0, metavar="N",
                     help="also print the N most frequent held-out disease and chemical linking errors")
+    ap.add_argument("--species-cues", action="store_true",
+                    help="also list the BioRED-train documents that name a xenograft host or a Cre allele, "
+                         "with their gold genes by species (needs --vocabularies)")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     a = ap.parse_args()
     thresholds = [float(x) for x in a.thresholds.split(",")]
@@ -273,6 +294,9 @@ def main() -> None:
     print(markdown(misses, "held-out gold disease and chemical mentions at the chosen threshold: misses by "
                            "first gold id (MeSH C id: a supplementary concept no shared file names; known "
                            "id: one a look-up can answer) and how linked"))
+    if a.species_cues:
+        print(markdown(species_cue_documents(linker, docs), "BioRED-train documents with a species cue of "
+                       "graphmert.ner.linking.species, and their gold gene mentions by species"))
     if a.errors:
         print(markdown(frequent_errors(linker, held, a.errors), f"the {a.errors} most frequent held-out "
                                                                   "disease and chemical linking errors"))

@@ -109,3 +109,37 @@ def test_the_pool_sums_the_runs_counts_and_compares_on_the_pooled_documents(tmp_
     assert rows["graphmert"]["typed F1"] == round(2 * 2 / (7 + 3), 3)       # the typed counts, halved down
     with pytest.raises(SystemExit, match="scores documents another run scores"):
         folds.main(["pool", "--run-dirs", str(tmp_path / "a"), str(tmp_path / "a")])
+
+
+def test_the_pool_scores_the_recognised_entities_over_every_runs_documents(tmp_path, monkeypatch):
+    """Raw-text runs: recognition and normalisation are scored over both runs' documents at once (as
+    :mod:`graphmert.eval.entities` scores one run), not averaged; a run without recognised documents
+    (gold mentions) gives no entity table."""
+    import json
+
+    import numpy as np
+
+    from graphmert.corpus.document import Document, Mention
+    from graphmert.eval.entities import normalisation_scores
+
+    def doc(i, mentions):
+        return Document(i, "TNF and IL6 rose.", mentions=[Mention(a, b, t, "GeneOrGeneProduct", ids)
+                                                          for a, b, t, ids in mentions])
+    tnf, il6 = (0, 3, "TNF", ["NCBIGene:7124"]), (8, 11, "IL6", ["NCBIGene:3569"])
+    entities = {  # run -> (recognised, gold): run a gets 1 of 2 ids right, run b 1 of 1 with a wrong one too
+        "a": ([doc("1", [tnf])], [doc("1", [tnf, il6])]),
+        "b": ([doc("2", [tnf, (8, 11, "IL6", ["NCBIGene:1"])])], [doc("2", [tnf])]),
+    }
+    monkeypatch.setattr(folds, "run_counts", lambda run: ([{"a": "1", "b": "2"}[run.name]], {
+        "graphmert": {"untyped": np.array([[1, 1, 1]]), "typed": np.array([[1, 1, 1]])}}))
+    monkeypatch.setattr(folds, "run_entities", lambda run: entities[run.name])
+    out = tmp_path / "rows.json"
+    folds.main(["pool", "--run-dirs", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "20", "--out", str(out)])
+    rows = {r["entities"]: r for r in json.loads(out.read_text())["entities"]}
+    assert rows["Gene"]["normalisation P"] == round(2 / 3, 4) and rows["Gene"]["normalisation R"] == round(2 / 3, 4)
+    every = normalisation_scores([d for f, _ in entities.values() for d in f], [d for _, g in entities.values() for d in g])
+    assert rows["micro"]["normalisation F1"] == round(every["micro"]["f1"], 4)
+    assert rows["Gene"]["recognition F1"] == round(2 * 2 / (3 + 3), 4)        # 3 spans found, 3 gold, 2 right
+    monkeypatch.setattr(folds, "run_entities", lambda run: None if run.name == "b" else entities[run.name])
+    folds.main(["pool", "--run-dirs", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "20", "--out", str(out)])
+    assert json.loads(out.read_text())["entities"] == []

@@ -54,25 +54,23 @@ DEFAULT_FUZZY_THRESHOLD = NERConfig.fuzzy_threshold
 DEFAULT_GENE_SPECIES = ExtractConfig.default_gene_species
 
 
-def _with_terms(steps: tuple, tables: _Tables, known_only: bool = False) -> tuple:
-    """``steps`` and then the term tables' two steps (:func:`term_steps`), less each category's
-    :func:`_foreign_term_ids`: a reference term answers only what the dictionary and the KG names,
-    plural variants included, do not know. On held-out BioRED train, any place after the dictionary
-    measured the same; before it, disease accuracy 0.792 → 0.769, chemical 0.848 → 0.840 (the
-    annotators' own choices among MeSH's near-synonyms are lost); a fuzzy index over the terms' names
-    lowered document F1 (experiments/linking.py)."""
-    return (*steps, *term_steps(tables.terms, _foreign_term_ids(tables, known_only))) if tables.terms else steps
+def _term_steps_by_setting(steps: tuple, tables: _Tables) -> dict[bool, tuple]:
+    """:attr:`EntityLinker.known_terms_only` → ``steps`` and then the term tables' two steps
+    (:func:`term_steps`), less each category's :func:`_foreign_term_ids` under that setting: a
+    reference term answers only what the dictionary and the KG names, plural variants included, do
+    not know. On held-out BioRED train, any place after the dictionary measured the same; before it,
+    disease accuracy 0.792 → 0.769, chemical 0.848 → 0.840 (the annotators' own choices among MeSH's
+    near-synonyms are lost); a fuzzy index over the terms' names lowered document F1
+    (experiments/linking.py)."""
+    if not tables.terms:
+        return {False: steps, True: steps}
+    known = _known_term_ids(tables)
+    return {only: (*steps, *term_steps(tables.terms, _foreign_term_ids(tables, known, only)))
+            for only in (False, True)}
 
 
-def _foreign_term_ids(tables: _Tables, known_only: bool = False) -> dict[str, frozenset[str]]:
-    """Category of a term table → the ids its look-ups never answer: those that the seed KG's names
-    or the training documents give another term category and never this one. MeSH's file has no
-    tree numbers, so each descriptor serves diseases and chemicals alike; one known only as a
-    chemical ("DDD", dichlorodiphenyldichloroethane; "desmin") then never answers a disease mention.
-    A descriptor neither knows (anatomy, processes, descriptors newer than the KG) still answers
-    both, unless ``known_only`` (:attr:`EntityLinker.known_terms_only`): then every id not known in
-    the category is left out (docs/experiments/gene-linking.md, "Plural keys and descriptors of
-    another category")."""
+def _known_term_ids(tables: _Tables) -> dict[str, set[str]]:
+    """Category of a term table → the ids the seed KG's names or the training documents give it."""
     known: dict[str, set[str]] = {c: set() for c in tables.terms}
     for cat, keys in tables.kg.items():
         if cat in known:
@@ -81,6 +79,19 @@ def _foreign_term_ids(tables: _Tables, known_only: bool = False) -> dict[str, fr
     for cat, keys in tables.dictionary.items():
         if cat in known:
             known[cat].update(i for votes in keys.values() for ids in votes for i in ids)
+    return known
+
+
+def _foreign_term_ids(tables: _Tables, known: dict[str, set[str]], known_only: bool = False
+                      ) -> dict[str, frozenset[str]]:
+    """Category of a term table → the ids its look-ups never answer: those that the seed KG's names
+    or the training documents give another term category and never this one (``known``:
+    :func:`_known_term_ids`). MeSH's file has no tree numbers, so each descriptor serves diseases
+    and chemicals alike; one known only as a chemical ("DDD", dichlorodiphenyldichloroethane;
+    "desmin") then never answers a disease mention. A descriptor neither knows (anatomy, processes,
+    descriptors newer than the KG) still answers both, unless ``known_only``
+    (:attr:`EntityLinker.known_terms_only`): then every id not known in the category is left out
+    (docs/experiments/gene-linking.md, "Plural keys and descriptors of another category")."""
     if known_only:
         every = {i for t in tables.terms.values() for ids in t.values() for i in ids}
         return {cat: frozenset(every - own) for cat, own in known.items()}
@@ -118,7 +129,7 @@ class EntityLinker:
         steps = ((dictionary, "dictionary", False, {}), (kg, "kg", False, others),
                  (dictionary_plural, "dictionary", False, {}), (dictionary, "dictionary", True, {}),
                  (kg_plural, "kg", False, {}), (kg, "kg", True, others))
-        self._steps_by_terms = {only: _with_terms(steps, tables, only) for only in (False, True)}
+        self._steps_by_terms = _term_steps_by_setting(steps, tables)
         self._fuzzy = {c: _FuzzyIndex(n) for c, n in tables.names.items()}
         self._fuzzy_cache: dict[tuple[str, str], tuple[int, float]] = {}
         self._gene_taxa, self._orthologs = _gene_orthologs(tables.species, tables.kg)
