@@ -2,7 +2,7 @@
 
     .venv/bin/python experiments/linking.py [--thresholds 0.5,0.6,...] [--no-abbreviations]
         [--extra-sources SOURCE ...] [--kg-gene-species TAXON] [--strict-gene-species] [--name-tables]
-        [--vocabularies [--species-cues]] [--out F]
+        [--vocabularies [--species-cues]] [--no-american] [--also-gold PUBTATOR] [--out F]
 
 The linker (:class:`graphmert.ner.linking.EntityLinker`) is built from the gold-annotated documents
 of the shared abstracts corpus (the sources ``ner.sources`` of configs/biored-raw.yaml: BioRED train,
@@ -25,7 +25,8 @@ human-only seed KG, or another species' id) and by how the linker linked them, a
 chemical misses by their first gold id (a MeSH supplementary concept, ``MESH:C...``, which no shared
 vocabulary names; an id a look-up can answer; another) and by how the linker answered.
 The same table on BioRED dev gold spans, and its misses by first gold id at the chosen threshold,
-are printed for report only: they never choose anything.
+are printed for report only: they never choose anything; so is the table of ``--also-gold``'s file
+(BC5CDR test: chemicals and diseases only, less the documents the linker learnt from).
 """
 
 from __future__ import annotations
@@ -227,6 +228,16 @@ def load_inputs(abbreviations: bool, extra_sources: Sequence[str] = ()
     return docs, held, dev, [kg_dir / t for t in XREF_TABLES]
 
 
+def also_gold(linker: EntityLinker, path: Path, learnt: set[str], abbreviations: bool) -> list[dict]:
+    """:func:`evaluate`'s row on the gold spans of another annotated file (BC5CDR test), at the
+    linker's threshold, less the documents whose annotations the linker learnt from (``learnt``: 53
+    BioRED-train abstracts are also BC5CDR test's)."""
+    gold = [d for d in read_corpus([path]) if d.id not in learnt]
+    if abbreviations:
+        gold = list(TextAnalyzer(sentences=False, abbreviations=True).annotate(gold))
+    return [{"documents": len(gold), **evaluate(linker, gold, [unlinked_copy(d) for d in gold])}]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--thresholds", default=",".join(map(str, THRESHOLDS)),
@@ -259,6 +270,11 @@ def main() -> None:
     ap.add_argument("--no-abbreviation-species", action="store_true",
                     help="a short form whose long form names a species does not name it where it recurs "
                          "(EntityLinker.abbreviation_species off)")
+    ap.add_argument("--no-american", action="store_true",
+                    help="a British spelling is not looked up again as the American one (EntityLinker.american off)")
+    ap.add_argument("--also-gold", type=Path, default=None, metavar="PUBTATOR",
+                    help="also score the gold spans of this annotated file at the chosen threshold, less "
+                         "the documents the linker learnt from (report only: BC5CDR test)")
     ap.add_argument("--errors", type=int, default=0, metavar="N",
                     help="also print the N most frequent held-out disease and chemical linking errors")
     ap.add_argument("--species-cues", action="store_true",
@@ -280,7 +296,7 @@ def main() -> None:
     linker.kg_species, linker.strict_species = a.kg_gene_species, a.strict_gene_species
     linker.known_terms_only = a.known_terms_only
     linker.sentence_species, linker.initials = not a.no_sentence_species, not a.no_initials
-    linker.abbreviation_species = not a.no_abbreviation_species
+    linker.abbreviation_species, linker.american = not a.no_abbreviation_species, not a.no_american
     print(f"built in {time.perf_counter() - t0:.1f} s from {linker.stats()['documents']} documents "
           f"({len(held)} BioRED-train documents held out); stats: {linker.stats()}")
     rows = sweep(linker, held, thresholds)
@@ -305,6 +321,9 @@ def main() -> None:
     print(markdown(dev_rows, f"BioRED dev ({len(dev)} docs, gold spans): REPORT ONLY, never tuned on"))
     print(markdown(dev_misses, "BioRED dev disease and chemical misses at the chosen threshold, by first gold "
                                "id: REPORT ONLY"))
+    also = also_gold(linker, a.also_gold, {d.id for d in docs}, not a.no_abbreviations) if a.also_gold else []
+    if also:
+        print(markdown(also, f"{a.also_gold} gold spans at the chosen threshold: REPORT ONLY"))
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     if a.out:
         write_json("linking", rows, a.out, chosen_threshold=best["threshold"], dev_report_only=dev_rows,
@@ -314,7 +333,8 @@ def main() -> None:
                    name_tables=a.name_tables, abbreviations=not a.no_abbreviations,
                    vocabularies=[v.path for v in vocab], reference_at=linker.reference_at,
                    sentence_species=linker.sentence_species, initials=linker.initials,
-                   abbreviation_species=linker.abbreviation_species)
+                   abbreviation_species=linker.abbreviation_species, american=linker.american,
+                   also_gold=str(a.also_gold or ""), also_gold_report_only=also)
 
 
 if __name__ == "__main__":

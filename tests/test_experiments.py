@@ -77,9 +77,14 @@ def test_typing_document_study_reports_homogeneity_votes_and_words(tmp_path):
 
 
 def test_linking_study_at_one_threshold_with_the_vocabularies(tmp_path):
-    stdout, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies")
+    cdr = SHARED / "bc5cdr" / "CDR_TestSet.PubTator.txt"
+    stdout, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies",
+                          "--also-gold", str(cdr))
     assert len(rows) == 1 and rows[0]["reference"] > 0 and rows[0]["terms"] > 0
     assert "BioRED dev disease and chemical misses at the chosen threshold" in stdout
+    also = json.loads((tmp_path / "linking.json").read_text())["also_gold_report_only"]
+    assert f"{cdr} gold spans at the chosen threshold: REPORT ONLY" in stdout
+    assert 400 < also[0]["documents"] < 500 and also[0]["acc disease"] > 0.5   # less the 53 learnt from
 
 
 def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_path):

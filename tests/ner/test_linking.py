@@ -18,7 +18,8 @@ from graphmert.ner.linking import (
     FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
     read_xref_tables, run_key, surface_key, word_runs,
 )
-from graphmert.ner.vocabularies.surface import coordinated_forms, with_generic_head, without_modifiers
+from graphmert.ner.vocabularies.surface import (american_spelling, coordinated_forms, with_generic_head,
+                                                without_modifiers)
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
 
@@ -486,6 +487,17 @@ def test_qualified_disease_mentions_take_the_link_of_the_rest(linker):
                                         ("X-linked mental retardation", None), ("drug-induced", None)])
 def test_without_modifiers(text, rest):
     assert without_modifiers(text) == rest
+
+
+@pytest.mark.parametrize("text, american", [
+    ("hypoglycaemia", "hypoglycemia"), ("angio-oedema", "angio-edema"), ("Oesophageal cancer", "esophageal cancer"),
+    ("silver sulphadiazine", "silver sulfadiazine"), ("leucopenia", "leukopenia"), ("Tumours", "tumors"),
+    ("GnRH analogues", "gnrh analogs"), ("phaeochromocytoma", "pheochromocytoma"), ("diarrhoea", "diarrhea"),
+    ("paediatric anaesthesia", "pediatric anesthesia"), ("coeliac disease", "celiac disease"),
+    ("asthma", None), ("aerobic", None), ("coenzyme Q10", None), ("thromboembolic", None), ("leucine", None),
+    ("four", None), ("Michael", None)])
+def test_american_spelling(text, american):
+    assert american_spelling(text) == american
 
 
 @pytest.mark.parametrize("text, rest", [("kidney lesions", "kidney disease"), ("Cardiac injury", "Cardiac disease"),

@@ -175,6 +175,25 @@ def test_the_dictionary_and_kg_names_come_first(linker):
     assert linker.link("neoplasms", DISEASE).ids == ("MESH:D009369",)
 
 
+def test_a_british_spelling_is_looked_up_as_the_american_one(tmp_path):
+    """MeSH writes "Hypoglycemia" and "Silver Sulfadiazine"; a British abstract "hypoglycaemia" and
+    "silver sulphadiazine". The American spelling is tried only where the text itself links to
+    nothing: the training documents' own "Oedema" keeps its id."""
+    path = tmp_path / "mesh.tsv"
+    path.write_text("D007003\tHypoglycemia\t\nD004487\tEdema\t\nD012837\tSilver Sulfadiazine\t\n"
+                    "D009369\tNeoplasms\tTumor\n", encoding="utf-8")
+    train = [doc("1", "Oedema is annotated.", [("Oedema", "Disease", "MESH:D000099")])]
+    uk = EntityLinker.build(train, None, fuzzy_threshold=2.0, vocabularies=[source(path)])
+    for text, category, expected in [("hypoglycaemia", DISEASE, "MESH:D007003"),
+                                     ("Silver sulphadiazine", CHEMICAL, "MESH:D012837"),
+                                     ("tumours", DISEASE, "MESH:D009369")]:        # plural and "-our"
+        r = uk.link(text, category)
+        assert r.ids == (expected,) and r.how == "terms" and r.score == 1.0, text
+    assert uk.link("oedema", DISEASE).ids == ("MESH:D000099",)           # the text's own link
+    assert uk.link("angio-oedema", DISEASE).ids == ()                     # "angio-edema": no key
+    assert uk.link("hypoglycaemia", CHEMICAL).ids == ("MESH:D007003",)   # one table for both categories
+
+
 def test_no_terms_outside_the_sources_categories(terms_file):
     only = EntityLinker.build([], None, fuzzy_threshold=2.0,
                               vocabularies=[source(terms_file, categories=[DISEASE])])

@@ -29,7 +29,7 @@ from graphmert.ner.linking.species import (
     _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species, sentence_spans,
     host_marks, species_marks, symbol_case_species,
 )
-from graphmert.ner.vocabularies.surface import (_singular_keys, coordinated_forms, names_several,
+from graphmert.ner.vocabularies.surface import (_singular_keys, american_spelling, coordinated_forms, names_several,
                                                 normalize_surface, surface_key, with_generic_head,
                                                 without_modifiers)
 from graphmert.ner.vocabularies.tables import read_name_tables, read_xref_tables
@@ -149,6 +149,8 @@ class EntityLinker:
         self.sentence_species: bool = True
         #: an unlinked mention spelling the initials of a linked one of its category takes its link
         self.initials: bool = True
+        #: a text no exact step knows is looked up again in American spelling ("hypoglycaemia")
+        self.american: bool = True
         #: a reference term answers only with an id the seed KG or the training documents give the
         #: mention's category (:func:`_foreign_term_ids`), not any descriptor of MeSH's (raw text)
         self.known_terms_only: bool = False
@@ -330,6 +332,8 @@ class EntityLinker:
         if category not in NAMESPACES or not key:
             return UNLINKED
         found = self._exact(category, key, text, species)
+        if found is None and self.american and (american := american_spelling(text)) is not None:
+            found = self._exact(category, surface_key(american), american, species)
         if found is not None:
             return self._result(_as_named(found[0], text), 1.0, found[1])
         if category in SPECIES_CATEGORIES and self._genes is not None:

@@ -170,6 +170,33 @@ def without_modifiers(text: str) -> str | None:
     return " ".join(words[n:]) if n else None
 
 
+# British spellings, as American ones: MeSH, NCBI Gene and most training documents write
+# "anemia", "edema", "esophagus", "sulfate", where British abstracts write "anaemia", "oedema",
+# "oesophagus", "sulphate" (BC5CDR test: "hypoglycaemia", "angio-oedema", "leucopenia",
+# "silver sulphadiazine" linked to nothing). Only the letters before which British English writes
+# the digraph: "ae" in "haem-", "-aemia", "aetiology", "anaesthesia", "faecal", "paediatric",
+# "phaeochromocytoma", "naevus"; "oe" in "oedema", "oesophagus", "oestrogen", "foetal", "diarrhoea",
+# "coeliac", "amoebiasis"
+_AMERICAN = ((re.compile(r"ae(?=[mtscdov])"), "e"), (re.compile(r"oe(?=[dsatlb])"), "e"),
+             (re.compile(r"sulph"), "sulf"), (re.compile(r"\bleuc(?=[oa])"), "leuk"),
+             (re.compile(r"\baluminium"), "aluminum"), (re.compile(r"(?<=[a-z]{2})our(?=s?\b)"), "or"),
+             (re.compile(r"(?<=[a-z])ogue(?=s?\b)"), "og"))
+
+
+def american_spelling(text: str) -> str | None:
+    """``text`` case-folded (:func:`fold_text`) with British spellings written the American way
+    (:data:`_AMERICAN`: "hypoglycaemia" → "hypoglycemia", "angio-oedema" → "angio-edema", "silver
+    sulphadiazine" → "silver sulfadiazine", "leucopenia" → "leukopenia", "tumours" → "tumors",
+    "analogue" → "analog"), or None when it has none. A look-up tries it only where the text itself
+    links exactly to nothing (:meth:`~graphmert.ner.linking.EntityLinker.link`), so a word the rules
+    misread ("Aedes" → "edes") matches no key."""
+    folded = fold_text(text)
+    out = folded
+    for pattern, american in _AMERICAN:
+        out = pattern.sub(american, out)
+    return out if out != folded else None
+
+
 # head nouns writers use for "disease of X" ("kidney lesions", "cardiac injury", "cerebellar
 # anomalies") and "tumour of X" ("prostate tumors"): MeSH names the groups "X Diseases" and
 # "X Neoplasms" ("Cardiac Disease" and "Cerebellar Disorders" are entry terms), so such a mention
