@@ -41,6 +41,7 @@ def test_a_short_form_joined_to_the_next_word_by_a_hyphen_is_found():
 @pytest.mark.parametrize("text, read", [
     ("nitroglycerin (NTG)-induced", "nitroglycerin (NTG) induced"), ("(IL-6)-mediated", "(IL-6) mediated"),
     ("(S)-ketamine", "(S)-ketamine"), ("(2R,3S)-form", "(2R,3S)-form"), ("(ntg)-induced", "(ntg)-induced"),
-    ("(NTG)-Induced", "(NTG)-Induced"), ("(Ang II)-induced", "(Ang II)-induced")])
+    ("(NTG)-Induced", "(NTG)-Induced"), ("(Ang II)-induced", "(Ang II)-induced"),
+    ("interferon (IFN)-g levels", "interferon (IFN)-g levels"), ("(IFN)-gamma", "(IFN)-gamma")])
 def test_detector_text(text, read):
     assert detector_text(text) == read and len(detector_text(text)) == len(text)
