@@ -29,9 +29,9 @@ from graphmert.ner.linking.species import (
     _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species, sentence_spans,
     host_marks, species_marks, symbol_case_species,
 )
-from graphmert.ner.vocabularies.surface import (_singular_keys, american_spelling, coordinated_forms, names_several,
-                                                normalize_surface, surface_key, with_generic_head,
-                                                without_modifiers)
+from graphmert.ner.vocabularies.surface import (_singular_keys, american_spelling, coordinated_forms,
+                                                names_several, normalize_surface, surface_key,
+                                                with_generic_head, without_modifiers)
 from graphmert.ner.vocabularies.tables import read_name_tables, read_xref_tables
 from graphmert.ner.vocabularies.terms import term_steps, term_tables, terms_to_json
 from graphmert.ner.linking.vocabulary import (
