@@ -93,7 +93,8 @@ def _row(right: Counter, total: Counter, hows: Counter, tp: int, n_pred: int, n_
     n = sum(total.values())
     linked = n - hows["none"]
     p, r = tp / max(n_pred, 1), tp / max(n_gold, 1)
-    row = {f"acc {name}": right[cat] / max(total[cat], 1) for cat, name in CATEGORIES.items()}
+    # None for a category the gold has no mention of (BC5CDR annotates no genes), not 0
+    row = {f"acc {name}": right[cat] / total[cat] if total[cat] else None for cat, name in CATEGORIES.items()}
     row["acc all"] = sum(right[c] for c in CATEGORIES) / max(n, 1)
     row["prec linked"] = sum(right[c] for c in CATEGORIES) / max(linked, 1)
     row.update({h: hows[h] / max(n, 1) for h in HOWS})
@@ -194,7 +195,7 @@ def species_cue_documents(linker: EntityLinker, docs: list[Document]) -> list[di
 
 
 def _cell(v: object) -> str:
-    return f"{v:.3f}" if isinstance(v, float) else str(v)
+    return f"{v:.3f}" if isinstance(v, float) else "–" if v is None else str(v)
 
 
 def markdown(rows: list[dict], title: str) -> str:

@@ -85,6 +85,7 @@ def test_linking_study_at_one_threshold_with_the_vocabularies(tmp_path):
     also = json.loads((tmp_path / "linking.json").read_text())["also_gold_report_only"]
     assert f"{cdr} gold spans at the chosen threshold: REPORT ONLY" in stdout
     assert 400 < also[0]["documents"] < 500 and also[0]["acc disease"] > 0.5   # less the 53 learnt from
+    assert also[0]["acc gene"] is None                                          # BC5CDR names no genes
 
 
 def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_path):
