@@ -20,6 +20,7 @@ from graphmert.ner.linking import (
 )
 from graphmert.ner.vocabularies.surface import (american_spelling, coordinated_forms, with_generic_head,
                                                 without_modifiers)
+from graphmert.ner.linking.fuzzy import fuzzy_markers
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
 
@@ -390,6 +391,19 @@ def test_fuzzy_keeps_numbers_and_skips_short_keys(linker):
     assert loose.link("INZ", "Gene").how == "none"                                # < 4 characters
 
 
+def test_fuzzy_keeps_roman_numerals_with_a_letter():
+    """"glycoprotein Ib" is no misspelt "glycoprotein" (an APP synonym): a subunit's lettered roman
+    numeral must be kept as a bare one is, and the word "via" is none."""
+    kg = SeedKG([Node("NCBIGene:351", "APP", "biolink:Gene", ("glycoprotein",)),
+                 Node("NCBIGene:3690", "ITGB3", "biolink:Gene", ("glycoprotein IIIa",))], [])
+    loose = EntityLinker.build([], kg, fuzzy_threshold=0.1)
+    assert loose.link("glycoprotien", "Gene").ids == ("NCBIGene:351",)           # a typo still links
+    assert loose.link("glycoprotien IIIa", "Gene").ids == ("NCBIGene:3690",)
+    for subunit in ("glycoprotein Ib", "glycoprotein IIb", "glycoprotein IIIb"):
+        assert loose.link(subunit, "Gene").how == "none", subunit
+    assert fuzzy_markers("gp iib/iiia via type ia") == ["ia", "iib", "iiia"]
+
+
 # --------------------------------------------------------------------------------------------------
 # documents
 # --------------------------------------------------------------------------------------------------
@@ -462,6 +476,15 @@ def test_a_long_form_takes_a_mention_that_covers_it_or_heads_it(linker):
     d = doc("h", text, [("diabetes", "Disease", []), ("DID", "Disease", []), ("DID", "Disease", [])],
             abbreviations=[("DID", "drug-induced diabetes")])
     assert [r.ids for r in strict.link_mentions(d)] == [("MESH:D003920",)] * 3
+    # a partial head lends its link only when the whole long form has no exact one: the recognizer
+    # tagged "B1" (an MS4A1 synonym) in "Liver kinase B1", which names STK11
+    kg = SeedKG([Node("NCBIGene:6794", "STK11", "biolink:Gene", ("liver kinase B1",)),
+                 Node("NCBIGene:931", "MS4A1", "biolink:Gene", ("B1",))], [])
+    genes = EntityLinker.build([], kg, fuzzy_threshold=1.01)
+    d = doc("k", "Liver kinase B1 (LKB1) is lost; LKB1 loss.", [("B1", "Gene", []), ("LKB1", "Gene", []),
+                                                              ("LKB1", "Gene", [])],
+            abbreviations=[("LKB1", "Liver kinase B1")])
+    assert [r.ids for r in genes.link_mentions(d)] == [("NCBIGene:931",)] + [("NCBIGene:6794",)] * 2
 
 
 def test_qualified_disease_mentions_take_the_link_of_the_rest(linker):
