@@ -485,6 +485,8 @@ def test_a_long_form_takes_a_mention_that_covers_it_or_heads_it(linker):
                                                               ("LKB1", "Gene", [])],
             abbreviations=[("LKB1", "Liver kinase B1")])
     assert [r.ids for r in genes.link_mentions(d)] == [("NCBIGene:931",)] + [("NCBIGene:6794",)] * 2
+    annotated = replace(d, mentions=[replace(d.mentions[0], ids=["NCBIGene:931"]), *d.mentions[1:]])
+    assert [r.ids for r in genes.link_mentions(annotated)[1:]] == [("NCBIGene:931",)] * 2   # a gold id is lent
 
 
 def test_qualified_disease_mentions_take_the_link_of_the_rest(linker):

@@ -458,9 +458,10 @@ class EntityLinker:
         noun phrase does ("retinopathy" in "oxygen-induced retinopathy (OIR)"): a detector's long
         form may swallow a neighbour ("PrlR" defined as "Prl) or its receptor"), and the name at its
         start is not the abbreviation's entity (held-out BioRED train, gold spans: gene accuracy
-        0.733 -> 0.740, disease and chemical unchanged). Such a partial mention lends its link only
-        when the whole long form has no exact one: in "liver kinase B1 (LKB1)" the recognizer tagged
-        "B1", a synonym of MS4A1, and the whole long form names STK11."""
+        0.733 -> 0.740, disease and chemical unchanged). Such a partial mention lends the link a
+        look-up gave it only when the whole long form has no exact one: in "liver kinase B1 (LKB1)"
+        the recognizer tagged "B1", a synonym of MS4A1, and the whole long form names STK11. A
+        mention's own ids (a gold annotation) are always lent."""
         best, best_overlap = None, 0
         long_length = a.long_end - a.long_start
         for i, m in enumerate(doc.mentions):
@@ -469,14 +470,14 @@ class EntityLinker:
                     and 2 * overlap >= m.end - m.start
                     and (2 * overlap >= long_length or m.end >= a.long_end)):
                 best, best_overlap = i, overlap
+        if best is not None and doc.mentions[best].ids:
+            m = doc.mentions[best]
+            return LinkResult(tuple(m.ids), 1.0, "abbreviation", tuple(m.xrefs))
         text = doc.text[a.long_start:a.long_end]
         whole = self.link(text, category, species) if best is None or 2 * best_overlap < long_length else None
-        if best is not None and (whole is None or whole.score < 1.0):
-            m = doc.mentions[best]
-            if m.ids:
-                return LinkResult(tuple(m.ids), 1.0, "abbreviation", tuple(m.xrefs))
-            if results[best] is not None and results[best].ids:
-                return results[best]
+        if (best is not None and (whole is None or whole.score < 1.0)
+                and results[best] is not None and results[best].ids):
+            return results[best]
         whole = whole if whole is not None else self.link(text, category, species)
         return whole if whole.ids else None
 
