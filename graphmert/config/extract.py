@@ -97,9 +97,11 @@ class ExtractConfig:
                                    "them at least name_ratio of the times they contain them, or never "
                                    "contain them (graphmert.ner.gazetteer)")
     gene_name_labels: bool = opt(False, help="documents the ner stage's recognizer annotates: a "
-                                 "mention recognised as a chemical that names a protein-coding gene "
-                                 "of ner.vocabularies, and that no training document annotates as a "
-                                 "chemical, is a gene mention (graphmert.ner.gazetteer)")
+                                 "chemical mention (recognised, or a seed-KG name extract.name_mentions "
+                                 "added) that names a protein-coding gene of ner.vocabularies no "
+                                 "training document annotates as a chemical, or that the training "
+                                 "documents or the seed KG name as a gene only, is a gene mention "
+                                 "(graphmert.ner.gazetteer)")
     route_trim: bool = opt(False, help="documents the ner stage's recognizer annotates: a chemical "
                            "mention that starts with a route word ('oral galactose') starts after it, "
                            "unless training annotates the whole text as a chemical ('oral contraceptives'; "

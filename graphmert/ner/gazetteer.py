@@ -116,11 +116,15 @@ def gene_name_labels(doc: Document, linker: EntityLinker, chemical: str = "Chemi
                      ) -> Document:
     """A copy of ``doc`` whose ``chemical`` mentions without ids that name a protein-coding gene of
     the linker's reference vocabularies, and that no training document annotates as a chemical
-    (:meth:`~graphmert.ner.linking.EntityLinker.reference_gene_name`), are ``gene`` mentions: the
-    recognizer tags proteins it never saw as chemicals ("hippocalcin", "osteocalcin", "CCK"), which
-    BioRED annotates as genes; ``doc`` itself when none is."""
+    (:meth:`~graphmert.ner.linking.EntityLinker.reference_gene_name`), or that the training
+    documents or the seed KG name as a gene and no training document as anything else
+    (:meth:`~graphmert.ner.linking.EntityLinker.names_exactly`), are ``gene`` mentions: the
+    recognizer tags proteins it never saw as chemicals ("hippocalcin", "osteocalcin", "CCK"), and
+    the seed KG's chemical names include MeSH's protein descriptors ("calnexin"), which BioRED
+    annotates as genes; ``doc`` itself when none is."""
     relabelled = [replace(m, type=gene) if m.type == chemical and not m.ids
-                  and linker.reference_gene_name(surface_key(m.text)) else m for m in doc.mentions]
+                  and (linker.reference_gene_name(surface_key(m.text)) or linker.names_exactly(m.text, gene))
+                  else m for m in doc.mentions]
     if relabelled == doc.mentions:
         return doc
     return replace(doc, mentions=relabelled)

@@ -210,11 +210,12 @@ def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) 
 
 def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
     """A recognised document whose mentions take the longest known name around them
-    (``extract.name_extension``), whose chemicals start after a route word (``extract.route_trim``), whose
-    chemicals that name genes are genes (``extract.gene_name_labels``), whose genes take a Greek letter
-    that follows them (``extract.greek_suffix``),
-    with the mentions the seed KG's disease, chemical and gene names (``extract.name_mentions``), its
-    abbreviations (``extract.abbreviation_mentions``) and the seed KG's gene symbols
+    (``extract.name_extension``), whose chemicals start after a route word (``extract.route_trim``),
+    with the mentions the seed KG's disease, chemical and gene names add (``extract.name_mentions``),
+    whose chemicals that name genes are then genes (``extract.gene_name_labels``: the KG's chemical
+    names include MeSH's protein descriptors, "calnexin"), whose genes take a Greek letter that
+    follows them (``extract.greek_suffix``), with the mentions its abbreviations
+    (``extract.abbreviation_mentions``, labelled by their long forms) and the seed KG's gene symbols
     (``extract.symbol_mentions``) add, in that order, less those of
     short forms it defines as something else (``extract.abbreviation_veto``; a long form the linker
     links exactly in the mention's category keeps them)."""
@@ -222,12 +223,12 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
         doc = name_extension(doc, linker, RECOGNIZER_LABELS)
     if ex.route_trim:
         doc = route_trim(doc, linker, LABELS["biolink:ChemicalEntity"])
+    if ex.name_mentions:
+        doc = name_mentions(doc, linker, {c: LABELS[c] for c in ex.name_mentions}, ex.name_ratio)
     if ex.gene_name_labels:
         doc = gene_name_labels(doc, linker, LABELS["biolink:ChemicalEntity"], LABELS["biolink:Gene"])
     if ex.greek_suffix:
         doc = greek_suffix(doc, LABELS["biolink:Gene"])
-    if ex.name_mentions:
-        doc = name_mentions(doc, linker, {c: LABELS[c] for c in ex.name_mentions}, ex.name_ratio)
     if ex.abbreviation_mentions:
         doc = abbreviation_mentions(doc, RECOGNIZER_LABELS)
     if ex.symbol_mentions:

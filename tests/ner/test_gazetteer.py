@@ -203,6 +203,31 @@ def test_recognised_chemicals_that_name_a_gene_become_genes(tmp_path):
     assert raw.mentions[0].type == "Chemical"                                      # the input is untouched
     plain = Document(id="p", text="lithium", mentions=[Mention(0, 7, "lithium", "Chemical")])
     assert gene_name_labels(plain, linker) is plain
+    # a name the training documents annotate as a gene only is a gene too, one they also annotate
+    # as a chemical is not
+    train += [_doc("g", "Gankyrin and insulin rose.", [("Gankyrin", "GeneOrGeneProduct"), ("insulin", "GeneOrGeneProduct")])]
+    linker = EntityLinker.build(train, SeedKG([], []), vocabularies=[VocabularySource(kind="gene_info", path=str(info))])
+    raw = Document(id="k", text="gankyrin, insulin", mentions=[Mention(0, 8, "gankyrin", "Chemical"),
+                                                               Mention(10, 17, "insulin", "Chemical")])
+    assert [m.type for m in gene_name_labels(raw, linker).mentions] == ["Gene", "Chemical"]
+
+
+def test_kg_chemical_names_that_name_genes_are_added_as_genes(tmp_path):
+    """The seed KG's chemical names include MeSH's protein descriptors ("Calnexin"): added by
+    extract.name_mentions, they become genes under extract.gene_name_labels, which runs after it."""
+    from graphmert.config import ExtractConfig, VocabularySource
+    from pipelines.stages.extract_parts import more_mentions
+
+    info = tmp_path / "Homo_sapiens.gene_info"
+    canx = ["9606", "821", "CANX", "-", "CNX", "-", "-", "-", "calnexin", "protein-coding", "CANX", "calnexin",
+            "O", "-", "-", "-"]
+    info.write_text("#tax_id\tGeneID\n" + "\t".join(canx) + "\n")
+    kg = SeedKG([Node("MESH:D037281", "Calnexin", "biolink:ChemicalEntity")], [])
+    linker = EntityLinker.build([], kg, vocabularies=[VocabularySource(kind="gene_info", path=str(info))])
+    doc = Document(id="d", text="Calnexin binds the protein.", mentions=[])
+    for labels, expected in [(True, "Gene"), (False, "Chemical")]:
+        ex = ExtractConfig(name_mentions=["biolink:ChemicalEntity"], gene_name_labels=labels)
+        assert [(m.text, m.type) for m in more_mentions(doc, linker, ex).mentions] == [("Calnexin", expected)]
 
 
 def test_a_route_word_is_trimmed_from_a_recognised_chemical_unless_training_annotates_the_whole():
