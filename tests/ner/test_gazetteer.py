@@ -205,8 +205,10 @@ def test_recognised_chemicals_that_name_a_gene_become_genes(tmp_path):
     assert gene_name_labels(plain, linker) is plain
     # a name the training documents annotate as a gene only is a gene too, one they also annotate
     # as a chemical is not
-    train += [_doc("g", "Gankyrin and insulin rose.", [("Gankyrin", "GeneOrGeneProduct"), ("insulin", "GeneOrGeneProduct")])]
-    linker = EntityLinker.build(train, SeedKG([], []), vocabularies=[VocabularySource(kind="gene_info", path=str(info))])
+    train += [_doc("g", "Gankyrin and insulin rose.",
+                   [("Gankyrin", "GeneOrGeneProduct"), ("insulin", "GeneOrGeneProduct")])]
+    linker = EntityLinker.build(train, SeedKG([], []),
+                                vocabularies=[VocabularySource(kind="gene_info", path=str(info))])
     raw = Document(id="k", text="gankyrin, insulin", mentions=[Mention(0, 8, "gankyrin", "Chemical"),
                                                                Mention(10, 17, "insulin", "Chemical")])
     assert [m.type for m in gene_name_labels(raw, linker).mentions] == ["Gene", "Chemical"]
