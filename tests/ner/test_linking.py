@@ -18,9 +18,8 @@ from graphmert.ner.linking import (
     FORMAT_VERSION, EntityLinker, LinkerError, LinkResult, normalize_surface, read_name_tables,
     read_xref_tables, run_key, surface_key, word_runs,
 )
-from graphmert.ner.vocabularies.surface import (american_spelling, coordinated_forms, with_generic_head,
+from graphmert.ner.vocabularies.surface import (_markers, american_spelling, coordinated_forms, with_generic_head,
                                                 without_modifiers)
-from graphmert.ner.linking.fuzzy import fuzzy_markers
 from graphmert.ner.linking.species import _gene_orthologs
 from graphmert.ner.linking.vocabulary import _learn_dictionary
 
@@ -401,7 +400,7 @@ def test_fuzzy_keeps_roman_numerals_with_a_letter():
     assert loose.link("glycoprotien IIIa", "Gene").ids == ("NCBIGene:3690",)
     for subunit in ("glycoprotein Ib", "glycoprotein IIb", "glycoprotein IIIb"):
         assert loose.link(subunit, "Gene").how == "none", subunit
-    assert fuzzy_markers("gp iib/iiia via type ia") == ["ia", "iib", "iiia"]
+    assert _markers("gp iib/iiia via type ia iota 2") == ["2", "ia", "iib", "iiia", "iota"]
 
 
 # --------------------------------------------------------------------------------------------------

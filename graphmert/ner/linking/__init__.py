@@ -57,10 +57,10 @@ Look-ups, in order, on the *key* of the mention text (:func:`surface_key`):
    TF-IDF (``char_wb``) cosine nearest neighbour among the names of the same category (the
    dictionary's and the seed KG's, not the term tables': those lowered held-out F1), accepted at
    ``score >= fuzzy_threshold``. A neighbour must keep the query's numbers, single letters, Greek
-   letter names and roman numerals, bare or with a letter (:func:`~graphmert.ner.linking.fuzzy.fuzzy_markers`:
-   "bmp 5" never becomes "bmp 4", nor "glycoprotein Ib" "glycoprotein"); the best of the 10 nearest
-   that does is taken. The default threshold was
-   chosen on held-out BioRED-train documents (``experiments/linking.py``).
+   letter names and roman numerals, bare or with a letter
+   (:func:`~graphmert.ner.vocabularies.surface._markers`: "bmp 5" never becomes "bmp 4", nor
+   "glycoprotein Ib" "glycoprotein"); the best of the 10 nearest that does is taken. The default
+   threshold was chosen on held-out BioRED-train documents (``experiments/linking.py``).
 
 :func:`normalize_surface` is the one normalisation: NFKC + casefold, Greek letters spelled out
 (α → alpha), possessive "'s" and apostrophes dropped, hyphen / slash / underscore / whitespace runs

@@ -3,8 +3,6 @@ query's markers (:mod:`graphmert.ner.linking`, step 4)."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from graphmert.ner.vocabularies.surface import _markers
@@ -12,18 +10,6 @@ from graphmert.ner.vocabularies.surface import _markers
 _FUZZY_MIN_CHARS = 4          # shorter keys (gene symbols, acronyms) are never matched fuzzily
 _FUZZY_CACHE_SIZE = 100_000
 _FUZZY_TOP_K = 10
-
-# a roman numeral with one letter after it names a subunit or a subtype ("glycoprotein Ib", "IIb/IIIa",
-# "glycogen storage disease type Ia"); :func:`_markers` reads bare numerals only, so "glycoprotein
-# Ib" matched the bare name "glycoprotein" (a synonym of APP) at cosine 0.85. "via" is a word.
-_LETTERED_ROMAN = re.compile(r"(?<![a-z])(?!via(?![a-z]))(?:i{1,3}|iv|vi{0,3})[a-d](?![a-z])")
-
-
-def fuzzy_markers(form: str) -> list[str]:
-    """The tokens of a normalised ``form`` that a fuzzy neighbour must keep, sorted: :func:`_markers`
-    (numbers, single letters, Greek letter names, roman numerals) and roman numerals with a letter
-    ("ib", "iiia")."""
-    return sorted(_markers(form) + _LETTERED_ROMAN.findall(form))
 
 
 class _FuzzyIndex:
@@ -42,7 +28,7 @@ class _FuzzyIndex:
         self._matrix = self._vectorizer.fit_transform(self.names).tocsr()
 
     def best(self, query: str) -> tuple[int, float]:
-        """Index of the nearest name with the same :func:`fuzzy_markers` as ``query`` among the
+        """Index of the nearest name with the same :func:`_markers` as ``query`` among the
         ``_FUZZY_TOP_K`` most similar, and its cosine similarity; (-1, 0.0) if there is none."""
         if not self.names:
             return -1, 0.0
@@ -54,8 +40,8 @@ class _FuzzyIndex:
         scores = (self._matrix @ q.T).toarray().ravel()
         k = min(_FUZZY_TOP_K, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
-        want = fuzzy_markers(query)
+        want = _markers(query)
         for i in sorted(top.tolist(), key=lambda j: (-scores[j], j)):
-            if scores[i] > 0 and fuzzy_markers(self.names[i]) == want:
+            if scores[i] > 0 and _markers(self.names[i]) == want:
                 return i, float(scores[i])
         return -1, 0.0

@@ -473,12 +473,12 @@ class EntityLinker:
         if best is not None and doc.mentions[best].ids:
             m = doc.mentions[best]
             return LinkResult(tuple(m.ids), 1.0, "abbreviation", tuple(m.xrefs))
-        text = doc.text[a.long_start:a.long_end]
-        whole = self.link(text, category, species) if best is None or 2 * best_overlap < long_length else None
-        if (best is not None and (whole is None or whole.score < 1.0)
-                and results[best] is not None and results[best].ids):
-            return results[best]
-        whole = whole if whole is not None else self.link(text, category, species)
+        own = results[best] if best is not None and results[best] is not None and results[best].ids else None
+        if own is not None and 2 * best_overlap >= long_length:
+            return own
+        whole = self.link(doc.text[a.long_start:a.long_end], category, species)
+        if own is not None and whole.score < 1.0:       # a partial head, and no exact link of the whole
+            return own
         return whole if whole.ids else None
 
     def _abbreviation_links(self, doc: Document, results: list[LinkResult | None],

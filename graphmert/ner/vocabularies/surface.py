@@ -100,12 +100,16 @@ _SIBILANT_ES = re.compile(r"(?:s|x|z|ch|sh|o)es$")    # plurals that may drop "-
 
 
 _GREEK_NAMES = "|".join(sorted(set(_GREEK.values()), key=len, reverse=True))
-_MARKER = re.compile(r"\d+|(?<![a-z])(?:[a-z]|" + _GREEK_NAMES + r"|i{1,3}|iv|vi{0,3})(?![a-z])")
+# a roman numeral may carry one letter, naming a subunit or a subtype ("glycoprotein Ib", "IIb/IIIa",
+# "type Ia"; read bare, "glycoprotein Ib" matched APP's synonym "glycoprotein"); "via" is a word
+_MARKER = re.compile(r"\d+|(?<![a-z])(?!via(?![a-z]))(?:(?:i{1,3}|iv|vi{0,3})[a-d]?|[a-z]|" + _GREEK_NAMES
+                     + r")(?![a-z])")
 
 
 def _markers(form: str) -> list[str]:
     """The tokens a fuzzy match must not change: numbers, single letters, Greek letter names and
-    roman numerals ("type 1" ≠ "type 2", "IL-6" ≠ "IL-8", "hepatitis b" ≠ "hepatitis c"), sorted."""
+    roman numerals, bare or with a letter ("type 1" ≠ "type 2", "IL-6" ≠ "IL-8", "hepatitis b" ≠
+    "hepatitis c", "glycoprotein Ib" ≠ "glycoprotein"), sorted."""
     return sorted(_MARKER.findall(form))
 
 
