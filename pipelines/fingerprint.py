@@ -2,8 +2,8 @@
 
 A stage's fingerprint is a SHA-256 over the code of the module that defines its ``run`` function
 (``pipelines/stages/<x>.py``) and of every module of ``graphmert`` and ``pipelines.stages`` that
-module imports, transitively: their source without docstrings, comments and blank lines
-(:func:`code_of`), so an edit to those reruns nothing. Imports are found by reading the import
+module imports, transitively: their source without docstrings, ``help=`` texts, comments and
+blank lines (:func:`code_of`), so an edit to those reruns nothing. Imports are found by reading the import
 statements (those inside functions too), not by importing, so computing it imports nothing; it is
 computed once per process (about 1.2 s for every stage at once on 2 cores). Importing ``a.b.c``
 runs ``a/__init__.py`` and ``a/b/__init__.py`` too, so those are part of it
@@ -139,16 +139,19 @@ def code_of(path: Path) -> bytes:
 
 def _code_of(source: bytes, path: Path) -> bytes:
     """The source of ``path`` without what cannot change what it computes: its docstrings (the
-    first string statement of the module and of each class and function), its comments, trailing
-    blanks and blank lines. A stage's fingerprint is taken over this, so editing a docstring, a
-    citation or a comment reruns no stage (a 30-minute training, an 18-minute recognizer). Nothing
-    in the stages reads a ``__doc__``. Spans come from :mod:`ast` (docstrings) and :mod:`tokenize`
+    first string statement of the module and of each class and function), the text of every
+    ``help="..."`` keyword (a config key's or a command option's help, which only ``graphmert info
+    --keys`` and ``--help`` print), its comments, trailing blanks and blank lines. A stage's
+    fingerprint is taken over this, so editing a docstring, a key's help, a citation or a comment
+    reruns no stage (a 30-minute training, an 18-minute recognizer). Nothing in the stages reads a
+    ``__doc__`` or a field's ``help``. Spans come from :mod:`ast` (docstrings) and :mod:`tokenize`
     (comments), whose positions do not change between Python versions, so neither does the result.
     Written here: no library strips Python source this way without also reformatting it."""
     lines = source.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").split("\n")   # as ast counts rows
     char = lambda row, b: len(lines[row - 1].encode("utf-8")[:b].decode("utf-8"))  # noqa: E731  (ast: UTF-8 bytes)
+    tree = ast.parse(source, filename=str(path))
     spans = [(d.lineno, char(d.lineno, d.col_offset), d.end_lineno, char(d.end_lineno, d.end_col_offset))
-             for d in _docstrings(ast.parse(source, filename=str(path)))]   # (row, col, end row, end col)
+             for d in (*_docstrings(tree), *_help_texts(tree))]               # (row, col, end row, end col)
     for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
         if tok.type == tokenize.COMMENT:
             spans.append((*tok.start, *tok.end))
@@ -171,6 +174,15 @@ def _docstrings(node: ast.AST) -> Iterator[ast.Expr]:
         for child in getattr(node, name, None) or ():
             if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == "match_case":
                 yield from _docstrings(child)
+
+
+def _help_texts(tree: ast.AST) -> Iterator[ast.Constant]:
+    """The string literal of every ``help=`` keyword argument in ``tree`` (adjacent literals joined
+    by the parser are one constant, its span all of them); an f-string or a name is code and kept."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "help" and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            yield node.value
 
 
 @functools.lru_cache(maxsize=None)

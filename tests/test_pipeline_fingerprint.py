@@ -166,6 +166,31 @@ def test_a_docstring_or_comment_edit_keeps_the_fingerprint_and_a_code_edit_does_
     ''') != before
 
 
+def test_a_help_text_is_not_code_but_a_default_or_a_bound_is(tmp_path):
+    """A config key's ``help=`` (printed by ``graphmert info --keys`` only) is left out of the code
+    a fingerprint reads; the other arguments of the same call are not."""
+    def code(text: str) -> bytes:
+        return fingerprint.code_of(_write(tmp_path, "cfg.py", text))
+
+    base = code('''
+        x: int = opt(3, min=1, help="how many; "   # why three
+                                    "the second line")
+        y: str = opt("a", help=f"{X} stays: an f-string is code")
+    ''')
+    assert b"how many" not in base and b"second line" not in base and b"f-string is code" in base
+    assert code('''
+        x: int = opt(3, min=1, help="how many, reworded over "
+                                    "two lines")
+        y: str = opt("a", help=f"{X} stays: an f-string is code")
+    ''') == base
+    for edit in ("opt(4, min=1,", "opt(3, min=2,", "opt(3, max=1,"):
+        assert code(f'''
+            x: int = {edit} help="how many; "
+                                        "the second line")
+            y: str = opt("a", help=f"{{X}} stays: an f-string is code")
+        ''') != base, edit
+
+
 def test_stage_fingerprints_cover_the_library_code_each_stage_runs():
     ingest = fingerprint.module_closure(STAGES["ingest"].run.__module__)
     extract = fingerprint.module_closure(STAGES["extract"].run.__module__)
