@@ -400,8 +400,9 @@ class Trainer:
         self.last_eval = record
         if self.dist.is_main:
             self.metrics.append(record)
+            candidates = record["cand_acc"]      # NaN: the model has no candidate head, or no questions held out
             log.info("step %d: held-out loss %.4f (MLM %.4f, MNM %.4f), accuracy roots %.4f, "
-                     "leaf tail tokens %.4f (majority-token baseline %.4f), candidates %.4f",
+                     "leaf tail tokens %.4f (majority-token baseline %.4f)%s",
                      self.step, record["loss"], record["mlm_loss"], record["mnm_loss"],
                      record["mlm_acc"], record["mnm_tail_acc"], record["leaf_majority_acc"],
-                     record["cand_acc"])
+                     "" if math.isnan(candidates) else f", candidates {candidates:.4f}")

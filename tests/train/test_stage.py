@@ -4,6 +4,7 @@ RUN/train-work, start over when the config changes."""
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -43,14 +44,33 @@ def train_records(folder: Path) -> list[dict]:
 CFG = dict(max_steps=6, checkpoint_every=2, eval_every=3)
 
 
+def test_the_held_out_line_names_candidate_accuracy_only_where_there_is_one(caplog):
+    """A model without a candidate head (or no held-out question) has a NaN candidate accuracy: the
+    step's log line leaves it out rather than print "candidates nan"."""
+    from types import SimpleNamespace
+
+    from graphmert.train.trainer import Trainer
+    record = {"loss": 2.0, "mlm_loss": 1.0, "mnm_loss": 1.0, "mlm_acc": 0.5, "mnm_tail_acc": 0.25,
+              "leaf_majority_acc": 0.125}
+    for cand, shown in ((float("nan"), None), (0.75, ", candidates 0.7500")):
+        caplog.clear()
+        stub = SimpleNamespace(evaluate=lambda: {**record, "cand_acc": cand}, dist=SimpleNamespace(is_main=True),
+                               metrics=[], step=7, last_eval=None)
+        with caplog.at_level(logging.INFO, logger="graphmert.train"):
+            Trainer._evaluate_and_log(stub)
+        assert caplog.text.rstrip().endswith("(majority-token baseline 0.1250)" + (shown or ""))
+        assert "nan" not in caplog.text and stub.metrics and stub.last_eval["cand_acc"] is cand
+
+
 def test_registered_after_graphs():
     names = list(STAGES)
     assert STAGES["train"] is TRAIN and names.index("train") == names.index("graphs") + 1
 
 
-def test_stage_writes_outputs_and_skips_when_up_to_date(tmp_path):
+def test_stage_writes_outputs_and_skips_when_up_to_date(tmp_path, caplog):
     run = make_run(tmp_path / "run")
-    m = run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
+    with caplog.at_level(logging.INFO):
+        m = run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)
     assert m["status"] == "ran" and m["steps"] == m["total_steps"] == 6
     assert isinstance(m["train_chunks"], int) and isinstance(m["eval_chunks"], int) and m["eval_chunks"] > 0
     assert 0.0 <= m["leaf_majority_acc"] <= 1.0 and m["final_eval"]["mnm_acc"] == m["leaf_acc"]
@@ -60,6 +80,7 @@ def test_stage_writes_outputs_and_skips_when_up_to_date(tmp_path):
     assert (out / "model" / "model.safetensors").exists()
     assert [p.name for p in sorted((out / "checkpoints").iterdir())] == ["step-00000004", "step-00000006"]
     assert json.loads((run / "train-work" / "run.json").read_text())["finished"] is True
+    assert "step 6: held-out loss" in caplog.text and "nan" not in caplog.text
     assert run_stage(TRAIN, tiny_config(**CFG), run, quiet=True)["status"] == "skipped"
     # train.resume does not change what is trained: still up to date
     assert run_stage(TRAIN, tiny_config(**CFG, resume=False), run, quiet=True)["status"] == "skipped"
