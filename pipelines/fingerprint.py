@@ -3,8 +3,8 @@
 A stage's fingerprint is a SHA-256 over the code of the module that defines its ``run`` function
 (``pipelines/stages/<x>.py``) and of every module of ``graphmert`` and ``pipelines.stages`` that
 module imports, transitively: their source without docstrings, ``help=`` texts, comments and
-blank lines (:func:`code_of`), so an edit to those reruns nothing. Imports are found by reading the import
-statements (those inside functions too), not by importing, so computing it imports nothing; it is
+blank lines (:func:`code_of`), so an edit to those reruns nothing. Imports are found by reading the
+import statements (those inside functions too), not by importing, so computing it imports nothing; it is
 computed once per process (about 1.2 s for every stage at once on 2 cores). Importing ``a.b.c``
 runs ``a/__init__.py`` and ``a/b/__init__.py`` too, so those are part of it
 (``graphmert/__init__.py``, with ``__version__``, is part of every stage's). Files are labelled by
@@ -144,7 +144,7 @@ def _code_of(source: bytes, path: Path) -> bytes:
     --keys`` and ``--help`` print), its comments, trailing blanks and blank lines. A stage's
     fingerprint is taken over this, so editing a docstring, a key's help, a citation or a comment
     reruns no stage (a 30-minute training, an 18-minute recognizer). Nothing in the stages reads a
-    ``__doc__`` or a field's ``help``. Spans come from :mod:`ast` (docstrings) and :mod:`tokenize`
+    ``__doc__`` or a field's ``help``. Spans come from :mod:`ast` (docstrings, help texts) and :mod:`tokenize`
     (comments), whose positions do not change between Python versions, so neither does the result.
     Written here: no library strips Python source this way without also reformatting it."""
     lines = source.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").split("\n")   # as ast counts rows
