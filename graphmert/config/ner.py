@@ -89,11 +89,13 @@ class NERConfig:
                                       "and gene_table sources), 'terms' (names of the terms sources, "
                                       "MeSH's); needs ner.embed 'hash'; empty: none")
     epochs: int = opt(12, min=1, help="most passes over the training documents")
-    max_minutes: float = opt(18.0, min=0.0, min_exclusive=True,
-                             help="wall-clock training budget of the whole recognizer: the ner stage "
-                                  "trains its models at once, one per worker (pipeline.workers), the "
-                                  "largest first, and each stops before an epoch that would end past "
-                                  "the budget")
+    max_minutes: float = opt(60.0, min=0.0, min_exclusive=True,
+                             help="wall-clock cap on training the whole recognizer, a safety net: "
+                                  "ner.epochs and ner.patience stop each model, so that it is the same "
+                                  "on slow cores as on fast ones, and only a model that would train "
+                                  "past this cap stops before the epoch that would end past it (a "
+                                  "warning; a weaker model). The ner stage trains its models at once, "
+                                  "one per worker (pipeline.workers), the largest first")
     patience: int = opt(3, min=1, help="stop after this many epochs without a better selection F1")
     batch_size: int = opt(16, min=1, help="documents per update")
     dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout during training")

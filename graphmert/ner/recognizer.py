@@ -433,8 +433,8 @@ def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
                      texts: Sequence[str] = ()) -> tuple["Recognizer", dict]:
     """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`) in this
     process: the models of :func:`plan_parts` one after another, the one with the fewest documents
-    first, on one budget of ``cfg.max_minutes``: a model stops before an epoch that would end past
-    it, and the later ones get what the earlier ones left (``pipelines.stages.ner`` trains them at
+    first, on one wall-clock cap of ``cfg.max_minutes``: a model stops before an epoch that would end
+    past it, and the later ones get what the earlier ones left (``pipelines.stages.ner`` trains them at
     once instead, one per worker, with :func:`train_part` on the same budget).
     ``on_epoch`` receives each epoch's record (progress display). ``texts``: what ``ner.vectors``
     learns from (:func:`plan_parts`; the budget counts that time too). The report is
@@ -524,8 +524,9 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     the last update's. Training stops after ``cfg.epochs``, after ``cfg.patience`` epochs without a
     better F1, or when another epoch as long as the last would end after ``deadline``
     (``time.monotonic()``; the first epoch always runs); the report's ``stopped`` says which
-    (``"epochs"``, ``"patience"``, ``"budget"``): on slower cores the budget stops a model earlier,
-    and it is a weaker one.
+    (``"epochs"``, ``"patience"``, ``"budget"``). The budget is a safety cap (``ner.max_minutes``)
+    that a model should not reach: on slower cores it stops a model earlier, and it is a weaker one,
+    where epochs and patience give the same model on any machine.
 
     ``on_epoch`` receives each epoch's record once it is scored (progress display). ``probe``, when
     given, is called with ``(nlp, optimizer)`` after each epoch's updates, before the selection
