@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,11 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _study import held_out_biored_train, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.corpus.document import Document  # noqa: E402
+from graphmert.corpus.document import Document, Mention  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.eval.entities import MICRO, normalisation_scores, recognition_scores  # noqa: E402
 from graphmert.ner.corpus import annotated_documents  # noqa: E402
-from graphmert.ner.recognizer import LABELS, Recognizer  # noqa: E402
+from graphmert.ner.recognizer import LABELS, Recognizer, _disjoint, propagate_mentions  # noqa: E402
 from pipelines.stages.extract_parts import extraction_linker, recognized_entities  # noqa: E402
 from pipelines.stages.link import build_linker  # noqa: E402
 from pipelines.stages.ner_documents import read_ner_documents, training_documents  # noqa: E402
@@ -64,6 +64,42 @@ RULES_OFF = (
     ("no Greek suffixes", ["extract.greek_suffix=false"]),
     ("no name extension", ["extract.name_extension=false"]),
 )
+
+
+@dataclass
+class VotingRecognizer:
+    """Recognizers trained alike but for their seed (``ner.seed``), voting span by span: a found span
+    (start, end, label) is kept where at least ``votes`` of them find it exactly, then overlaps are
+    settled as one recognizer settles its parts' (:func:`graphmert.ner.recognizer._disjoint`, longer
+    first) and, with ``propagate``, one sense per document follows on the votes' spans. With one
+    member it is that recognizer. Only the labels ``voted`` are voted on; the first member alone
+    gives the others. A study of seed ensembles (docs/experiments/recognizer-training.md)."""
+
+    members: list[Recognizer]
+    votes: int
+    voted: frozenset[str] = frozenset(LABELS.values())    # labels voted on; the others: the first member's
+
+    def recognize(self, docs: list[Document], propagate: bool = False) -> list[Document]:
+        from collections import Counter
+
+        docs = list(docs)
+        found = [list(m.recognize(docs)) for m in self.members]
+        out = []
+        for k, d in enumerate(docs):
+            if d.mentions:
+                out.append(d)
+                continue
+            count = Counter((m.start, m.end, m.type) for f in found for m in f[k].mentions
+                            if m.type in self.voted)
+            count.update({(m.start, m.end, m.type): self.votes for m in found[0][k].mentions
+                          if m.type not in self.voted})
+            kept = _disjoint([(a, b, 0, d.text[a:b], lab) for (a, b, lab), n in count.items()
+                              if n >= self.votes])
+            if propagate:
+                kept = propagate_mentions(d.text, kept)
+            out.append(replace(d, mentions=[Mention(start=a, end=b, text=t, type=lab)
+                                            for a, b, _, t, lab in kept]))
+        return out
 
 
 def score(name: str, predicted: list[Document], gold: list[Document]) -> dict:
@@ -193,9 +229,15 @@ def variant_ids(predicted: list[Document], gold: list[Document], training: list[
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--recognizer", type=Path, required=True,
+    ap.add_argument("--recognizer", type=Path, required=True, nargs="+",
                     help="a recognizer saved by experiments/recognizer.py --save (trained without the "
-                         "held-out documents)")
+                         "held-out documents); several (other ner.seed values) vote span by span")
+    ap.add_argument("--votes", type=int, default=None,
+                    help="with several recognizers, how many must find a span exactly (default: a "
+                         "majority)")
+    ap.add_argument("--voted", nargs="+", default=list(LABELS.values()), metavar="LABEL",
+                    help="the labels voted on (Gene, Disease, Chemical); the first recognizer alone "
+                         "gives the others")
     ap.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME [OVERRIDE]",
                     help="a name, then its dotted extract.* overrides (repeatable; default: the shipped "
                          "settings and each entity rule off)")
@@ -218,7 +260,9 @@ def main() -> None:
     linker = build_linker(cfg, docs, held)
     analyzer = TextAnalyzer(sentences=False, abbreviations=True)
     raw = list(analyzer.annotate([replace(d, mentions=[]) for d in gold]))
-    recognizer = Recognizer.load(a.recognizer)
+    votes = a.votes or len(a.recognizer) // 2 + 1
+    recognizer = VotingRecognizer([Recognizer.load(r) for r in a.recognizer], votes=votes,
+                                  voted=frozenset(a.voted))
     recognized = {p: list(recognizer.recognize(raw, propagate=p)) for p in (False, True)}
     print(f"{len(docs)} training documents, {len(gold)} held-out; ready in {time.perf_counter() - t0:.0f} s")
 
@@ -241,7 +285,8 @@ def main() -> None:
         print_table(variant_ids(run(variants[0][1]), gold, [d for d in docs if d.id not in held]),
                     f"the rule-found variants' document-level ids ({variants[0][0]})")
     if a.out:
-        write_json("raw_entities", rows, a.out, recognizer=str(a.recognizer), variants=dict(variants),
+        write_json("raw_entities", rows, a.out, recognizer=[str(r) for r in a.recognizer], votes=votes,
+                   voted=a.voted, variants=dict(variants),
                    linker=a.linker)
 
 

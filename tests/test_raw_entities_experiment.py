@@ -10,7 +10,7 @@ from graphmert.corpus.document import Document, Mention
 from graphmert.eval.entities import recognition_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-from raw_entities import ERROR_KINDS, error_kinds  # noqa: E402
+from raw_entities import ERROR_KINDS, VotingRecognizer, error_kinds  # noqa: E402
 
 TEXT = "BRCA1 and TP53 cause cancer with aspirin in HeLa2 and in asthma."
 #       0    5    10   15   20   25   30   35   40   45   50   55   60
@@ -73,3 +73,46 @@ def test_variant_ids_by_kind_and_the_rs_ids_a_key_replaced():
     assert rows[1] == {"ids": "tmVar", "found": 2, "the gold's": 1}
     assert rows[2]["found"] == 1 and rows[2]["the gold's"].startswith("1 of")   # R47W: rs5, taught
     assert variant_ids([found], [gold], [])[2]["the gold's"].startswith("0 of")
+
+
+class _Fixed:
+    """A recognizer stand-in that finds the given mentions in every document without any."""
+
+    def __init__(self, *mentions: Mention):
+        self.mentions = list(mentions)
+
+    def recognize(self, docs, propagate=False):
+        assert not propagate                      # the vote propagates on its own spans
+        return [d if d.mentions else Document(id=d.id, text=d.text, mentions=self.mentions) for d in docs]
+
+
+def _spans(doc: Document) -> list[tuple[int, int, str]]:
+    return [(m.start, m.end, m.type) for m in doc.mentions]
+
+
+def test_a_seed_vote_keeps_the_spans_a_majority_finds_exactly():
+    raw = Document(id="d", text=TEXT)
+    a = _Fixed(_m(0, 5, "Gene"), _m(21, 27, "Disease"), _m(33, 40, "Chemical"))
+    b = _Fixed(_m(0, 5, "Gene"), _m(21, 27, "Chemical"), _m(33, 40, "Chemical"), _m(57, 63, "Disease"))
+    c = _Fixed(_m(0, 14, "Gene"), _m(21, 27, "Disease"), _m(44, 49, "Gene"))
+    majority = VotingRecognizer([a, b, c], votes=2).recognize([raw])[0]
+    assert _spans(majority) == [(0, 5, "Gene"), (21, 27, "Disease"), (33, 40, "Chemical")]
+    union = VotingRecognizer([a, b, c], votes=1).recognize([raw])[0]      # overlaps: the longer span
+    assert _spans(union) == [(0, 14, "Gene"), (21, 27, "Chemical"), (33, 40, "Chemical"),
+                             (44, 49, "Gene"), (57, 63, "Disease")]
+    genes_only = VotingRecognizer([b, a, c], votes=2, voted=frozenset({"Gene"})).recognize([raw])[0]
+    assert _spans(genes_only) == [(0, 5, "Gene"), (21, 27, "Chemical"), (33, 40, "Chemical"),
+                                  (57, 63, "Disease")]                   # the first member's others
+    assert _spans(VotingRecognizer([c], votes=1).recognize([raw])[0]) == _spans(c.recognize([raw])[0])
+    gold = Document(id="g", text=TEXT, mentions=[_m(57, 63, "Disease")])
+    assert VotingRecognizer([a, b, c], votes=2).recognize([gold])[0] is gold   # annotated: kept as is
+
+
+def test_a_seed_vote_propagates_its_own_spans():
+    text = "TP53 binds MDM2; TP53 is a gene."
+    raw = Document(id="d", text=text)
+    tp53 = Mention(start=0, end=4, text="TP53", type="Gene", ids=[])
+    mdm2 = Mention(start=11, end=15, text="MDM2", type="Gene", ids=[])
+    vote = VotingRecognizer([_Fixed(tp53, mdm2), _Fixed(tp53), _Fixed(mdm2)], votes=2)
+    assert _spans(vote.recognize([raw], propagate=True)[0]) == [(0, 4, "Gene"), (11, 15, "Gene"), (17, 21, "Gene")]
+    assert _spans(VotingRecognizer([_Fixed(tp53), _Fixed(mdm2)], votes=2).recognize([raw], propagate=True)[0]) == []
