@@ -1,6 +1,6 @@
 """The extract stage's entity steps on raw held-out BioRED-train text, one rule at a time (issue #19).
 
-    .venv/bin/python experiments/recognizer.py --variant shipped --save build/rec     # 18 min, once
+    .venv/bin/python experiments/recognizer.py --variant shipped --save build/rec     # ~30 min, once
     .venv/bin/python experiments/raw_entities.py --recognizer build/rec/shipped \\
         [--variant NAME OVERRIDE ...] [--out F]                                       # about a minute
 
@@ -23,7 +23,9 @@ minute for a set of variants once a recognizer trained without them is saved:
 Rows: the shipped settings, then each of their entity rules switched off alone (the default
 variants), or the ``--variant`` name and dotted ``extract.*`` overrides given; ``--linker`` builds the
 linker of every row with ``ner.*`` overrides (a name table, another vocabulary). One recognizer serves
-every row, so a difference between rows is the rule's alone, not a recognizer's draw.
+every row, so a difference between rows is the rule's alone, not a recognizer's draw. Several
+``--recognizer`` directories (trained alike but for ``ner.seed``) vote span by span instead
+(:class:`VotingRecognizer`; docs/experiments/recognizer-training.md, "three seeds voting").
 """
 
 from __future__ import annotations
@@ -235,7 +237,7 @@ def main() -> None:
     ap.add_argument("--votes", type=int, default=None,
                     help="with several recognizers, how many must find a span exactly (default: a "
                          "majority)")
-    ap.add_argument("--voted", nargs="+", default=list(LABELS.values()), metavar="LABEL",
+    ap.add_argument("--voted", nargs="+", default=list(LABELS.values()), choices=list(LABELS.values()),
                     help="the labels voted on (Gene, Disease, Chemical); the first recognizer alone "
                          "gives the others")
     ap.add_argument("--variant", nargs="+", action="append", default=[], metavar="NAME [OVERRIDE]",
@@ -261,6 +263,8 @@ def main() -> None:
     analyzer = TextAnalyzer(sentences=False, abbreviations=True)
     raw = list(analyzer.annotate([replace(d, mentions=[]) for d in gold]))
     votes = a.votes or len(a.recognizer) // 2 + 1
+    if not 1 <= votes <= len(a.recognizer):
+        ap.error(f"--votes {votes}: give 1 to {len(a.recognizer)}, the number of recognizers")
     recognizer = VotingRecognizer([Recognizer.load(r) for r in a.recognizer], votes=votes,
                                   voted=frozenset(a.voted))
     recognized = {p: list(recognizer.recognize(raw, propagate=p)) for p in (False, True)}
