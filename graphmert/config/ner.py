@@ -91,8 +91,8 @@ class NERConfig:
     epochs: int = opt(12, min=1, help="most passes over the training documents")
     max_minutes: float = opt(60.0, min=0.0, min_exclusive=True,
                              help="wall-clock cap on training the whole recognizer, a safety net: "
-                                  "ner.epochs and ner.patience stop each model, so that it is the same "
-                                  "on slow cores as on fast ones, and only a model that would train "
+                                  "ner.epochs and ner.patience stop each model, so that neither load "
+                                  "nor core speed changes it, and only a model that would train "
                                   "past this cap stops before the epoch that would end past it (a "
                                   "warning; a weaker model). The ner stage trains its models at once, "
                                   "one per worker (pipeline.workers), the largest first")

@@ -526,7 +526,7 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     (``time.monotonic()``; the first epoch always runs); the report's ``stopped`` says which
     (``"epochs"``, ``"patience"``, ``"budget"``). The budget is a safety cap (``ner.max_minutes``)
     that a model should not reach: on slower cores it stops a model earlier, and it is a weaker one,
-    where epochs and patience give the same model on any machine.
+    where epochs and patience give the same model however busy or slow the machine is.
 
     ``on_epoch`` receives each epoch's record once it is scored (progress display). ``probe``, when
     given, is called with ``(nlp, optimizer)`` after each epoch's updates, before the selection
