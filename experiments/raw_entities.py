@@ -65,6 +65,8 @@ RULES_OFF = (
     ("no route trim", ["extract.route_trim=false"]),
     ("no Greek suffixes", ["extract.greek_suffix=false"]),
     ("no name extension", ["extract.name_extension=false"]),
+    ("no gene extension", ["extract.gene_extension=false"]),
+    ("no residue chemicals", ["extract.residue_chemicals=false"]),
 )
 
 

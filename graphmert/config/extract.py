@@ -114,6 +114,15 @@ class ExtractConfig:
                                "3 words on each side, that the linker's training documents or the seed "
                                "KG give its category ('retinopathy' -> 'retinopathy of prematurity'; "
                                "graphmert.ner.gazetteer.name_extension)")
+    gene_extension: bool = opt(False, help="documents the ner stage's recognizer annotates: a "
+                               "chemical mention inside a longer name, up to 3 words on each side, that "
+                               "the linker's training documents or the seed KG give genes is a gene "
+                               "mention over that name ('dopamine' -> 'dopamine beta-hydroxylase'; "
+                               "graphmert.ner.gazetteer.gene_extension)")
+    residue_chemicals: bool = opt(False, help="documents the ner stage's recognizer annotates: a "
+                                  "chemical mention that is an amino acid written as a residue of a "
+                                  "protein change ('tyrosine to histidine', 'asparagine 86') is no mention "
+                                  "(graphmert.ner.variants.residue_chemicals)")
     name_ratio: float = opt(0.5, min=0.0, max=1.0, help="name_mentions: the least share of a seed-KG "
                             "name's occurrences in the training documents that must be annotated")
     kg_gene_species: Optional[str] = opt(

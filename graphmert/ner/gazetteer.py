@@ -42,7 +42,7 @@ from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
 __all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "route_trim", "ROUTE_WORDS", "greek_suffix",
-           "name_extension", "EXTENSION_WORDS", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
+           "name_extension", "gene_extension", "EXTENSION_WORDS", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
 MIN_NAME_CHARS = 4              # shorter keys ("ca", "ad", "epo") are left to the recognizer (genes: with
@@ -237,6 +237,30 @@ def name_extension(doc: Document, linker: EntityLinker, labels: frozenset[str]) 
         if span is not None:
             taken[i] = span
             m = replace(m, start=span[0], end=span[1], text=doc.text[span[0]:span[1]])
+        out.append(m)
+    if out == doc.mentions:
+        return doc
+    return replace(doc, mentions=sorted(out, key=lambda m: (m.start, m.end)))
+
+
+def gene_extension(doc: Document, linker: EntityLinker, chemical: str = "Chemical", gene: str = "Gene"
+                   ) -> Document:
+    """A copy of ``doc`` whose ``chemical`` mentions without ids that lie inside a longer name the
+    training documents or the seed KG give genes (:func:`_longest_name` with ``gene``'s category)
+    are ``gene`` mentions over that name: the recognizer tags the substrate or ligand that opens an
+    enzyme's or receptor's name ("dopamine" of "dopamine beta-hydroxylase", "rapamycin" of
+    "mammalian target of rapamycin", "cAMP" of "cAMP response element-binding protein"), and
+    BioRED annotates the whole as the gene; ``doc`` itself when none grows. In text order, none
+    growing over another mention."""
+    taken = [(m.start, m.end) for m in doc.mentions]
+    out = []
+    for i, m in enumerate(doc.mentions):
+        span = None
+        if m.type == chemical and not m.ids:
+            span = _longest_name(doc.text, m.start, m.end, gene, linker, taken[:i] + taken[i + 1:])
+        if span is not None:
+            taken[i] = span
+            m = replace(m, start=span[0], end=span[1], text=doc.text[span[0]:span[1]], type=gene)
         out.append(m)
     if out == doc.mentions:
         return doc

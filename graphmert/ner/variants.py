@@ -39,7 +39,8 @@ from typing import Iterable
 
 from graphmert.corpus.document import Document, Mention, normalize_id
 
-__all__ = ["Variant", "find_variants", "add_variants", "rs_aliases", "MIN_ONE_LETTER_POSITION", "VARIANT_TYPE"]
+__all__ = ["Variant", "find_variants", "add_variants", "rs_aliases", "residue_chemicals", "MIN_ONE_LETTER_POSITION",
+           "VARIANT_TYPE"]
 
 VARIANT_TYPE = "SequenceVariant"        # the mention type (mention_category: biolink:SequenceVariant)
 MIN_ONE_LETTER_POSITION = 10
@@ -165,3 +166,30 @@ def add_variants(doc: Document, keys: bool = True) -> Document:
     if not added:
         return doc
     return replace(doc, mentions=sorted([*doc.mentions, *added], key=lambda m: (m.start, m.end)))
+
+
+# An amino acid named as a residue of a protein change is no chemical: "tyrosine to histidine",
+# "asparagine 86", "lysine at residue 223", "glycine (Gly) to glutamine". BioRED train writes an amino
+# acid so 53 times and annotates none as a chemical (52 lie inside a variant's span); BC5CDR train and
+# dev once, a chemical there ("glutamate 7 receptor") (docs/experiments/entity-rules.md)
+_AMINO_ACIDS = (r"(?:alanine|arginine|asparagine|aspartate|aspartic acid|cysteine|glutamine|glutamate|"
+                r"glutamic acid|glycine|histidine|isoleucine|leucine|lysine|methionine|phenylalanine|proline|"
+                r"serine|threonine|tryptophan|tyrosine|valine)")
+_AMINO_ACID = re.compile(rf"{_AMINO_ACIDS}s?", re.I)
+_THREE_LETTER = r"(?:\(\w{3}\)\s*)?"                                      # "glycine (Gly)"
+_CHANGE = r"-?\s*(?:to|by|for|->|-->|→)\s+(?:an?\s+)?"                     # "to", "by a", "-->"
+_RESIDUE_AFTER = re.compile(rf"\s*{_THREE_LETTER}(?:{_CHANGE}{_AMINO_ACIDS}\b|(?:at\s+)?(?:residue|codon|"
+                            rf"position|amino acid)s?\s+\d|-?\d+\b(?!\s*(?:[mµμun]?[gM]\b|%|mmol|mol)))", re.I)
+_RESIDUE_BEFORE = re.compile(rf"\b{_AMINO_ACIDS}\s*(?:\d+\s*)?{_THREE_LETTER}{_CHANGE}$", re.I)
+
+
+def residue_chemicals(doc: Document, chemical: str = "Chemical") -> Document:
+    """A copy of ``doc`` without the ``chemical`` mentions that are an amino acid written as a
+    residue of a protein change (the comment above :data:`_AMINO_ACID`: "tyrosine to histidine" loses
+    both, "asparagine 86" its one); ``doc`` itself when none is. Written here beside the variant
+    patterns, which read the same protein changes."""
+    kept = [m for m in doc.mentions if not (m.type == chemical and _AMINO_ACID.fullmatch(m.text) and (
+        _RESIDUE_AFTER.match(doc.text, m.end) or _RESIDUE_BEFORE.search(doc.text, max(0, m.start - 40), m.start)))]
+    if len(kept) == len(doc.mentions):
+        return doc
+    return replace(doc, mentions=kept)

@@ -30,11 +30,11 @@ from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.windowing import chunk_documents
 from graphmert.errors import noting
 from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
-from graphmert.ner.gazetteer import (gene_name_labels, greek_suffix, name_extension, name_mentions, route_trim,
-                                     symbol_mentions)
+from graphmert.ner.gazetteer import (gene_extension, gene_name_labels, greek_suffix, name_extension, name_mentions,
+                                     route_trim, symbol_mentions)
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import LABELS, Recognizer
-from graphmert.ner.variants import add_variants
+from graphmert.ner.variants import add_variants, residue_chemicals
 from pipelines.holdout import in_slice
 from pipelines.scheduler import worker_cache
 from pipelines.stage import StageContext, StageError
@@ -210,7 +210,9 @@ def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) 
 
 def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
     """A recognised document whose mentions take the longest known name around them
-    (``extract.name_extension``), whose chemicals start after a route word (``extract.route_trim``),
+    (``extract.name_extension``), whose chemicals inside a known gene name are that gene
+    (``extract.gene_extension``), less its amino acids written as residues of a protein change
+    (``extract.residue_chemicals``), whose chemicals start after a route word (``extract.route_trim``),
     with the mentions the seed KG's disease, chemical and gene names add (``extract.name_mentions``),
     whose chemicals that name genes are then genes (``extract.gene_name_labels``: the KG's chemical
     names include MeSH's protein descriptors, "calnexin"), whose genes take a Greek letter that
@@ -221,6 +223,10 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
     links exactly in the mention's category keeps them)."""
     if ex.name_extension:
         doc = name_extension(doc, linker, RECOGNIZER_LABELS)
+    if ex.gene_extension:
+        doc = gene_extension(doc, linker, LABELS["biolink:ChemicalEntity"], LABELS["biolink:Gene"])
+    if ex.residue_chemicals:
+        doc = residue_chemicals(doc, LABELS["biolink:ChemicalEntity"])
     if ex.route_trim:
         doc = route_trim(doc, linker, LABELS["biolink:ChemicalEntity"])
     if ex.name_mentions:

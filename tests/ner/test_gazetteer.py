@@ -10,8 +10,8 @@ import pytest
 from graphmert.config import Config
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
-from graphmert.ner.gazetteer import (MIN_NAME_CHARS, gene_name_labels, greek_suffix, name_extension, name_mentions,
-                                     route_trim, symbol_mentions)
+from graphmert.ner.gazetteer import (MIN_NAME_CHARS, gene_extension, gene_name_labels, greek_suffix, name_extension,
+                                     name_mentions, route_trim, symbol_mentions)
 from graphmert.ner.linking import EntityLinker, LinkerError
 
 NODES = [Node("NCBIGene:1", "GADD45A", "biolink:Gene"), Node("NCBIGene:2", "CYP2C19", "biolink:Gene"),
@@ -299,6 +299,29 @@ def test_a_mention_takes_the_longest_known_name_around_it():
     linked = replace(raw, mentions=[replace(raw.mentions[0], ids=["MESH:D1"])])
     assert name_extension(linked, linker, frozenset({"Disease"})) is linked   # a linked mention stays
     assert name_extension(raw, linker, frozenset({"Gene"})).mentions[0].text == "retinopathy"  # not its label
+
+
+def test_a_chemical_inside_a_known_gene_name_becomes_that_gene():
+    # the KG names two genes; the training documents annotate one name as a gene and one as a chemical
+    train = [_doc("t", "Mammalian target of rapamycin and creatine kinase.",
+                  [("Mammalian target of rapamycin", "GeneOrGeneProduct"), ("creatine kinase", "Chemical")])]
+    kg = SeedKG([Node("NCBIGene:1621", "dopamine beta-hydroxylase", "biolink:Gene"),
+                 Node("NCBIGene:1152", "creatine kinase", "biolink:Gene")], [])
+    linker = EntityLinker.build(train, kg, [])
+    text = "dopamine beta-hydroxylase, mammalian target of rapamycin, creatine kinase, dopamine and rapamycin."
+    spans = [("dopamine", "Chemical"), ("rapamycin", "Chemical"), ("creatine", "Chemical"),
+             ("dopamine", "Chemical"), ("rapamycin", "Chemical")]
+    raw = Document(id="r", text=text, mentions=_mentions(text, spans))
+    out = gene_extension(raw, linker)
+    assert [(m.text, text[m.start:m.end], m.type) for m in out.mentions] == [
+        ("dopamine beta-hydroxylase", "dopamine beta-hydroxylase", "Gene"),          # a KG gene name
+        ("mammalian target of rapamycin", "mammalian target of rapamycin", "Gene"),  # a trained gene name
+        ("creatine", "creatine", "Chemical"),             # training annotates the longer name as a chemical
+        ("dopamine", "dopamine", "Chemical"), ("rapamycin", "rapamycin", "Chemical")]   # no gene around
+    assert raw.mentions[0].type == "Chemical"                           # the input is untouched
+    linked = replace(raw, mentions=[replace(raw.mentions[0], ids=["MESH:D1"])])
+    assert gene_extension(linked, linker) is linked                     # a linked mention stays
+    assert gene_extension(raw, linker, chemical="Disease") is raw       # only the chemical label grows
 
 
 def test_only_the_training_documents_and_the_kg_name_exactly():

@@ -508,7 +508,10 @@ def test_qualified_disease_mentions_take_the_link_of_the_rest(linker):
                                         ("chronic myeloid leukemia", "myeloid leukemia"), ("asthma", None),
                                         ("SEPN-related myopathy", "myopathy"), ("benign breast tumors", "breast tumors"),
                                         ("HBV-associated chronic hepatitis", "hepatitis"),
-                                        ("X-linked mental retardation", None), ("drug-induced", None)])
+                                        ("X-linked mental retardation", None), ("drug-induced", None),
+                                        ("left homonymous hemianopsia", "homonymous hemianopsia"),
+                                        ("neonatal apnea", "apnea"),
+                                        ("late-onset Alzheimer disease", "Alzheimer disease")])
 def test_without_modifiers(text, rest):
     assert without_modifiers(text) == rest
 

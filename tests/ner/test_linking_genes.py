@@ -120,6 +120,12 @@ def test_folded_lookup_matches_greek_spelt_or_not(sources):
     ("IL6 gene", [["IL6"]]),
     ("hTERT", [["TERT"]]),
     ("IL-6", []),
+    ("miR-138", [["MIR138"], ["MIR138-1", "MIR138-2", "MIR138-3"]]),
+    ("hsa-miR-483-3p", [["MIR483"], ["MIR483-1", "MIR483-2", "MIR483-3"]]),
+    ("microRNA-21", [["MIR21"], ["MIR21-1", "MIR21-2", "MIR21-3"]]),
+    ("miR-138-2", [["MIR138-2"]]),
+    ("let-7b", [["MIRLET7B"], ["MIRLET7B1", "MIRLET7B2", "MIRLET7B3"]]),
+    ("miRNAs", []),
 ])
 def test_gene_variants(text, variants):
     assert gene_variants(text) == variants
@@ -256,6 +262,20 @@ def test_linker_links_genes_by_species_with_variants(sources, tmp_path):
     assert [r.ids for r in back.link_mentions(mouse)] == got["m"]
     assert back.stats()["reference_genes"] == linker.stats()["reference_genes"] == 12
     assert {"NCBIGene:332", "NCBIGene:24835", "NCBIGene:9001"} <= back.known_ids()
+
+
+def test_a_microrna_links_to_its_gene_or_its_familys_loci(tmp_path):
+    rows = [gene_row(10090, 387156, "Mir138-1", "Mirn138|mir-138-1", "microRNA 138-1", kind="ncRNA"),
+            gene_row(10090, 723956, "Mir138-2", "mir-138-2", "microRNA 138-2", kind="ncRNA"),
+            gene_row(10090, 723874, "Mir483", "mir-483", "microRNA 483", kind="ncRNA"),
+            gene_row(10090, 387245, "Mirlet7b", "let-7b", "microRNA let7b", kind="ncRNA")]
+    mouse = VocabularySource(kind="gene_info", path=write(tmp_path / "mouse", "\n".join([HEADER, *rows]) + "\n"))
+    linker = EntityLinker.build(TRAIN, None, vocabularies=[mouse])
+    doc = gene_doc("m", "In mice, miR-138, miR-483-3p, miR-138-2, Let-7b and miR-999.",
+                   ["miR-138", "miR-483-3p", "miR-138-2", "Let-7b", "miR-999"])
+    assert [r.ids for r in linker.link_mentions(doc)] == [
+        ("NCBIGene:387156", "NCBIGene:723956"),      # the family's two loci
+        ("NCBIGene:723874",), ("NCBIGene:723956",), ("NCBIGene:387245",), ()]
 
 
 def test_a_composite_of_another_species_maps_every_member_to_its_ortholog(sources):

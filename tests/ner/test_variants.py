@@ -11,7 +11,7 @@ import pytest
 
 from graphmert.config import Config
 from graphmert.corpus.document import Document, Mention, normalize_id
-from graphmert.ner.variants import VARIANT_TYPE, add_variants, find_variants, rs_aliases
+from graphmert.ner.variants import VARIANT_TYPE, add_variants, find_variants, residue_chemicals, rs_aliases
 
 
 @pytest.mark.parametrize("text, key", [
@@ -120,3 +120,20 @@ def test_extract_stage_adds_variants_only_when_asked():
     linker = Linker()
     recognize_documents([raw], Recognizer(), linker, cfg.extract)
     assert linker.kg_species == "NCBITaxon:9606"                        # extract.kg_gene_species
+
+
+def test_an_amino_acid_written_as_a_residue_is_no_chemical():
+    text = ("Codon 358, tyrosine to histidine; asparagine 86 for alanine; glycine (Gly) to glutamine; lysine "
+            "at residue 223. Tyrosine 20 mg, 5 mg lysine and plasma asparagine into aspartate.")
+    words = ["tyrosine", "histidine", "asparagine", "alanine", "glycine", "glutamine", "lysine", "Tyrosine",
+             "lysine", "asparagine", "aspartate"]
+    mentions, pos = [], 0
+    for w in words:
+        start = text.index(w, pos)
+        mentions.append(Mention(start=start, end=start + len(w), text=w, type="Chemical"))
+        pos = start + 1
+    doc = Document(id="d", text=text, mentions=[*mentions, Mention(0, 5, "Codon", "Gene")])
+    kept = residue_chemicals(doc)
+    assert [m.text for m in kept.mentions if m.type == "Chemical"] == ["Tyrosine", "lysine", "asparagine", "aspartate"]
+    assert any(m.type == "Gene" for m in kept.mentions)                # another label stays
+    assert residue_chemicals(doc, chemical="Disease") is doc

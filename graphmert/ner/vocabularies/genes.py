@@ -339,6 +339,12 @@ _NUMBER_GREEK = re.compile(r"(\d)[\s-]*(?:alpha|beta|gamma|delta|α|β|γ|δ)$",
 _RANGE = re.compile(r"(.*?[A-Za-z])[\s-]?(\d{1,2}|[IVX]{1,4})((?:\s*[/,-]\s*(?:\d{1,2}|[IVX]{1,4}))+)")
 _RANGE_PART = re.compile(r"\d{1,2}|[IVX]{1,4}")
 _SPECIES_PREFIX = re.compile(r"[hmr](?=[A-Z][A-Z0-9-]{1,})")
+# a microRNA as abstracts write it ("miR-138", "hsa-miR-483-3p", "microRNA-21", "miRNA21", "let-7b"):
+# NCBI Gene names its gene MIR138 (human) / Mir138 (mouse), a family's loci MIR138-1, MIR138-2, and
+# let-7b MIRLET7B; the arm ("-3p", "-5p", "*") is a product of the same gene
+_MIRNA = re.compile(r"(?:[a-z]{3}-)?(?:micro-?RNA|miRNA|miR|mir)[\s-]?(\d+[a-z]?)(?:-(\d))?(?:-[35]p|\*)?", re.I)
+_LET7 = re.compile(r"(?:[a-z]{3}-)?(?:micro-?RNA-?|miRNA-?|miR-?)?let-?7([a-k])(?:-(\d))?(?:-[35]p|\*)?", re.I)
+_MIRNA_LOCI = 3             # a family's loci tried: MIR138-1 .. MIR138-3
 
 
 def gene_variants(text: str) -> list[list[str]]:
@@ -359,7 +365,24 @@ def gene_variants(text: str) -> list[list[str]]:
         m = _RANGE.fullmatch(f)
         if m:
             out.append(_range_members(m.group(1), m.group(2), m.group(3)))
-    return out
+    return out + _mirna_forms(text)
+
+
+def _mirna_forms(text: str) -> list[list[str]]:
+    """A microRNA mention's NCBI Gene symbols (:data:`_MIRNA`): "miR-483-3p" → [MIR483], then its
+    family's loci [MIR483-1, MIR483-2, MIR483-3]; "miR-138-2" → [MIR138-2]; "let-7b" → [MIRLET7B],
+    then [MIRLET7B1, ...]; [] for any other text."""
+    m, letter = _MIRNA.fullmatch(text), False
+    if m is None:
+        m, letter = _LET7.fullmatch(text), True
+    if m is None:
+        return []
+    symbol = f"MIRLET7{m[1].upper()}" if letter else f"MIR{m[1].upper()}"
+    sep = "" if letter else "-"
+    if m[2]:
+        return [[f"{symbol}{sep}{m[2]}"]]
+    loci = [f"{symbol}{sep}{i}" for i in range(1, _MIRNA_LOCI + 1)]
+    return [loci] if symbol == text else [[symbol], loci]
 
 
 def _range_members(prefix: str, first: str, rest: str) -> list[str]:
