@@ -228,19 +228,7 @@ def name_extension(doc: Document, linker: EntityLinker, labels: frozenset[str]) 
     growing over another mention; ``doc`` itself when none grows. The reference vocabularies do not
     count: they name genes by common words and MeSH names what is no disease ("causes of death"),
     and with them the held-out disease spans got worse (docs/experiments/entity-rules.md)."""
-    taken = [(m.start, m.end) for m in doc.mentions]
-    out = []
-    for i, m in enumerate(doc.mentions):
-        span = None
-        if m.type in labels and not m.ids:
-            span = _longest_name(doc.text, m.start, m.end, m.type, linker, taken[:i] + taken[i + 1:])
-        if span is not None:
-            taken[i] = span
-            m = replace(m, start=span[0], end=span[1], text=doc.text[span[0]:span[1]])
-        out.append(m)
-    if out == doc.mentions:
-        return doc
-    return replace(doc, mentions=sorted(out, key=lambda m: (m.start, m.end)))
+    return _grown(doc, linker, {label: label for label in labels})
 
 
 def gene_extension(doc: Document, linker: EntityLinker, chemical: str = "Chemical", gene: str = "Gene"
@@ -252,15 +240,22 @@ def gene_extension(doc: Document, linker: EntityLinker, chemical: str = "Chemica
     "mammalian target of rapamycin", "cAMP" of "cAMP response element-binding protein"), and
     BioRED annotates the whole as the gene; ``doc`` itself when none grows. In text order, none
     growing over another mention."""
+    return _grown(doc, linker, {chemical: gene})
+
+
+def _grown(doc: Document, linker: EntityLinker, into: dict[str, str]) -> Document:
+    """``doc`` with each mention without ids whose label is a key of ``into`` grown to the longest
+    name of ``into[label]``'s category around it (:func:`_longest_name`), taking that label; in text
+    order, none growing over another mention; ``doc`` itself when none grows."""
     taken = [(m.start, m.end) for m in doc.mentions]
     out = []
     for i, m in enumerate(doc.mentions):
         span = None
-        if m.type == chemical and not m.ids:
-            span = _longest_name(doc.text, m.start, m.end, gene, linker, taken[:i] + taken[i + 1:])
+        if m.type in into and not m.ids:
+            span = _longest_name(doc.text, m.start, m.end, into[m.type], linker, taken[:i] + taken[i + 1:])
         if span is not None:
             taken[i] = span
-            m = replace(m, start=span[0], end=span[1], text=doc.text[span[0]:span[1]], type=gene)
+            m = replace(m, start=span[0], end=span[1], text=doc.text[span[0]:span[1]], type=into[m.type])
         out.append(m)
     if out == doc.mentions:
         return doc
