@@ -178,8 +178,9 @@ _AMINO_ACIDS = (r"(?:alanine|arginine|asparagine|aspartate|aspartic acid|cystein
 _AMINO_ACID = re.compile(rf"{_AMINO_ACIDS}s?", re.I)
 _THREE_LETTER = r"(?:\(\w{3}\)\s*)?"                                      # "glycine (Gly)"
 _CHANGE = r"-?\s*(?:to|by|for|->|-->|→)\s+(?:an?\s+)?"                     # "to", "by a", "-->"
+_DOSE = r"\s*(?:[mµμun]?[gMlL]\b|%|m?mol|min|h\b|hrs?\b|days?|weeks?|months?|years?|times)"   # "10 mM", "20 min"
 _RESIDUE_AFTER = re.compile(rf"\s*{_THREE_LETTER}(?:{_CHANGE}{_AMINO_ACIDS}\b|(?:at\s+)?(?:residue|codon|"
-                            rf"position|amino acid)s?\s+\d|-?\d+\b(?!\s*(?:[mµμun]?[gM]\b|%|mmol|mol)))", re.I)
+                            rf"position|amino acid)s?\s+\d|-?\d+\b(?!{_DOSE}))", re.I)
 _RESIDUE_BEFORE = re.compile(rf"\b{_AMINO_ACIDS}\s*(?:\d+\s*)?{_THREE_LETTER}{_CHANGE}$", re.I)
 
 

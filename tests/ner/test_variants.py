@@ -124,9 +124,10 @@ def test_extract_stage_adds_variants_only_when_asked():
 
 def test_an_amino_acid_written_as_a_residue_is_no_chemical():
     text = ("Codon 358, tyrosine to histidine; asparagine 86 for alanine; glycine (Gly) to glutamine; lysine "
-            "at residue 223. Tyrosine 20 mg, 5 mg lysine and plasma asparagine into aspartate.")
+            "at residue 223. Tyrosine 20 mg, 5 mg lysine, glutamine 30 min before, plasma asparagine into "
+            "aspartate.")
     words = ["tyrosine", "histidine", "asparagine", "alanine", "glycine", "glutamine", "lysine", "Tyrosine",
-             "lysine", "asparagine", "aspartate"]
+             "lysine", "glutamine", "asparagine", "aspartate"]
     mentions, pos = [], 0
     for w in words:
         start = text.index(w, pos)
@@ -134,6 +135,7 @@ def test_an_amino_acid_written_as_a_residue_is_no_chemical():
         pos = start + 1
     doc = Document(id="d", text=text, mentions=[*mentions, Mention(0, 5, "Codon", "Gene")])
     kept = residue_chemicals(doc)
-    assert [m.text for m in kept.mentions if m.type == "Chemical"] == ["Tyrosine", "lysine", "asparagine", "aspartate"]
+    assert [m.text for m in kept.mentions if m.type == "Chemical"] == ["Tyrosine", "lysine", "glutamine", "asparagine",
+                                                                         "aspartate"]     # doses and times stay
     assert any(m.type == "Gene" for m in kept.mentions)                # another label stays
     assert residue_chemicals(doc, chemical="Disease") is doc
