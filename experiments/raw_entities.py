@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -84,8 +85,6 @@ class VotingRecognizer:
     voted: frozenset[str] = frozenset(LABELS.values())    # labels voted on; the others: the first member's
 
     def recognize(self, docs: list[Document], propagate: bool = False) -> list[Document]:
-        from collections import Counter
-
         docs = list(docs)
         found = [list(m.recognize(docs)) for m in self.members]
         out = []
@@ -119,8 +118,6 @@ def score(name: str, predicted: list[Document], gold: list[Document]) -> dict:
 def errors(predicted: list[Document], gold: list[Document], top: int) -> list[dict]:
     """The ``top`` most frequent texts of each category's missed and spurious mentions (strict spans,
     as :func:`~graphmert.eval.entities.recognition_scores` counts them), with how often each is."""
-    from collections import Counter
-
     from graphmert.kg.schema import mention_category
 
     def spans(doc: Document) -> dict[tuple, str]:
@@ -151,8 +148,6 @@ def error_kinds(predicted: list[Document], gold: list[Document]) -> list[dict]:
     category and a micro row; its "F1 were the boundaries right" pairs each missed mention with a
     same-category overlap with a spurious one (as many as the fewer of the two): about what span
     repairs alone could give at most."""
-    from collections import Counter
-
     from graphmert.kg.schema import mention_category
 
     counts: Counter = Counter()
