@@ -85,8 +85,16 @@ class VotingRecognizer:
     voted: frozenset[str] = frozenset(LABELS.values())    # labels voted on; the others: the first member's
 
     def recognize(self, docs: list[Document], propagate: bool = False) -> list[Document]:
+        return self.recognize_both(docs)[propagate]
+
+    def recognize_both(self, docs: list[Document]) -> dict[bool, list[Document]]:
+        """``docs`` recognised without (False) and with (True) one sense per document, from one
+        pass of each member."""
         docs = list(docs)
         found = [list(m.recognize(docs)) for m in self.members]
+        return {p: self._voted(docs, found, p) for p in (False, True)}
+
+    def _voted(self, docs: list[Document], found: list[list[Document]], propagate: bool) -> list[Document]:
         out = []
         for k, d in enumerate(docs):
             if d.mentions:
@@ -264,7 +272,7 @@ def main() -> None:
         ap.error(f"--votes {votes}: give 1 to {len(a.recognizer)}, the number of recognizers")
     recognizer = VotingRecognizer([Recognizer.load(r) for r in a.recognizer], votes=votes,
                                   voted=frozenset(a.voted))
-    recognized = {p: list(recognizer.recognize(raw, propagate=p)) for p in (False, True)}
+    recognized = recognizer.recognize_both(raw)
     print(f"{len(docs)} training documents, {len(gold)} held-out; ready in {time.perf_counter() - t0:.0f} s")
 
     def run(overrides: list[str]) -> list[Document]:
