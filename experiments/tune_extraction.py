@@ -14,8 +14,10 @@ the run's checkpoint once (with its ensemble members, ``train.ensemble_size``, w
 averaged as extraction averages them), asks every question once per scope, scores the answers with
 the model rankers (``model``, ``likelihood``) and the controls (``candidates``, ``random``, ``nearest``,
 ``salience``, ``untrained``, ``lexical``, ``lexical_document``: its regression fitted as the extract
-stage fits it), optionally pools the model rankers' answers with the lexical score
-(``extract.lexical_weight``, one more grid axis over the same answers), and evaluates each
+stage fits it), pools the model rankers' answers with the lexical score (``extract.lexical_weight``,
+optionally one more grid axis over the same answers) and then with the relatedness head's at
+``extract.related_head_weight`` (the head fitted as the extract stage fits it, so the model rows are
+the shipped system's: an override such as ``extract.related_head_weight=0.7`` sweeps it), and evaluates each
 selection setting (``extract.tails_per_query`` × ``extract.min_confidence``; the threshold applies
 to probability rankers only), and optionally soft scopes (``extract.outside_scope_weight``, each asked anew) or the outside band's thresholds
 (``extract.outside_min_confidence``, one more grid axis over the same answers), extraction relation sets ×
@@ -57,6 +59,7 @@ from graphmert.model import build_model  # noqa: E402
 from graphmert.model.checkpoint import load_checkpoint  # noqa: E402
 from graphmert.extract.relation_typer import RelationTyper  # noqa: E402
 from graphmert.extract.lexical_document import fit_stack  # noqa: E402
+from graphmert.extract.pair_heads import fit_heads  # noqa: E402
 from pipelines.holdout import held_out_documents, in_slice  # noqa: E402
 from pipelines.stages.extract import typer_documents  # noqa: E402
 from pipelines.stages.train import member_models  # noqa: E402
@@ -71,9 +74,10 @@ _OVERRIDE = re.compile(r"^[a-z_]+(\.[a-z_0-9]+)+=")
 def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = None,
                stack: bool = False) -> PairExtractor:
     """The extractor of ``run``'s checkpoint and its ensemble members (``models``: the members to
-    average, 0 the checkpoint itself and i ≥ 1 member i; None: all of them); with ``stack`` and
-    ``extract.typer_files``, the ``lexical_document`` control's regression fitted as the extract
-    stage fits it."""
+    average, 0 the checkpoint itself and i ≥ 1 member i; None: all of them), with the pair heads the
+    config pools in (``extract.type_head_weight``, ``related_head_weight``) and, with ``stack``, the
+    ``lexical_document`` control's regression, each fitted on ``extract.typer_files`` as the extract
+    stage fits it: the model ranker's rows are then the shipped system's."""
     tok = load_tokenizer(run / "tokenizer" / "tokenizer.json")
     rmap = load_relation_map(run / "graphs" / "relation_map.json")
     folders = [run / "train" / "model", *member_models(run / "train", read_json(run / "train" / "manifest.json"))]
@@ -95,9 +99,14 @@ def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = 
     ex = PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
                        cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
                        untrained=untrained, typer=typer, members=members)
-    if stack and typer is not None:
-        fit = list(typer_documents(cfg, held_out))
-        ex.stack = fit_stack(ex, fit, list(chunk_documents(fit, tok, cfg.corpus, cfg.graph)),
+    heads = cfg.extract.type_head_weight > 0 or cfg.extract.related_head_weight > 0
+    if typer is None or not (heads or stack):
+        return ex
+    fit = list(typer_documents(cfg, held_out))
+    fit_chunks = list(chunk_documents(fit, tok, cfg.corpus, cfg.graph))
+    ex.type_head, ex.related_head = fit_heads(ex, fit, fit_chunks, cfg.extract)
+    if stack:
+        ex.stack = fit_stack(ex, fit, fit_chunks,
                              lambda: dataclasses.replace(RelationTyper.from_config(cfg.extract), related=True,
                                                          type_regression=False),
                              folds=cfg.extract.stack_folds, c=cfg.extract.stack_c)

@@ -515,6 +515,24 @@ def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_pa
     assert f1[("model", 1.0, 1)] == f1[("lexical", 0.0, 1)] and f1[("model", 1.0, 2)] == f1[("lexical", 0.0, 2)]
 
 
+def test_the_tuning_script_fits_the_pair_heads_the_config_pools_in(run, tmp_path, monkeypatch):
+    """experiments/tune_extraction.py's extractor carries the relatedness head when
+    extract.related_head_weight asks for it (so its model rows are the shipped system's), and none
+    when the weight is 0."""
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.syspath_prepend(str(root / "experiments"))
+    from tune_extraction import _extractor, tuning_documents
+
+    fit = f"extract.typer_files=[{typer_corpus(tmp_path)}]"
+    for weight, fitted in [(0.5, True), (0.0, False)]:
+        cfg = load_config(run.parent / "config.yaml", [fit, f"extract.related_head_weight={weight}"])
+        docs, _ = tuning_documents(cfg)
+        ex = _extractor(cfg, run, docs, models=[0])
+        assert (ex.related_head is not None) == fitted and ex.type_head is None
+        if fitted:
+            assert ex.related_head.fit_counts["pairs"] > 0
+
+
 def test_the_tuning_script_sweeps_the_configs_own_scopes_by_default(monkeypatch):
     """Without --scopes, experiments/tune_extraction.py asks the config's questions: its tail scope
     with the per-category scopes (disease–variant pairs over the chunk for BioRED), not the bare one."""
