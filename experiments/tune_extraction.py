@@ -72,12 +72,13 @@ _OVERRIDE = re.compile(r"^[a-z_]+(\.[a-z_0-9]+)+=")
 
 
 def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = None,
-               stack: bool = False) -> PairExtractor:
+               stack: bool = False, heads: bool = False) -> PairExtractor:
     """The extractor of ``run``'s checkpoint and its ensemble members (``models``: the members to
-    average, 0 the checkpoint itself and i ≥ 1 member i; None: all of them), with the pair heads the
-    config pools in (``extract.type_head_weight``, ``related_head_weight``) and, with ``stack``, the
-    ``lexical_document`` control's regression, each fitted on ``extract.typer_files`` as the extract
-    stage fits it: the model ranker's rows are then the shipped system's."""
+    average, 0 the checkpoint itself and i ≥ 1 member i; None: all of them); with ``heads``, the pair
+    heads the config pools in (``extract.type_head_weight``, ``related_head_weight``: the model
+    ranker's answers are then the shipped system's), and with ``stack`` the ``lexical_document``
+    control's regression, each fitted on ``extract.typer_files`` as the extract stage fits it. The
+    other studies (``tuning_questions``) fit their own heads or none."""
     tok = load_tokenizer(run / "tokenizer" / "tokenizer.json")
     rmap = load_relation_map(run / "graphs" / "relation_map.json")
     folders = [run / "train" / "model", *member_models(run / "train", read_json(run / "train" / "manifest.json"))]
@@ -99,12 +100,13 @@ def _extractor(cfg, run: Path, docs, relations=None, models: list[int] | None = 
     ex = PairExtractor(model, tok, kg, schema, rmap, cfg.extract, cfg.graph.num_roots,
                        cfg.graph.num_leaves, relations=relations or cfg.extract.relations,
                        untrained=untrained, typer=typer, members=members)
-    heads = cfg.extract.type_head_weight > 0 or cfg.extract.related_head_weight > 0
+    heads = heads and (cfg.extract.type_head_weight > 0 or cfg.extract.related_head_weight > 0)
     if typer is None or not (heads or stack):
         return ex
     fit = list(typer_documents(cfg, held_out))
     fit_chunks = list(chunk_documents(fit, tok, cfg.corpus, cfg.graph))
-    ex.type_head, ex.related_head = fit_heads(ex, fit, fit_chunks, cfg.extract)
+    if heads:
+        ex.type_head, ex.related_head = fit_heads(ex, fit, fit_chunks, cfg.extract)
     if stack:
         ex.stack = fit_stack(ex, fit, fit_chunks,
                              lambda: dataclasses.replace(RelationTyper.from_config(cfg.extract), related=True,
@@ -206,7 +208,8 @@ def main() -> None:
                                      a.relation_choices or [cfg.extract.relation_choice]))
     rows = []
     for relations in relation_sets:
-        ex = _extractor(cfg, a.run_dir, docs, relations, a.models, stack="lexical_document" in a.rankers)
+        ex = _extractor(cfg, a.run_dir, docs, relations, a.models, stack="lexical_document" in a.rankers,
+                        heads=True)
         chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
         weights = a.outside_weights or [cfg.extract.outside_scope_weight]
         for scope, weight in itertools.product(a.scopes or [config_scope(cfg.extract)], weights):

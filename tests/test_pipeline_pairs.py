@@ -518,7 +518,7 @@ def test_the_tuning_benchmark_sweeps_controls_and_the_lexical_weight(run, tmp_pa
 def test_the_tuning_script_fits_the_pair_heads_the_config_pools_in(run, tmp_path, monkeypatch):
     """experiments/tune_extraction.py's extractor carries the relatedness head when
     extract.related_head_weight asks for it (so its model rows are the shipped system's), and none
-    when the weight is 0."""
+    when the weight is 0 or when another study builds it (heads=False)."""
     root = Path(__file__).resolve().parents[1]
     monkeypatch.syspath_prepend(str(root / "experiments"))
     from tune_extraction import _extractor, tuning_documents
@@ -527,10 +527,11 @@ def test_the_tuning_script_fits_the_pair_heads_the_config_pools_in(run, tmp_path
     for weight, fitted in [(0.5, True), (0.0, False)]:
         cfg = load_config(run.parent / "config.yaml", [fit, f"extract.related_head_weight={weight}"])
         docs, _ = tuning_documents(cfg)
-        ex = _extractor(cfg, run, docs, models=[0])
+        ex = _extractor(cfg, run, docs, models=[0], heads=True)
         assert (ex.related_head is not None) == fitted and ex.type_head is None
         if fitted:
             assert ex.related_head.fit_counts["pairs"] > 0
+            assert _extractor(cfg, run, docs, models=[0]).related_head is None
 
 
 def test_the_tuning_script_sweeps_the_configs_own_scopes_by_default(monkeypatch):
