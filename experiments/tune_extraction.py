@@ -209,7 +209,7 @@ def main() -> None:
     rows = []
     for relations in relation_sets:
         ex = _extractor(cfg, a.run_dir, docs, relations, a.models, stack="lexical_document" in a.rankers,
-                        heads=True)
+                        heads=any(r in MODEL_RANKERS for r in a.rankers))
         chunks = list(chunk_documents(docs, ex.tok, cfg.corpus, cfg.graph))
         weights = a.outside_weights or [cfg.extract.outside_scope_weight]
         for scope, weight in itertools.product(a.scopes or [config_scope(cfg.extract)], weights):
