@@ -85,14 +85,18 @@ class VotingRecognizer:
     voted: frozenset[str] = frozenset(LABELS.values())    # labels voted on; the others: the first member's
 
     def recognize(self, docs: list[Document], propagate: bool = False) -> list[Document]:
-        return self.recognize_both(docs)[propagate]
+        docs = list(docs)
+        return self._voted(docs, self._found(docs), propagate)
 
     def recognize_both(self, docs: list[Document]) -> dict[bool, list[Document]]:
         """``docs`` recognised without (False) and with (True) one sense per document, from one
         pass of each member."""
         docs = list(docs)
-        found = [list(m.recognize(docs)) for m in self.members]
+        found = self._found(docs)
         return {p: self._voted(docs, found, p) for p in (False, True)}
+
+    def _found(self, docs: list[Document]) -> list[list[Document]]:
+        return [list(m.recognize(docs)) for m in self.members]
 
     def _voted(self, docs: list[Document], found: list[list[Document]], propagate: bool) -> list[Document]:
         out = []

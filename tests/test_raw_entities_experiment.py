@@ -116,3 +116,7 @@ def test_a_seed_vote_propagates_its_own_spans():
     vote = VotingRecognizer([_Fixed(tp53, mdm2), _Fixed(tp53), _Fixed(mdm2)], votes=2)
     assert _spans(vote.recognize([raw], propagate=True)[0]) == [(0, 4, "Gene"), (11, 15, "Gene"), (17, 21, "Gene")]
     assert _spans(VotingRecognizer([_Fixed(tp53), _Fixed(mdm2)], votes=2).recognize([raw], propagate=True)[0]) == []
+    both = vote.recognize_both([raw])             # one pass of the members, both readings
+    assert [_spans(both[p][0]) for p in (False, True)] == [_spans(vote.recognize([raw], propagate=p)[0])
+                                                           for p in (False, True)]
+    assert _spans(both[False][0]) == [(0, 4, "Gene"), (11, 15, "Gene")]
