@@ -3,6 +3,8 @@
     .venv/bin/python experiments/recognizer.py --variant shipped \\
         --variant separate 'ner.separate_categories=[biolink:Gene]' \\
         --variant wide ner.width=128 ner.embed_rows=10000 [--out F]
+    .venv/bin/python experiments/recognizer.py --models-from build/rec/seed0 --save build/rec \\
+        --add ../shared/datasets/bc5cdr/CDR_TestSet.PubTator.txt --variant cdr DC_ONLY...
 
 A variant is a name and dotted overrides on top of configs/biored-raw.yaml (none: the config as it
 is). Every variant trains the recognizer exactly as the ``ner`` stage does
@@ -18,6 +20,16 @@ training minutes and the selection-slice F1 that picked its epoch beside the hel
 variant is scored twice: as trained, and with ``extract.propagate_mentions`` (one sense per
 document: every other occurrence of a recognised text is a mention too), which needs no training of
 its own.
+
+Training data beyond ``ner.sources`` (docs/experiments/recognizer-training.md, "more disease and
+chemical documents"): ``--add`` gives every variant the annotated documents of further corpus files
+(never one of the shared corpus, of BioRED dev or a held-out one), ``--repeat SOURCE N`` reads each
+training document of a source N times an epoch, and ``--models-from`` completes a variant that trains
+some categories only (``ner.categories=[...]``) with a saved recognizer's models for the others, so
+that one model can be compared beside the same other models (DC_ONLY above:
+``ner.categories=[biolink:Disease,biolink:ChemicalEntity] ner.separate_categories=[]
+extract.name_mentions=[biolink:ChemicalEntity,biolink:Disease]``; ``ner.part_sources`` lends such a
+variant nothing for the categories it does not train).
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from _study import ROOT, lent_documents, print_table, recognizer_documents, requ
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402
-from graphmert.ner.recognizer import LABELS, train_recognizer  # noqa: E402
+from graphmert.ner.recognizer import LABELS, Recognizer, train_recognizer  # noqa: E402
 
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
 
@@ -47,6 +59,53 @@ def further_texts(paths: list[str], held: set[str]) -> list[str]:
     corpus = require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz").resolve()
     further = [p for p in paths if Path(p).resolve() != corpus]
     return [d.text for d in read_corpus(further) if d.id not in held] if further else []
+
+
+def added_documents(paths: list[Path], held: set[str]) -> list:
+    """The annotated documents of ``paths`` that no study may read otherwise or twice: none of the
+    shared corpus (which the variants train on already), of BioRED dev (reported, never learnt from)
+    or of ``held`` (the held-out documents scored)."""
+    from graphmert.corpus.readers import read_corpus
+    from graphmert.ner.corpus import annotated_documents
+
+    seen = {d.id for d in read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz"),
+                                       require_shared("biored", "Dev.PubTator")])}
+    return [d for d in annotated_documents(read_corpus(paths)) if d.id not in seen | held]
+
+
+def repeated(docs: list, repeats: dict[str, int]) -> list:
+    """``docs``, then each document of a source of ``repeats`` (its ``source`` field) again, until it
+    is there that many times: the recognizer reads it so often an epoch, and its selection slice (by
+    the document's id) counts it as often."""
+    return docs + [d for n in range(1, max(repeats.values(), default=1)) for d in docs
+                   if repeats.get(d.metadata.get("source"), 1) > n]
+
+
+def completed(recognizer: Recognizer, other: Recognizer) -> Recognizer:
+    """``recognizer`` with the models of ``other`` that find none of its categories after its own
+    (which win ties, as the earlier part does); a model of ``other`` that shares only some of them is an
+    error."""
+    mine = set(recognizer.categories)
+    shared = [p.categories for p in other.parts if mine & set(p.categories) and not set(p.categories) <= mine]
+    if shared:
+        raise SystemExit(f"--models-from: its models {shared} find some of the variant's categories "
+                         f"{sorted(mine)} and some others")
+    return Recognizer(parts=[*recognizer.parts, *(p for p in other.parts if not mine & set(p.categories))],
+                      dictionary=recognizer.dictionary)
+
+
+def _training_split(sources: list[str], add: list[Path], repeats: dict[str, int]) -> dict[str, list]:
+    """:func:`_study.recognizer_documents` for ``sources``, with ``repeated`` (the training documents
+    as a variant reads them: :func:`repeated`, then those of :func:`added_documents`) and the added
+    documents' texts among ``texts`` (what ``ner.vectors`` learns from)."""
+    split = recognizer_documents(sources)
+    added = added_documents(add, {d.id for d in split["held"]}) if add else []
+    split["repeated"] = repeated(split["train"], repeats) + added
+    split["texts"] = split["texts"] + [d.text for d in added]
+    print(f"ner.sources {sources}: {len(split['train'])} training documents, {len(added)} added, "
+          f"{len(split['repeated']) - len(added) - len(split['train'])} repeats; "
+          f"{len(split['held'])} held-out BioRED-train documents", flush=True)
+    return split
 
 
 def score_row(name: str, recognizer, report: dict, held: list, propagate: bool = False) -> dict:
@@ -69,25 +128,43 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="also write the rows as JSON here")
     ap.add_argument("--save", type=Path, default=None, metavar="DIR",
                     help="also save each variant's recognizer in DIR/<name> (to score rules on top of it)")
+    ap.add_argument("--add", type=Path, nargs="+", default=[], metavar="FILE",
+                    help="annotated corpus files whose documents every variant also trains on (each "
+                         "model on those that annotate its categories), less any document of the shared "
+                         "corpus, of BioRED dev or held out")
+    ap.add_argument("--repeat", nargs=2, action="append", default=[], metavar=("SOURCE", "N"),
+                    help="read each training document of the shared corpus's SOURCE N times an epoch")
+    ap.add_argument("--models-from", type=Path, default=None, metavar="DIR",
+                    help="a saved recognizer whose models find the categories a variant does not train: "
+                         "each variant is scored and saved beside them")
     a = ap.parse_args()
     variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", [])]
-    split = recognizer_documents(load_config(CONFIG).ner.sources)
-    train, held = split["train"], split["held"]
-    print(f"{len(train)} training documents, {len(held)} held-out BioRED-train documents")
-    rows = []
+    repeats = {src: int(n) for src, n in a.repeat}
+    if any(n < 1 for n in repeats.values()):
+        ap.error(f"--repeat: give each source a count of at least 1, not {repeats}")
+    others = Recognizer.load(a.models_from) if a.models_from else None
+    rows, splits = [], {}
     for name, overrides in variants:
         cfg = load_config(CONFIG, overrides).ner
-        extra = lent_documents(split, cfg.part_sources)
+        if tuple(cfg.sources) not in splits:              # the variant's own ner.sources
+            splits[tuple(cfg.sources)] = _training_split(cfg.sources, a.add, repeats)
+        split = splits[tuple(cfg.sources)]
+        held = split["held"]
+        extra = {c: docs for c, docs in lent_documents(split, cfg.part_sources).items()
+                 if c in cfg.categories}          # a variant of some categories (--models-from) lends no other
         t0 = time.perf_counter()
         texts = split["texts"] + further_texts(cfg.paths, {d.id for d in held})
-        recognizer, report = train_recognizer(train, cfg, extra=extra, texts=texts)
+        recognizer, report = train_recognizer(split["repeated"], cfg, extra=extra, texts=texts)
+        if others is not None:
+            recognizer = completed(recognizer, others)
         if a.save:
             recognizer.save(a.save / name, report)
         rows += [score_row(name, recognizer, report, held, propagate) for propagate in (False, True)]
         print(f"{name}: {time.perf_counter() - t0:.0f} s; {rows[-2:]}", flush=True)
     print_table(rows, f"recognition on {len(held)} held-out BioRED-train documents (strict spans)")
     if a.out:
-        write_json("recognizer", rows, a.out, variants={n: o for n, o in variants})
+        write_json("recognizer", rows, a.out, variants={n: o for n, o in variants}, added=[str(p) for p in a.add],
+                   repeats=repeats, models_from=str(a.models_from) if a.models_from else None)
 
 
 if __name__ == "__main__":

@@ -100,6 +100,23 @@ def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_pa
     assert "the 2 most frequent recognition errors of each category (shipped)" in stdout
 
 
+def test_recognizer_study_adds_repeats_and_completes_a_model_of_some_categories(tmp_path):
+    tiny = ["ner.epochs=1", "ner.vectors=0", "ner.width=32", "ner.sources=[biored_train]", "ner.part_sources={}"]
+    _study("recognizer.py", tmp_path, "--variant", "all", *tiny, "--save", str(tmp_path / "rec"))
+    dc = ["ner.categories=[biolink:Disease,biolink:ChemicalEntity]", "ner.separate_categories=[]",
+          "extract.name_mentions=[biolink:ChemicalEntity,biolink:Disease]"]
+    stdout, rows = _study("recognizer.py", tmp_path, "--variant", "dc", *tiny, *dc, "--save", str(tmp_path / "rec"),
+                          "--models-from", str(tmp_path / "rec" / "all"), "--repeat", "biored_train", "2",
+                          "--add", str(SHARED / "bc5cdr" / "CDR_TestSet.PubTator.txt"))
+    assert "418 added" in stdout                # BC5CDR test less its 53 BioRED-train and 16 BioRED-dev documents
+    train = int(stdout.split(" training documents")[0].rsplit(" ", 1)[-1])
+    assert f"{train} repeats" in stdout         # every BioRED-train document read twice
+    from graphmert.ner.recognizer import Recognizer
+    saved = Recognizer.load(tmp_path / "rec" / "dc")
+    assert [p.categories for p in saved.parts] == [["biolink:Disease", "biolink:ChemicalEntity"],
+                                                   ["biolink:Gene"]]   # the first recognizer's gene model after
+
+
 def test_pretrained_recognizer_study_runs_tiny(tmp_path):
     tiny = ["ner.epochs=1", "ner.vectors=0", "ner.width=32", "ner.sources=[biored_train]", "ner.part_sources={}"]
     stdout, rows = _study("recognizer_pretrain.py", tmp_path, "--minutes", "0.05", "--save", str(tmp_path / "p"),
