@@ -174,6 +174,10 @@ def test_a_variant_replaces_a_mapping_option_whole_and_dotted_overrides_set_one_
     assert (ex.controls, ex.control_tails_per_query, ex.tails_per_query) == (["salience"], {"salience": 5}, 4)
     ex = load_config(tmp_path / "a.yaml", ["extract.control_tails_per_query.lexical=6"]).extract
     assert ex.control_tails_per_query == {"salience": 2, "lexical": 6}
+    # an empty mapping empties the option (merged, it would change nothing); a section's stays whole
+    ex = load_config(tmp_path / "b.yaml", ["extract.control_tails_per_query={}"]).extract
+    assert (ex.control_tails_per_query, ex.controls) == ({}, ["salience"])
+    assert load_config(tmp_path / "b.yaml", ["extract={}"]).extract == load_config(tmp_path / "b.yaml").extract
 
 
 def test_raw_text_config_changes_only_what_raw_text_needs():

@@ -25,13 +25,15 @@ def _layer(base: dict, over: dict) -> dict:
                        for k, v in over.items()}}
 
 
-def _merge(base: dict, over: dict) -> dict:
+def _merge(base: dict, over: dict, depth: int = 0) -> dict:
     """``over`` laid on ``base``: nested mappings are merged key by key, other values replaced (the
-    dotted command-line overrides: ``extract.control_min_confidence.lexical=0.3`` sets one key)."""
+    dotted command-line overrides: ``extract.control_min_confidence.lexical=0.3`` sets one key). An
+    empty mapping given to an option (``ner.part_sources={}``) empties it: merged, it would change
+    nothing, silently. A section given ``{}`` (``extract={}``) keeps its options."""
     out = dict(base)
     for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and (v or depth == 0):
+            out[k] = _merge(out[k], v, depth + 1)
         else:
             out[k] = v
     return out
