@@ -72,8 +72,10 @@ SCHEDULER = typer.Option(None, "--scheduler", "-s",
                               "Default: $DASK_SCHEDULER_ADDRESS, else pipeline.scheduler.",
                          show_default=False)
 OVERRIDES = typer.Argument(None, help="Dotted overrides, e.g. model.hidden_size=256 "
-                                      "'corpus.paths=[a.txt,b.txt]' (quote brackets: zsh globs them; "
-                                      "`graphmert info --keys` lists every key).", show_default=False)
+                                      "'corpus.paths=\\[a.txt,b.txt]' (quote brackets: zsh globs them; "
+                                      "`graphmert info --keys` lists every key); a mapping's key: "
+                                      "extract.control_min_confidence.lexical=0.3, and "
+                                      "'ner.part_sources={}' empties a mapping.", show_default=False)
 
 
 def _fail(msg: str, code: int = EXIT_USAGE) -> NoReturn:
