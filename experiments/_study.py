@@ -48,8 +48,9 @@ def held_out_biored_train(doc) -> bool:
 def recognizer_documents(sources: list[str]) -> dict[str, list]:
     """What the recognizer studies train and score on, from the shared corpus: ``train`` (the
     annotated documents of ``sources`` less the :func:`held_out` BioRED-train ones), ``held`` (those),
-    ``annotated`` (every annotated document, for ``ner.part_sources``: :func:`lent_documents`) and
-    ``texts`` (every document's text but the held-out ones': what ``ner.vectors`` learns from)."""
+    ``annotated`` (every annotated document, for ``ner.part_sources``: :func:`lent_documents`),
+    ``texts`` (every document's text but the held-out ones': what ``ner.vectors`` learns from) and
+    ``ids`` (every document's id)."""
     from graphmert.corpus.readers import read_corpus
     from graphmert.ner.corpus import annotated_documents
 
@@ -59,7 +60,7 @@ def recognizer_documents(sources: list[str]) -> dict[str, list]:
     held = [d for d in docs if held_out_biored_train(d)]
     ids = {d.id for d in held}
     return {"train": [d for d in docs if d.id not in ids], "held": held, "annotated": annotated,
-            "texts": [d.text for d in corpus if d.id not in ids]}
+            "texts": [d.text for d in corpus if d.id not in ids], "ids": {d.id for d in corpus}}
 
 
 def lent_documents(split: dict[str, list], part_sources: dict) -> dict[str, list]:

@@ -61,16 +61,26 @@ def further_texts(paths: list[str], held: set[str]) -> list[str]:
     return [d.text for d in read_corpus(further) if d.id not in held] if further else []
 
 
-def added_documents(paths: list[Path], held: set[str]) -> list:
-    """The annotated documents of ``paths`` that no study may read otherwise or twice: none of the
-    shared corpus (which the variants train on already), of BioRED dev (reported, never learnt from)
-    or of ``held`` (the held-out documents scored)."""
+def added_documents(paths: list[Path], read: set[str]) -> list:
+    """The annotated documents of ``paths`` that no study may read otherwise or twice: none whose
+    id is in ``read`` (the shared corpus's, which the variants train on already, and the held-out
+    ones scored) or BioRED dev's (reported, never learnt from)."""
     from graphmert.corpus.readers import read_corpus
     from graphmert.ner.corpus import annotated_documents
 
-    seen = {d.id for d in read_corpus([require_shared("biomed_abstracts_corpus", "abstracts.jsonl.gz"),
-                                       require_shared("biored", "Dev.PubTator")])}
-    return [d for d in annotated_documents(read_corpus(paths)) if d.id not in seen | held]
+    dev = {d.id for d in read_corpus([require_shared("biored", "Dev.PubTator")])}
+    return [d for d in annotated_documents(read_corpus(paths)) if d.id not in read | dev]
+
+
+def repeat_counts(pairs: list[list[str]]) -> dict[str, int]:
+    """``--repeat SOURCE N`` pairs as source → N; a count that is not a whole number of at least 1
+    is an error naming it."""
+    counts = {}
+    for source, n in pairs:
+        if not n.isdigit() or int(n) < 1:
+            raise ValueError(f"--repeat {source} {n}: give a whole number of at least 1")
+        counts[source] = int(n)
+    return counts
 
 
 def repeated(docs: list, repeats: dict[str, int]) -> list:
@@ -99,7 +109,7 @@ def _training_split(sources: list[str], add: list[Path], repeats: dict[str, int]
     as a variant reads them: :func:`repeated`, then those of :func:`added_documents`) and the added
     documents' texts among ``texts`` (what ``ner.vectors`` learns from)."""
     split = recognizer_documents(sources)
-    added = added_documents(add, {d.id for d in split["held"]}) if add else []
+    added = added_documents(add, split["ids"]) if add else []
     split["repeated"] = repeated(split["train"], repeats) + added
     split["texts"] = split["texts"] + [d.text for d in added]
     print(f"ner.sources {sources}: {len(split['train'])} training documents, {len(added)} added, "
@@ -139,9 +149,10 @@ def main() -> None:
                          "each variant is scored and saved beside them")
     a = ap.parse_args()
     variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", [])]
-    repeats = {src: int(n) for src, n in a.repeat}
-    if any(n < 1 for n in repeats.values()):
-        ap.error(f"--repeat: give each source a count of at least 1, not {repeats}")
+    try:
+        repeats = repeat_counts(a.repeat)
+    except ValueError as e:
+        ap.error(str(e))
     others = Recognizer.load(a.models_from) if a.models_from else None
     rows, splits = [], {}
     for name, overrides in variants:

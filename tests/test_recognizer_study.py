@@ -13,7 +13,7 @@ from graphmert.corpus.document import Document
 from graphmert.ner.recognizer import Recognizer, RecognizerPart
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-from recognizer import completed, repeated  # noqa: E402
+from recognizer import completed, repeat_counts, repeated  # noqa: E402
 
 
 def _doc(i: int, source: str) -> Document:
@@ -27,6 +27,13 @@ def test_repeated_reads_each_document_of_a_source_as_often_as_asked_and_the_othe
                    "biored_train0", "biored_train1", "other0",                       # then again where asked
                    "biored_train0", "biored_train1"]
     assert repeated(docs, {}) == docs and repeated(docs, {"biored_train": 1}) == docs
+
+
+def test_repeat_counts_are_whole_numbers_of_at_least_one():
+    assert repeat_counts([["biored_train", "3"], ["other", "1"]]) == {"biored_train": 3, "other": 1}
+    for bad in ("0", "2.5", "-1", "x"):
+        with pytest.raises(ValueError, match=rf"--repeat biored_train {bad}: give a whole number of at least 1"):
+            repeat_counts([["biored_train", bad]])
 
 
 def _recognizer(*groups: list[str]) -> Recognizer:
