@@ -5,6 +5,8 @@
         --variant wide ner.width=128 ner.embed_rows=10000 [--out F]
     .venv/bin/python experiments/recognizer.py --models-from build/rec/seed0 --save build/rec \\
         --add ../shared/datasets/bc5cdr/CDR_TestSet.PubTator.txt --variant cdr DC_ONLY...
+    .venv/bin/python experiments/recognizer.py --models-from build/rec/seed0 --every-epoch build/epochs \\
+        --variant ep15 DC_ONLY... ner.epochs=15 ner.patience=15
 
 A variant is a name and dotted overrides on top of configs/biored-raw.yaml (none: the config as it
 is). Every variant trains the recognizer exactly as the ``ner`` stage does
@@ -30,6 +32,12 @@ that one model can be compared beside the same other models (DC_ONLY above:
 ``ner.categories=[biolink:Disease,biolink:ChemicalEntity] ner.separate_categories=[]
 extract.name_mentions=[biolink:ChemicalEntity,biolink:Disease]``; ``ner.part_sources`` lends such a
 variant nothing for the categories it does not train).
+
+Every epoch (docs/experiments/recognizer-training.md, "the epoch each model keeps"): ``--every-epoch
+DIR`` saves each epoch's model as a whole recognizer (``DIR/<variant>/<labels>/epoch-NN``, with the
+``--models-from`` models in their places) for ``experiments/raw_entities.py`` to score, and records
+its F1 on the selection slice's documents of each source, so that one training shows which epoch
+each way of choosing would keep and how the held-out scores move from epoch to epoch.
 """
 
 from __future__ import annotations
@@ -45,7 +53,8 @@ from _study import ROOT, lent_documents, print_table, recognizer_documents, requ
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402
-from graphmert.ner.recognizer import LABELS, Recognizer, train_recognizer  # noqa: E402
+from graphmert.ner.recognizer import (LABELS, Recognizer, RecognizerPart, _merged_scores,  # noqa: E402
+                                      group_documents, selection_hash, train_recognizer)
 
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
 
@@ -92,16 +101,22 @@ def repeated(docs: list, repeats: dict[str, int]) -> list:
 
 
 def completed(recognizer: Recognizer, other: Recognizer) -> Recognizer:
-    """``recognizer`` with the models of ``other`` that find none of its categories after its own
-    (which win ties, as the earlier part does); a model of ``other`` that shares only some of them is an
-    error."""
+    """``recognizer`` with the models of ``other`` that find none of its categories: its own models
+    take the place of the first model of ``other`` that they replace, so that overlapping mentions of
+    equal length are settled as in ``other`` (the earlier part wins a tie), or go first where they
+    replace none. A model of ``other`` that shares only some of its categories is an error."""
     mine = set(recognizer.categories)
     shared = [p.categories for p in other.parts if mine & set(p.categories) and not set(p.categories) <= mine]
     if shared:
         raise SystemExit(f"--models-from: its models {shared} find some of the variant's categories "
                          f"{sorted(mine)} and some others")
-    return Recognizer(parts=[*recognizer.parts, *(p for p in other.parts if not mine & set(p.categories))],
-                      dictionary=recognizer.dictionary)
+    own, parts = list(recognizer.parts), []
+    for p in other.parts:
+        if mine & set(p.categories):
+            parts, own = parts + own, []
+        else:
+            parts.append(p)
+    return Recognizer(parts=own + parts, dictionary=recognizer.dictionary)
 
 
 def _training_split(sources: list[str], add: list[Path], repeats: dict[str, int]) -> dict[str, list]:
@@ -116,6 +131,39 @@ def _training_split(sources: list[str], add: list[Path], repeats: dict[str, int]
           f"{len(split['repeated']) - len(added) - len(split['train'])} repeats; "
           f"{len(split['held'])} held-out BioRED-train documents", flush=True)
     return split
+
+
+class EpochSaver:
+    """``--every-epoch DIR``: the :func:`graphmert.ner.recognizer.train_part` probe that, after each
+    epoch of each model, saves that epoch's weights (the moving average the library scores and keeps)
+    as a whole recognizer, ``DIR/<labels>/epoch-NN``, completed with ``others`` (``--models-from``),
+    so that ``experiments/raw_entities.py`` can score any epoch with the entity rules; and scores the
+    model on its selection slice's documents of each source (the record's ``selection_by_source``:
+    which epoch a slice of BioRED's documents alone would pick). Each model trains from its own
+    seed, so its weights and its choice of epoch are those of a run without the probe."""
+
+    def __init__(self, root: Path, docs: list, cfg, others: Recognizer | None):
+        self.root, self.others, self.categories = root, others, list(cfg.categories)
+        self.pick = [d for d in docs if selection_hash(d.id) < cfg.selection_fraction]
+        self.epochs: dict[str, int] = {}
+
+    def __call__(self, nlp, optimizer) -> dict:
+        labels = set(nlp.get_pipe("ner").labels)
+        cats = [c for c in self.categories if LABELS[c] in labels]
+        name = "+".join(LABELS[c] for c in cats)
+        epoch = self.epochs[name] = self.epochs.get(name, 0) + 1
+        by_source: dict[str, list] = {}
+        for d in group_documents(self.pick, cats):
+            by_source.setdefault(d.metadata.get("source") or "(no source)", []).append(d)     # --add's: none
+        with nlp.use_params(optimizer.averages or {}):
+            part = Recognizer([RecognizerPart(nlp=nlp, categories=cats)])
+            scores = {src: {k: v for k, v in _merged_scores(part, docs, cats).items() if k != "per_label"}
+                      for src, docs in sorted(by_source.items())}
+            whole = completed(part, self.others) if self.others is not None else part
+            whole.save(self.root / name / f"epoch-{epoch:02d}", {"selection_by_source": scores})
+        print(f"{name} epoch {epoch}: selection F1 by source "
+              f"{ {s: v['f'] for s, v in scores.items()} }", flush=True)
+        return {"selection_by_source": scores}
 
 
 def score_row(name: str, recognizer, report: dict, held: list, propagate: bool = False) -> dict:
@@ -147,6 +195,9 @@ def main() -> None:
     ap.add_argument("--models-from", type=Path, default=None, metavar="DIR",
                     help="a saved recognizer whose models find the categories a variant does not train: "
                          "each variant is scored and saved beside them")
+    ap.add_argument("--every-epoch", type=Path, default=None, metavar="DIR",
+                    help="also save every epoch of every model as a whole recognizer, DIR/<variant>/<labels>/"
+                         "epoch-NN, and score it on the selection slice's documents of each source")
     a = ap.parse_args()
     variants = [(v[0], v[1:]) for v in a.variant] or [("shipped", [])]
     try:
@@ -157,6 +208,8 @@ def main() -> None:
     rows, splits = [], {}
     for name, overrides in variants:
         cfg = load_config(CONFIG, overrides).ner
+        if a.every_epoch and cfg.dictionary_flags:
+            ap.error("--every-epoch saves models without ner.dictionary_flags' flags: give ner.dictionary_flags=[]")
         if tuple(cfg.sources) not in splits:              # the variant's own ner.sources
             splits[tuple(cfg.sources)] = _training_split(cfg.sources, a.add, repeats)
         split = splits[tuple(cfg.sources)]
@@ -165,7 +218,9 @@ def main() -> None:
                  if c in cfg.categories}          # a variant of some categories (--models-from) lends no other
         t0 = time.perf_counter()
         texts = split["texts"] + further_texts(cfg.paths, {d.id for d in held})
-        recognizer, report = train_recognizer(split["repeated"], cfg, extra=extra, texts=texts)
+        probe = (EpochSaver(a.every_epoch / name, split["repeated"], cfg, others)
+                 if a.every_epoch else None)
+        recognizer, report = train_recognizer(split["repeated"], cfg, extra=extra, texts=texts, probe=probe)
         if others is not None:
             recognizer = completed(recognizer, others)
         if a.save:

@@ -100,14 +100,15 @@ def test_recognizer_study_saves_a_recognizer_the_entity_rules_study_reads(tmp_pa
     assert "the 2 most frequent recognition errors of each category (shipped)" in stdout
 
 
-def test_recognizer_study_adds_repeats_and_completes_a_model_of_some_categories(tmp_path):
+def test_recognizer_study_adds_repeats_completes_a_model_of_some_categories_and_saves_every_epoch(tmp_path):
     tiny = ["ner.epochs=1", "ner.vectors=0", "ner.width=32", "ner.sources=[biored_train]", "ner.part_sources={}"]
     _study("recognizer.py", tmp_path, "--variant", "all", *tiny, "--save", str(tmp_path / "rec"))
     dc = ["ner.categories=[biolink:Disease,biolink:ChemicalEntity]", "ner.separate_categories=[]",
           "extract.name_mentions=[biolink:ChemicalEntity,biolink:Disease]"]
     stdout, rows = _study("recognizer.py", tmp_path, "--variant", "dc", *tiny, *dc, "--save", str(tmp_path / "rec"),
                           "--models-from", str(tmp_path / "rec" / "all"), "--repeat", "biored_train", "2",
-                          "--add", str(SHARED / "bc5cdr" / "CDR_TestSet.PubTator.txt"))
+                          "--add", str(SHARED / "bc5cdr" / "CDR_TestSet.PubTator.txt"),
+                          "--every-epoch", str(tmp_path / "epochs"))
     assert "418 added" in stdout                # BC5CDR test less its 53 BioRED-train and 16 BioRED-dev documents
     train = int(stdout.split(" training documents")[0].rsplit(" ", 1)[-1])
     assert f"{train} repeats" in stdout         # every BioRED-train document read twice
@@ -115,6 +116,10 @@ def test_recognizer_study_adds_repeats_and_completes_a_model_of_some_categories(
     saved = Recognizer.load(tmp_path / "rec" / "dc")
     assert [p.categories for p in saved.parts] == [["biolink:Disease", "biolink:ChemicalEntity"],
                                                    ["biolink:Gene"]]   # the first recognizer's gene model after
+    epoch = Recognizer.load(tmp_path / "epochs" / "dc" / "Disease+Chemical" / "epoch-01")     # --every-epoch
+    assert [p.categories for p in epoch.parts] == [p.categories for p in saved.parts]
+    line = next(x for x in stdout.splitlines() if x.startswith("Disease+Chemical epoch 1: selection F1 by source"))
+    assert "'biored_train': " in line and "'(no source)': " in line       # BC5CDR test's added documents
 
 
 def test_pretrained_recognizer_study_runs_tiny(tmp_path):

@@ -1,19 +1,24 @@
 """experiments/recognizer.py's training-data options: ``--repeat`` reads a source's documents N times
-(the selection slice, by id, counts them as often), and ``--models-from`` completes a variant that
-trains some categories only with another recognizer's models for the rest."""
+(the selection slice, by id, counts them as often), ``--models-from`` completes a variant that
+trains some categories only with another recognizer's models for the rest, and ``--every-epoch``
+saves every epoch's model with its selection scores by source."""
 
 from __future__ import annotations
 
+import random
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from graphmert.config import NERConfig
 from graphmert.corpus.document import Document
-from graphmert.ner.recognizer import Recognizer, RecognizerPart
+from graphmert.ner.recognizer import Recognizer, RecognizerPart, train_recognizer
+from ner_corpus import template_document
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-from recognizer import completed, repeat_counts, repeated  # noqa: E402
+from recognizer import EpochSaver, completed, repeat_counts, repeated  # noqa: E402
 
 
 def _doc(i: int, source: str) -> Document:
@@ -40,12 +45,43 @@ def _recognizer(*groups: list[str]) -> Recognizer:
     return Recognizer(parts=[RecognizerPart(nlp=object(), categories=list(g)) for g in groups])
 
 
-def test_completed_adds_the_other_models_after_the_variants_own():
+def test_completed_puts_the_variants_own_models_where_the_ones_they_replace_stood():
+    """The earlier part wins a tie of equal spans, so the variant's model keeps the replaced one's place."""
     dc, gene = ["biolink:Disease", "biolink:ChemicalEntity"], ["biolink:Gene"]
     mine, saved = _recognizer(dc), _recognizer(dc, gene)
     both = completed(mine, saved)
     assert [p.categories for p in both.parts] == [dc, gene]
-    assert both.parts[0] is mine.parts[0] and both.parts[1] is saved.parts[1]     # the variant's own first
+    assert both.parts[0] is mine.parts[0] and both.parts[1] is saved.parts[1]
+    genes = _recognizer(gene)
+    both = completed(genes, saved)
+    assert [p.categories for p in both.parts] == [dc, gene]
+    assert both.parts[0] is saved.parts[0] and both.parts[1] is genes.parts[0]
+    assert [p.categories for p in completed(genes, _recognizer(dc)).parts] == [gene, dc]   # replaces none: first
     with pytest.raises(SystemExit, match=r"--models-from: its models \[\['biolink:Disease', "
                                          r"'biolink:ChemicalEntity'\]\] find some of the variant's"):
         completed(_recognizer(["biolink:Disease"]), saved)
+
+
+def test_every_epoch_saves_each_model_whole_and_scores_its_selection_slice_by_source(tmp_path):
+    """``--every-epoch``: each epoch of the variant's model is a recognizer of its own, completed with
+    the ``--models-from`` models, scored per source on the selection slice; the epoch the training
+    keeps is the saved epoch of that number, byte for byte."""
+    rng = random.Random(3)
+    docs = [replace(d, metadata={"source": "a" if i % 2 else "b"})
+            for i, d in enumerate(template_document(f"d{i}", rng) for i in range(40))]
+    dc, gene = ["biolink:Disease", "biolink:ChemicalEntity"], ["biolink:Gene"]
+    cfg = replace(NERConfig(), categories=dc, epochs=2, patience=2, selection_fraction=0.3, width=32)
+    genes, _ = train_recognizer(docs, replace(cfg, categories=gene, epochs=1))
+    recognizer, report = train_recognizer(docs, cfg, probe=EpochSaver(tmp_path, docs, cfg, others=genes))
+    (part,) = report["parts"]
+    assert [r["epoch"] for r in part["history"]] == [1, 2]
+    for r in part["history"]:
+        assert set(r["selection_by_source"]) == {"a", "b"}
+        assert all(0.0 <= v["f"] <= 1.0 for v in r["selection_by_source"].values())
+    saved = Recognizer.load(tmp_path / "Disease+Chemical" / f"epoch-{part['best_epoch']:02d}")
+    assert saved.categories == dc + gene
+    kept = recognizer.parts[0].nlp.get_pipe("ner").to_bytes()
+    other = Recognizer.load(tmp_path / "Disease+Chemical" / f"epoch-{3 - part['best_epoch']:02d}")
+    assert saved.parts[0].nlp.get_pipe("ner").to_bytes() == kept
+    assert other.parts[0].nlp.get_pipe("ner").to_bytes() != kept
+    assert sorted(p.name for p in (tmp_path / "Disease+Chemical").iterdir()) == ["epoch-01", "epoch-02"]

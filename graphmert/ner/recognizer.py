@@ -430,22 +430,23 @@ def _word_vectors(texts: Sequence[str], cfg, where: str) -> WordVectors:
 def train_recognizer(docs: Sequence[Document], cfg, *, where: str = "ner.paths",
                      on_epoch: Callable[[dict], None] | None = None,
                      extra: Mapping[str, Sequence[Document]] | None = None,
-                     texts: Sequence[str] = ()) -> tuple["Recognizer", dict]:
+                     texts: Sequence[str] = (),
+                     probe: Callable[[object, object], dict] | None = None) -> tuple["Recognizer", dict]:
     """Train the recognizer on ``docs`` (``cfg``: :class:`graphmert.config.NERConfig`) in this
     process: the models of :func:`plan_parts` one after another, the one with the fewest documents
     first, on one wall-clock cap of ``cfg.max_minutes``: a model stops before an epoch that would end
     past it, and the later ones get what the earlier ones left (``pipelines.stages.ner`` trains them at
     once instead, one per worker, with :func:`train_part` on the same budget).
     ``on_epoch`` receives each epoch's record (progress display). ``texts``: what ``ner.vectors``
-    learns from (:func:`plan_parts`; the budget counts that time too). The report is
-    :func:`assemble_recognizer`'s.
+    learns from (:func:`plan_parts`; the budget counts that time too). ``probe``: :func:`train_part`'s,
+    for every model. The report is :func:`assemble_recognizer`'s.
     """
     start = time.monotonic()
     deadline = start + 60 * cfg.max_minutes
     plans = plan_parts(docs, cfg, where=where, extra=extra, texts=texts)
     trained: dict[int, tuple[object, dict]] = {}
     for k in sorted(range(len(plans)), key=lambda k: plans[k].size):            # smallest first
-        trained[k] = train_part(plans[k], cfg, where=where, deadline=deadline, on_epoch=on_epoch)
+        trained[k] = train_part(plans[k], cfg, where=where, deadline=deadline, on_epoch=on_epoch, probe=probe)
     return assemble_recognizer(plans, [trained[k] for k in range(len(plans))], docs, cfg,
                                minutes=(time.monotonic() - start) / 60)
 
