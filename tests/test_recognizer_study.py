@@ -85,3 +85,16 @@ def test_every_epoch_saves_each_model_whole_and_scores_its_selection_slice_by_so
     assert saved.parts[0].nlp.get_pipe("ner").to_bytes() == kept
     assert other.parts[0].nlp.get_pipe("ner").to_bytes() != kept
     assert sorted(p.name for p in (tmp_path / "Disease+Chemical").iterdir()) == ["epoch-01", "epoch-02"]
+
+
+def test_every_epoch_refuses_dictionary_flags_before_anything_trains(monkeypatch, capsys):
+    """The saved epochs carry no dictionary flags, so a variant that reads them is refused by name."""
+    import recognizer as study
+
+    monkeypatch.setattr(sys, "argv", ["recognizer.py", "--every-epoch", "unused", "--variant", "flags",
+                                      "ner.dictionary_flags=[genes]"])
+    monkeypatch.setattr(study, "_training_split", lambda *a: pytest.fail("read documents before refusing"))
+    with pytest.raises(SystemExit) as e:
+        study.main()
+    assert e.value.code == 2
+    assert "--every-epoch saves models without ner.dictionary_flags' flags" in capsys.readouterr().err
