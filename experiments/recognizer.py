@@ -53,7 +53,7 @@ from _study import ROOT, lent_documents, print_table, recognizer_documents, requ
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402
-from graphmert.ner.recognizer import (LABELS, Recognizer, RecognizerPart, _merged_scores,  # noqa: E402
+from graphmert.ner.recognizer import (LABELS, Recognizer, RecognizerPart, selection_scores,  # noqa: E402
                                       group_documents, selection_hash, train_recognizer)
 
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
@@ -157,7 +157,7 @@ class EpochSaver:
             by_source.setdefault(d.metadata.get("source") or "(no source)", []).append(d)     # --add's: none
         with nlp.use_params(optimizer.averages or {}):
             part = Recognizer([RecognizerPart(nlp=nlp, categories=cats)])
-            scores = {src: {k: v for k, v in _merged_scores(part, docs, cats).items() if k != "per_label"}
+            scores = {src: {k: v for k, v in selection_scores(part, docs, cats).items() if k != "per_label"}
                       for src, docs in sorted(by_source.items())}
             whole = completed(part, self.others) if self.others is not None else part
             whole.save(self.root / name / f"epoch-{epoch:02d}", {"selection_by_source": scores})

@@ -33,9 +33,10 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 except ImportError:                                       # pragma: no cover - depends on the machine
-    sync_playwright = None
+    sync_playwright = PlaywrightTimeout = None
 
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH (apt-get install chromium) "
@@ -103,8 +104,7 @@ def test_search_type_2_diabetes_shows_highlighted_evidence(demo_run, explorer_ur
             page.press("#search", "Enter")
             page.click(f'#results li[data-curie="{T2D}"] a', timeout=WAIT_MS)
             # (wait conditions are functions with arguments: the page's CSP forbids eval of strings)
-            page.wait_for_function("n => document.querySelectorAll('#triples tbody tr').length === n",
-                                   arg=_row_count(demo_run[0]), timeout=WAIT_MS)
+            _wait_for_rows(page, _row_count(demo_run[0]), errors)
             assert page.locator("#entity-title").inner_text() == "type 2 diabetes"
             assert urllib.parse.unquote(page.evaluate("location.hash")) == f"#entity={T2D}"
 
@@ -143,6 +143,19 @@ def test_search_type_2_diabetes_shows_highlighted_evidence(demo_run, explorer_ur
     if not (demo_run[0] / "export" / "store").is_dir():   # the browser logs the SPARQL route's 503
         errors = [e for e in errors if "status of 503" not in e]
     assert errors == [], f"the page logged errors: {errors}"
+
+
+def _wait_for_rows(page, n: int, errors: list[str]) -> None:
+    """Wait until the triples table has ``n`` rows; on a timeout, fail saying what the page shows
+    (rows, title, its count line, logged errors), so a slow page and a wrong one read apart."""
+    try:
+        page.wait_for_function("n => document.querySelectorAll('#triples tbody tr').length === n",
+                               arg=n, timeout=WAIT_MS)
+    except PlaywrightTimeout:
+        shown = page.locator("#triples tbody tr").count()
+        pytest.fail(f"after {WAIT_MS / 1000:g} s the triples table has {shown} rows, not {n}; title "
+                    f"{page.locator('#entity-title').inner_text()!r}, count line "
+                    f"{page.locator('#entity-count').inner_text()!r}, page errors {errors}")
 
 
 def _row_count(run_dir: Path) -> int:

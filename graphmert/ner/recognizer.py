@@ -61,7 +61,8 @@ from graphmert.ner.words import whole_word_occurrences
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
            "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "PartPlan", "plan_parts",
            "train_part", "assemble_recognizer", "pipeline_from_bytes", "propagate_mentions",
-           "whole_word_occurrences", "bracket_repair", "TOKENIZER_VERSION", "SELECTION_VERSION", "selection_hash"]
+           "whole_word_occurrences", "bracket_repair", "selection_scores", "TOKENIZER_VERSION",
+           "SELECTION_VERSION", "selection_hash"]
 
 log = logging.getLogger("graphmert.ner")
 
@@ -470,7 +471,7 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
     train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
     report = {"documents": len(train_docs), "selection_documents": len(pick_docs),
               "selection_version": SELECTION_VERSION,
-              "selection": _merged_scores(recognizer, pick_docs, cfg.categories),
+              "selection": selection_scores(recognizer, pick_docs, cfg.categories),
               "minutes": round(minutes, 2),
               "parts": [{"categories": p.categories, **r} for p, (_, r) in zip(plans, trained)]}
     if plans and plans[0].vectors is not None:
@@ -606,10 +607,14 @@ def pipeline_from_bytes(categories: Sequence[str], cfg, data: bytes, vectors: Wo
     return nlp.from_bytes(data)
 
 
-def _merged_scores(recognizer: "Recognizer", docs: Sequence[Document], categories: Sequence[str]) -> dict:
-    """Micro and per-category strict-span P/R/F1 of ``recognizer`` on ``docs``; a category is scored
-    only on the documents with a mention of it (elsewhere it may be unannotated, not absent), so its
-    predictions elsewhere are left out."""
+def selection_scores(recognizer: "Recognizer", docs: Sequence[Document], categories: Sequence[str]) -> dict:
+    """Micro and per-category strict-span P/R/F1 of ``recognizer`` (anything with a ``recognize``
+    method: a :class:`Recognizer` or one part) on annotated ``docs``, their mentions hidden from it;
+    what training selects an epoch by. A category is scored only on the documents with a mention of
+    it (elsewhere it may be unannotated, not absent), so its predictions elsewhere are left out.
+
+    Returns ``{"p", "r", "f", "per_label": {label: {"p", "r", "f"}}}``, rounded to 4 places.
+    """
     from graphmert.eval.entities import MICRO, recognition_scores
 
     kept = []

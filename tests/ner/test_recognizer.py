@@ -12,6 +12,7 @@ import pytest
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import (SELECTION_VERSION, Recognizer, RecognizerError, RecognizerPart, _selection,
+                                      selection_scores,
                                       recognizer_groups, plan_parts, recognizer_nlp, selection_hash,
                                       tok2vec_config, train_part, train_recognizer, training_examples)
 from ner_corpus import template_document
@@ -477,3 +478,34 @@ def test_the_selection_slice_is_not_the_extraction_slice_and_is_deterministic():
 
 #: ``d0`` … ``d39`` in the selection slice at 0.2 (computed once from the salted hash, version 2)
 SELECTED_OF_FIRST_40 = ['d0', 'd1', 'd2', 'd7', 'd12', 'd14', 'd18', 'd20', 'd22', 'd23', 'd28', 'd31', 'd34']
+
+
+class _Fixed:
+    """A stand-in recognizer that finds fixed mentions per document id (and sees no gold)."""
+
+    def __init__(self, found: dict[str, list[Mention]]):
+        self.found = found
+
+    def recognize(self, docs):
+        assert all(not d.mentions for d in docs), "the gold mentions were shown to the recognizer"
+        return [replace(d, mentions=list(self.found.get(d.id, []))) for d in docs]
+
+
+def test_selection_scores_count_a_category_only_where_the_document_annotates_it():
+    def m(start, text, kind):
+        return Mention(start=start, end=start + len(text), text=text, type=kind)
+
+    text = "TP53 loss causes glioma; aspirin and EGFR."
+    gene, glioma, aspirin = m(0, "TP53", "Gene"), m(17, "glioma", "Disease"), m(25, "aspirin", "Chemical")
+    egfr = m(37, "EGFR", "Gene")
+    gold = [Document(id="a", text=text, mentions=[gene, glioma]),       # genes and diseases only
+            Document(id="b", text=text, mentions=[gene, egfr, aspirin])]
+    found = _Fixed({"a": [gene, m(17, "glioma;", "Disease"), aspirin],   # a boundary miss; aspirin unannotated here
+                    "b": [gene, aspirin, m(5, "loss", "Disease")]})       # no disease annotated in b: not counted
+    s = selection_scores(found, gold, CATS)
+    # genes: 2 right of 2 found, 3 gold; diseases: 0 of 1 found, 1 gold; chemicals: 1 of 1, 1 gold
+    assert s["per_label"]["Gene"] == {"p": 1.0, "r": round(2 / 3, 4), "f": 0.8}
+    assert s["per_label"]["Disease"] == {"p": 0.0, "r": 0.0, "f": 0.0}
+    assert s["per_label"]["Chemical"] == {"p": 1.0, "r": 1.0, "f": 1.0}
+    assert (s["p"], s["r"]) == (0.75, 0.6)                                 # 3 right of 4 found, 5 gold
+    assert s["f"] == round(2 * 0.75 * 0.6 / 1.35, 4)
