@@ -38,6 +38,8 @@ from torch import Tensor, nn
 from torch_geometric.nn import MessagePassing
 from torch_geometric.utils import softmax
 
+from graphmert.model.pyg_templates import remove_propagate_file
+
 __all__ = ["HGAT"]
 
 
@@ -54,6 +56,7 @@ class HGAT(MessagePassing):
     def __init__(self, hidden_size: int, num_relations: int, relation_dropout: float = 0.3,
                  negative_slope: float = 0.01) -> None:
         super().__init__(aggr="add", flow="source_to_target", node_dim=0)
+        remove_propagate_file(type(self))        # PyG's rendered propagate, left in the temp dir
         self.hidden_size = hidden_size
         self.num_relations = num_relations
         self.relation_dropout = relation_dropout

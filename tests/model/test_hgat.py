@@ -131,3 +131,31 @@ def test_bad_relation_id_is_a_clear_error():
         layer(torch.randn(4, 8), edge_index, torch.tensor([3]))
     with pytest.raises(ValueError, match="relation id -1 is outside"):
         layer(torch.randn(4, 8), edge_index, torch.tensor([-1]))
+
+
+def test_building_hgat_leaves_no_file_in_the_temp_dir_and_keeps_pygs_compiled_propagate(tmp_path):
+    """PyG renders HGAT's propagate into a file in the temp dir and imports it; building the layer
+    removes that file (graphmert.model.pyg_templates), in a fresh process with its own TMPDIR, and
+    the layer still runs PyG's rendered propagate."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, torch\n"
+            "from graphmert.model.hgat import HGAT\n"
+            "layer = HGAT(8, 2, relation_dropout=0.0)\n"
+            "mod = sys.modules[HGAT.__module__ + '_HGAT_propagate']\n"
+            "print(mod.__file__)\n"
+            "print(type(layer).propagate.__module__ == mod.__name__)\n"
+            "x = torch.randn(4, 8)\n"
+            "y = layer(x, torch.tensor([[0, 1], [2, 3]]), torch.tensor([0, 1]))\n"
+            "print(tuple(y.shape))\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    rendered = Path(out[0])
+    assert rendered.parent == tmp_path                # PyG wrote it where the test pointed the temp dir
+    assert out[1:3] == ["True", "(4, 8)"]
+    assert not rendered.exists() and list(tmp_path.iterdir()) == []
