@@ -25,7 +25,8 @@ def remove_propagate_file(cls: type) -> None:
 
     Call it after ``MessagePassing.__init__`` (which renders and imports the module the first time);
     later calls find nothing to remove. Only a file named as PyG names it, in the temp directory, is
-    ever removed."""
+    ever removed; one that cannot be removed (gone already, a read-only temp dir) is left, since the
+    layer works without it either way."""
     name = f"{cls.__module__}_{cls.__name__}_propagate"
     path = getattr(sys.modules.get(name), "__file__", None)
     if not path:
@@ -34,5 +35,5 @@ def remove_propagate_file(cls: type) -> None:
     if path.parent == Path(tempfile.gettempdir()) and path.name.startswith(name + "_") and path.suffix == ".py":
         try:
             os.unlink(path)
-        except FileNotFoundError:
+        except OSError:
             pass
