@@ -16,7 +16,8 @@ id (the first wrongly linked mention over one of their gold mentions), by the ta
 (``RUN/link/linker.json.gz``, or ``RUN/ner/`` for a run made before the link stage; with the run's
 ``extract.kg_gene_species``) knows: a gold id that no
 training document annotates and the seed KG does not name (no learnt table can give it), a gene of
-another species, or another gene of the gold's species.
+another species, or another gene of the gold's species; then the documents with the most of them
+(a species cue read wrong mislinks a whole abstract's genes).
 
 A fourth table says how far linking could go at all: the gold entities whose id is one the run's
 linker can answer (:meth:`~graphmert.ner.linking.EntityLinker.known_ids`: its dictionary and the
@@ -71,10 +72,10 @@ from pipelines.stages import RECOGNIZED_FILE  # noqa: E402
 from pipelines.stages.extract_parts import extraction_linker  # noqa: E402
 from pipelines.stages.link import LINKER_FILE  # noqa: E402
 
-def wrong_gene_ids(gold: GoldSet, found: dict[str, Document], linker: EntityLinker) -> Counter:
-    """The third table (module docstring): mislinked gene entities of gold pairs by taxon relation."""
+def _wrong_gene_links(gold: GoldSet, found: dict[str, Document], linker: EntityLinker):
+    """(document, gold gene id, kind) of each gene entity of a gold pair that a recognised mention
+    over one of its gold mentions links to another gene id, kind as in the third table."""
     in_pairs = {(doc, e) for doc, pair in gold.untyped for e in pair}
-    rows: Counter = Counter()
     for d, doc in gold.documents.items():
         for eid, st in entity_status(doc, found.get(d)).items():
             if st != "mislinked" or (d, eid) not in in_pairs or not eid.startswith("NCBIGene:"):
@@ -84,10 +85,31 @@ def wrong_gene_ids(gold: GoldSet, found: dict[str, Document], linker: EntityLink
                     if f.start < m.end and m.start < f.end and f.ids and f.ids[0].startswith("NCBIGene:")]
             if over:
                 gold_taxon, taxon = linker.gene_taxon(eid), linker.gene_taxon(over[0])
-                rows["gold id unseen in training and the seed KG" if gold_taxon is None
-                     else "another gene of the gold's species" if taxon == gold_taxon
-                     else "a gene of another species"] += 1
-    return rows
+                yield d, eid, ("gold id unseen in training and the seed KG" if gold_taxon is None
+                               else "another gene of the gold's species" if taxon == gold_taxon
+                               else "a gene of another species")
+
+
+def wrong_gene_ids(gold: GoldSet, found: dict[str, Document], linker: EntityLinker) -> Counter:
+    """The third table (module docstring): mislinked gene entities of gold pairs by taxon relation."""
+    return Counter(kind for _, _, kind in _wrong_gene_links(gold, found, linker))
+
+
+def wrong_gene_documents(gold: GoldSet, found: dict[str, Document], linker: EntityLinker,
+                         top: int = 10) -> list[dict]:
+    """The third table by document: the ``top`` documents with the most such gene entities, each
+    with its counts by kind and the gold pairs those entities are in. Wrong species come in whole
+    abstracts (one species cue read wrong), which the totals do not show."""
+    kinds: dict[str, Counter] = {}
+    entities: dict[str, set] = {}
+    for d, eid, kind in _wrong_gene_links(gold, found, linker):
+        kinds.setdefault(d, Counter())[kind] += 1
+        entities.setdefault(d, set()).add(eid)
+    pairs = Counter(d for d, pair in gold.untyped if d in entities and pair & entities[d])
+    order = sorted(kinds, key=lambda d: (-sum(kinds[d].values()), d))[:top]
+    return [{"document": d, "gene entities": sum(kinds[d].values()),
+             "of another species": kinds[d]["a gene of another species"],
+             "gold pairs with one": pairs[d]} for d in order]
 
 
 def _unlinked_gold_ids(gold_doc: Document, found_doc: Document | None, name: str) -> set[str]:
@@ -241,13 +263,15 @@ def main() -> None:
         rows3 = [{"gene entities of gold pairs linked to a wrong gene id": k, "count": n}
                  for k, n in sorted(genes.items(), key=lambda kv: -kv[1])]
         print_table(rows3, f"the {sum(genes.values())} gene entities of gold pairs linked to a wrong gene id")
+        rows3b = wrong_gene_documents(gold, found, linker)
+        print_table(rows3b, "the documents with the most of them")
         rows4 = reachable(gold, linker.known_ids())
         print_table(rows4, "gold entities and pairs whose ids some link can give (the linker's tables; "
                            "variants by rule)")
         rows7 = (term_rows(term_links(gold, found, linker), "recognised")
                  + term_rows(term_links(gold, dict(gold.documents), linker), "gold spans"))
         print_table(rows7, "disease and chemical mentions the terms step links, by what knows the descriptor")
-        rows3 = rows3 + rows4 + rows7
+        rows3 = rows3 + rows3b + rows4 + rows7
     write_json("raw_pairs", rows + rows2 + rows5 + rows6 + rows3, a.out, run_dir=str(a.run_dir))
 
 

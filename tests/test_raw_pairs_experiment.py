@@ -29,8 +29,8 @@ GOLD_DOC = Document(id="d", text=TEXT, mentions=[
                Relation(type="Association", head="672", tail="7157")])
 
 
-def test_wrong_gene_ids_split_by_taxon():
-    from raw_pairs import wrong_gene_ids
+def test_wrong_gene_ids_split_by_taxon_and_by_document():
+    from raw_pairs import wrong_gene_documents, wrong_gene_ids
 
     text = "AAA1 BBB2 CCC3 DDD4 EEE5 cancer"
     #       0    5    10   15   20   25
@@ -59,6 +59,17 @@ def test_wrong_gene_ids_split_by_taxon():
     rows = wrong_gene_ids(GoldSet.from_documents([gold]), {"g": found}, Linker())
     assert rows == {"a gene of another species": 1, "gold id unseen in training and the seed KG": 1,
                     "another gene of the gold's species": 1}
+
+    # by document: a second abstract with one gene of another species ranks after "g"
+    other = Document(id="h", text=text, mentions=[m(0, "Gene", "NCBIGene:1"), disease],
+                     relations=[Relation(type="Association", head="NCBIGene:1", tail="MESH:D1")])
+    found_other = Document(id="h", text=text, mentions=[m(0, "Gene", "NCBIGene:10"), disease])
+    docs = wrong_gene_documents(GoldSet.from_documents([other, gold]), {"g": found, "h": found_other},
+                                Linker())
+    assert docs == [{"document": "g", "gene entities": 3, "of another species": 1, "gold pairs with one": 3},
+                    {"document": "h", "gene entities": 1, "of another species": 1, "gold pairs with one": 1}]
+    assert wrong_gene_documents(GoldSet.from_documents([other, gold]), {"g": found, "h": found_other},
+                                Linker(), top=1) == docs[:1]
 
 
 def test_reachable_counts_entities_and_pairs_whose_ids_a_link_can_give():
