@@ -98,8 +98,9 @@ def wrong_gene_ids(gold: GoldSet, found: dict[str, Document], linker: EntityLink
 def wrong_gene_documents(gold: GoldSet, found: dict[str, Document], linker: EntityLinker,
                          top: int = 10) -> list[dict]:
     """The third table by document: the ``top`` documents with the most such gene entities, each
-    with its counts by kind and the gold pairs those entities are in. Wrong species come in whole
-    abstracts (one species cue read wrong), which the totals do not show."""
+    with how many it holds, how many of them are genes of another species, and the gold pairs with
+    one of them. Wrong species come in whole abstracts (one species cue read wrong), which the
+    totals do not show."""
     kinds: dict[str, Counter] = {}
     entities: dict[str, set] = {}
     for d, eid, kind in _wrong_gene_links(gold, found, linker):
