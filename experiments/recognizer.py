@@ -54,7 +54,7 @@ from _study import ROOT, lent_documents, print_table, recognizer_documents, requ
 from graphmert.config import load_config  # noqa: E402
 from graphmert.eval.entities import MICRO, recognition_scores  # noqa: E402
 from graphmert.ner.recognizer import (LABELS, Recognizer, RecognizerPart, selection_scores,  # noqa: E402
-                                      group_documents, selection_hash, train_recognizer)
+                                      group_documents, selection_split, train_recognizer)
 
 CONFIG = ROOT / "configs" / "biored-raw.yaml"
 
@@ -144,7 +144,7 @@ class EpochSaver:
 
     def __init__(self, root: Path, docs: list, cfg, others: Recognizer | None):
         self.root, self.others, self.categories = root, others, list(cfg.categories)
-        self.pick = [d for d in docs if selection_hash(d.id) < cfg.selection_fraction]
+        self.pick = selection_split(docs, cfg.selection_fraction)[1]         # the library's slice
         self.epochs: dict[str, int] = {}
 
     def __call__(self, nlp, optimizer) -> dict:

@@ -61,8 +61,8 @@ from graphmert.ner.words import whole_word_occurrences
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
            "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "PartPlan", "plan_parts",
            "train_part", "assemble_recognizer", "pipeline_from_bytes", "propagate_mentions",
-           "whole_word_occurrences", "bracket_repair", "selection_scores", "TOKENIZER_VERSION",
-           "SELECTION_VERSION", "selection_hash"]
+           "whole_word_occurrences", "bracket_repair", "selection_scores", "selection_split",
+           "TOKENIZER_VERSION", "SELECTION_VERSION", "selection_hash"]
 
 log = logging.getLogger("graphmert.ner")
 
@@ -322,7 +322,7 @@ def selection_hash(doc_id: str) -> float:
     return document_fraction(_SELECTION_SALT + doc_id)
 
 
-def _selection(docs: Sequence[Document], fraction: float) -> tuple[list[Document], list[Document]]:
+def selection_split(docs: Sequence[Document], fraction: float) -> tuple[list[Document], list[Document]]:
     """(training, selection) documents: the selection slice is u_sel(id) < fraction (:func:`selection_hash`)."""
     u = {d.id: selection_hash(d.id) for d in docs}
     train = [d for d in docs if u[d.id] >= fraction]
@@ -468,7 +468,7 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
                         "epochs (best: epoch %d); slower cores train fewer epochs and a weaker model: "
                         "raise ner.max_minutes to train them all", " + ".join(p.categories),
                         cfg.max_minutes, r["epochs_run"], cfg.epochs, r["best_epoch"])
-    train_docs, pick_docs = _selection(docs, cfg.selection_fraction)
+    train_docs, pick_docs = selection_split(docs, cfg.selection_fraction)
     report = {"documents": len(train_docs), "selection_documents": len(pick_docs),
               "selection_version": SELECTION_VERSION,
               "selection": selection_scores(recognizer, pick_docs, cfg.categories),
@@ -503,7 +503,7 @@ def part_extras(groups: Sequence[Sequence[str]], mine: Sequence[Sequence[Documen
 
 def _part_split(plan: PartPlan, cfg, where: str) -> tuple[list[Document], list[Document]]:
     """(training, selection) documents of ``plan``'s own documents; too few for both is an error."""
-    train_docs, pick_docs = _selection(plan.docs, cfg.selection_fraction)
+    train_docs, pick_docs = selection_split(plan.docs, cfg.selection_fraction)
     if not train_docs or not pick_docs:
         raise RecognizerError(f"{where}: {len(plan.docs)} documents annotating {plan.categories} are too few to "
                               f"hold out ner.selection_fraction={cfg.selection_fraction} of them for selection "

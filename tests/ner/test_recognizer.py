@@ -11,8 +11,8 @@ import pytest
 
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
-from graphmert.ner.recognizer import (SELECTION_VERSION, Recognizer, RecognizerError, RecognizerPart, _selection,
-                                      selection_scores,
+from graphmert.ner.recognizer import (SELECTION_VERSION, Recognizer, RecognizerError, RecognizerPart,
+                                      selection_scores, selection_split,
                                       recognizer_groups, plan_parts, recognizer_nlp, selection_hash,
                                       tok2vec_config, train_part, train_recognizer, training_examples)
 from ner_corpus import template_document
@@ -461,7 +461,7 @@ def test_the_selection_slice_is_not_the_extraction_slice_and_is_deterministic():
     ids = [f"d{i}" for i in range(3000)]
     docs = [Document(id=i, text="x") for i in ids]
     f = 0.2
-    _, pick = _selection(docs, f)
+    _, pick = selection_split(docs, f)
     picked = {d.id for d in pick}
     extract_slice = {i for i in ids if in_slice(i, f)}
     assert abs(len(picked) / len(ids) - f) < 0.03
@@ -469,9 +469,9 @@ def test_the_selection_slice_is_not_the_extraction_slice_and_is_deterministic():
     assert abs(len(picked & extract_slice) / len(ids) - f * f) < 0.02
     # what the ner stage trains on when extraction reads the same ids at the same fraction
     kept = [d for d in docs if not in_slice(d.id, f)]
-    train, pick_kept = _selection(kept, f)
+    train, pick_kept = selection_split(kept, f)
     assert abs(len(pick_kept) / len(kept) - f) < 0.03 and len(train) + len(pick_kept) == len(kept)
-    assert [d.id for d in _selection(docs, f)[1]] == [d.id for d in pick]          # same call, same slice
+    assert [d.id for d in selection_split(docs, f)[1]] == [d.id for d in pick]          # same call, same slice
     assert [i for i in ids[:40] if selection_hash(i) < f] == SELECTED_OF_FIRST_40
     assert SELECTION_VERSION == 2
 
