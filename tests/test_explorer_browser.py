@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 from graphmert.config import ExportConfig
 from graphmert.export.terms import ExportTerms
 from graphmert.extract.triples import Triple, read_triples_jsonl
+from pipelines import serve
 from pipelines.serve import make_server
 
 T2D = "MESH:D003924"
@@ -143,6 +145,34 @@ def test_search_type_2_diabetes_shows_highlighted_evidence(demo_run, explorer_ur
     if not (demo_run[0] / "export" / "store").is_dir():   # the browser logs the SPARQL route's 503
         errors = [e for e in errors if "status of 503" not in e]
     assert errors == [], f"the page logged errors: {errors}"
+
+
+def test_a_search_typed_while_the_page_loads_keeps_its_results(demo_run, explorer_url, monkeypatch):
+    """The page's first list (the best connected entities) never replaces a search typed while the
+    page still waits for its summary. The first summary opens the SPARQL store, which can take
+    seconds on a busy machine; the page used to ask for the first list only after it, so that list
+    replaced the user's results (CI, 2026-12-07: the test above clicked a result that had moved)."""
+    summary = serve.GET_ROUTES["/api/summary"]
+
+    def slow_summary(app, params):
+        time.sleep(2)
+        return summary(app, params)
+
+    monkeypatch.setitem(serve.GET_ROUTES, "/api/summary", slow_summary)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(explorer_url)
+            page.fill("#search", "type 2 diabetes")
+            page.press("#search", "Enter")
+            page.wait_for_function("() => document.getElementById('summary').textContent !== ''",
+                                   timeout=WAIT_MS)
+            page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # any later list has come
+            assert "type 2 diabetes" in page.locator("#search-status").inner_text()
+            assert page.locator(f'#results li[data-curie="{T2D}"]').count() == 1
+        finally:
+            browser.close()
 
 
 def _wait_for_rows(page, n: int, errors: list[str]) -> None:

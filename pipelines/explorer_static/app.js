@@ -198,6 +198,9 @@ async function start() {
   $("min-confidence").addEventListener("change", setFilters);
   $("sparql-form").addEventListener("submit", runSparql);
   window.addEventListener("hashchange", route);
+  // The first list is asked for before the summary is awaited (opening the SPARQL store can take
+  // seconds): a search typed meanwhile is a later request, so its answer is the one that stays.
+  if (!readHash().entity) search($("search").value);
   try {
     const [summary, rels] = await Promise.all([getJSON("/api/summary"), getJSON("/api/relations")]);
     $("summary").textContent = `${summary.run} · ${summary.triples} triples · ${summary.entities} entities` +
@@ -209,7 +212,6 @@ async function start() {
     $("summary").textContent = `cannot reach the server: ${err.message}`;
   }
   route();
-  if (!readHash().entity) search("");
 }
 
 start();
