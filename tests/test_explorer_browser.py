@@ -11,6 +11,7 @@ needed: the system Chromium is used).
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -171,6 +172,33 @@ def test_a_search_typed_while_the_page_loads_keeps_its_results(demo_run, explore
             page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # any later list has come
             assert "type 2 diabetes" in page.locator("#search-status").inner_text()
             assert page.locator(f'#results li[data-curie="{T2D}"]').count() == 1
+        finally:
+            browser.close()
+
+
+def test_only_the_latest_sparql_query_is_shown(explorer_url, monkeypatch):
+    """A query run while an earlier one is still answering shows its own answer, whichever comes
+    back last. The route is replaced by one that echoes the query (the earlier one slowly), so the
+    test needs no store."""
+    def echo(app, params):
+        text = params["query"][-1]
+        time.sleep(2 if "slow" in text else 0)
+        return serve.Response(body=json.dumps({"kind": "select", "columns": ["query"], "rows": [[text]],
+                                               "boolean": None, "total": 1, "truncated": False}).encode())
+
+    monkeypatch.setitem(serve.POST_ROUTES, "/api/sparql", echo)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(explorer_url)
+            for query in ("ASK { } # slow", "ASK { } # fast"):
+                page.fill("#sparql-query", query)
+                page.click("#sparql-run")
+            page.wait_for_function("() => document.querySelectorAll('#sparql-results tbody tr').length > 0",
+                                   timeout=WAIT_MS)
+            page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # the slow answer has come
+            assert page.locator("#sparql-results tbody td").all_inner_texts() == ["ASK { } # fast"]
         finally:
             browser.close()
 

@@ -157,8 +157,11 @@ function setFilters() {
 
 // -- SPARQL ---------------------------------------------------------------------------------------
 
+let sparqlTicket = 0;   // only the answer to the latest query is shown
+
 async function runSparql(event) {
   event.preventDefault();
+  const ticket = ++sparqlTicket;
   const error = $("sparql-error");
   const out = $("sparql-results");
   error.hidden = true;
@@ -166,6 +169,7 @@ async function runSparql(event) {
   try {
     const data = await getJSON("/api/sparql", {
       method: "POST", headers: { "Content-Type": "application/sparql-query" }, body: $("sparql-query").value });
+    if (ticket !== sparqlTicket) return;
     if (data.kind === "ask") {
       out.replaceChildren(el("p", { text: `answer: ${data.boolean}` }));
     } else {
@@ -176,6 +180,7 @@ async function runSparql(event) {
     $("sparql-status").textContent = data.kind === "ask" ? "" :
       `${data.rows.length} row(s)` + (data.truncated ? ` (first ${data.rows.length} of ${data.total})` : "");
   } catch (err) {
+    if (ticket !== sparqlTicket) return;
     out.replaceChildren();
     $("sparql-status").textContent = "";
     error.textContent = err.message;
