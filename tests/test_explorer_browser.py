@@ -153,9 +153,10 @@ def test_a_search_typed_while_the_page_loads_keeps_its_results(demo_run, explore
     page still waits for its summary. The first summary opens the SPARQL store, which can take
     seconds on a busy machine; the page used to ask for the first list only after it, so that list
     replaced the user's results (CI, 2026-12-07: the test above clicked a result that had moved)."""
-    summary = serve.GET_ROUTES["/api/summary"]
+    summary, calls = serve.GET_ROUTES["/api/summary"], []
 
     def slow_summary(app, params):
+        calls.append(params)
         time.sleep(2)
         return summary(app, params)
 
@@ -174,14 +175,18 @@ def test_a_search_typed_while_the_page_loads_keeps_its_results(demo_run, explore
             assert page.locator(f'#results li[data-curie="{T2D}"]').count() == 1
         finally:
             browser.close()
+    assert calls, "the server never called the slow summary route: the test did not slow the page"
 
 
 def test_only_the_latest_sparql_query_is_shown(explorer_url, monkeypatch):
     """A query run while an earlier one is still answering shows its own answer, whichever comes
     back last. The route is replaced by one that echoes the query (the earlier one slowly), so the
     test needs no store."""
+    queries = []
+
     def echo(app, params):
         text = params["query"][-1]
+        queries.append(text)
         time.sleep(2 if "slow" in text else 0)
         return serve.Response(body=json.dumps({"kind": "select", "columns": ["query"], "rows": [[text]],
                                                "boolean": None, "total": 1, "truncated": False}).encode())
@@ -201,6 +206,7 @@ def test_only_the_latest_sparql_query_is_shown(explorer_url, monkeypatch):
             assert page.locator("#sparql-results tbody td").all_inner_texts() == ["ASK { } # fast"]
         finally:
             browser.close()
+    assert queries == ["ASK { } # slow", "ASK { } # fast"], "the queries did not go through the echo route"
 
 
 def _wait_for_rows(page, n: int, errors: list[str]) -> None:
