@@ -16,6 +16,7 @@ import shutil
 import threading
 import time
 import urllib.parse
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,17 @@ def _expected(run_dir: Path) -> tuple[dict[str, str], Triple]:
     return neighbours, max(marked, key=lambda t: (t.confidence, t.head_id, t.relation))
 
 
+@contextmanager
+def _browser_page():
+    """A page of a fresh headless Chromium (the system's), closed afterwards."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield browser.new_page()
+        finally:
+            browser.close()
+
+
 @pytest.fixture(scope="module")
 def explorer_url(demo_run):
     server = make_server(demo_run[0], "127.0.0.1", 0)
@@ -94,54 +106,49 @@ def test_search_type_2_diabetes_shows_highlighted_evidence(demo_run, explorer_ur
     other = best.head_id if best.tail_id == T2D else best.tail_id
     host = urllib.parse.urlsplit(explorer_url).netloc
     outside, errors = [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page()
-            page.on("request", lambda r: outside.append(r.url)
-                    if urllib.parse.urlsplit(r.url).netloc != host else None)
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(explorer_url)
-            page.fill("#search", "type 2 diabetes")
-            page.press("#search", "Enter")
-            page.click(f'#results li[data-curie="{T2D}"] a', timeout=WAIT_MS)
-            # (wait conditions are functions with arguments: the page's CSP forbids eval of strings)
-            _wait_for_rows(page, _row_count(demo_run[0]), errors)
-            assert page.locator("#entity-title").inner_text() == "type 2 diabetes"
-            assert urllib.parse.unquote(page.evaluate("location.hash")) == f"#entity={T2D}"
+    with _browser_page() as page:
+        page.on("request", lambda r: outside.append(r.url)
+                if urllib.parse.urlsplit(r.url).netloc != host else None)
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(explorer_url)
+        page.fill("#search", "type 2 diabetes")
+        page.press("#search", "Enter")
+        page.click(f'#results li[data-curie="{T2D}"] a', timeout=WAIT_MS)
+        # (wait conditions are functions with arguments: the page's CSP forbids eval of strings)
+        _wait_for_rows(page, _row_count(demo_run[0]), errors)
+        assert page.locator("#entity-title").inner_text() == "type 2 diabetes"
+        assert urllib.parse.unquote(page.evaluate("location.hash")) == f"#entity={T2D}"
 
-            rows = page.locator("#triples tbody tr")
-            shown = {rows.nth(i).get_attribute("data-neighbour") for i in range(rows.count())}
-            assert shown == set(neighbours)
+        rows = page.locator("#triples tbody tr")
+        shown = {rows.nth(i).get_attribute("data-neighbour") for i in range(rows.count())}
+        assert shown == set(neighbours)
 
-            row = page.locator(f'#triples tbody tr[data-neighbour="{other}"]'
-                               f'[data-relation="{best.relation}"]')
-            assert row.count() == 1
-            heads, tails = _evidence_texts(row, "mark.head"), _evidence_texts(row, "mark.tail")
-            assert heads and tails
-            assert heads <= {e.sentence[e.head_start - e.sentence_start:e.head_end - e.sentence_start]
-                             for e in best.evidence}
-            assert tails <= {e.sentence[e.tail_start - e.sentence_start:e.tail_end - e.sentence_start]
-                             for e in best.evidence}
-            assert neighbours[other] in row.inner_text()
+        row = page.locator(f'#triples tbody tr[data-neighbour="{other}"]'
+                           f'[data-relation="{best.relation}"]')
+        assert row.count() == 1
+        heads, tails = _evidence_texts(row, "mark.head"), _evidence_texts(row, "mark.tail")
+        assert heads and tails
+        assert heads <= {e.sentence[e.head_start - e.sentence_start:e.head_end - e.sentence_start]
+                         for e in best.evidence}
+        assert tails <= {e.sentence[e.tail_start - e.sentence_start:e.tail_end - e.sentence_start]
+                         for e in best.evidence}
+        assert neighbours[other] in row.inner_text()
 
-            href = page.get_attribute("#download-tsv", "href")
-            assert href.startswith("/api/view.tsv?") and "id=MESH%3AD003924" in href
+        href = page.get_attribute("#download-tsv", "href")
+        assert href.startswith("/api/view.tsv?") and "id=MESH%3AD003924" in href
 
-            page.select_option("#relation-filter", best.relation)
-            page.wait_for_function("rel => [...document.querySelectorAll('#triples tbody tr')]"
-                                   ".every(r => r.dataset.relation === rel)", arg=best.relation)
-            assert "relation=" in page.get_attribute("#download-tsv", "href")
+        page.select_option("#relation-filter", best.relation)
+        page.wait_for_function("rel => [...document.querySelectorAll('#triples tbody tr')]"
+                               ".every(r => r.dataset.relation === rel)", arg=best.relation)
+        assert "relation=" in page.get_attribute("#download-tsv", "href")
 
-            row = page.locator(f'#triples tbody tr[data-neighbour="{other}"]')
-            row.locator(f'a[data-curie="{other}"]').first.click()
-            page.wait_for_function("name => document.getElementById('entity-title').textContent "
-                                   "=== name", arg=neighbours[other])
-            assert page.locator(f'#triples tbody tr[data-neighbour="{T2D}"]').count() >= 1
-            _check_sparql(page, demo_run[0])
-        finally:
-            browser.close()
+        row = page.locator(f'#triples tbody tr[data-neighbour="{other}"]')
+        row.locator(f'a[data-curie="{other}"]').first.click()
+        page.wait_for_function("name => document.getElementById('entity-title').textContent "
+                               "=== name", arg=neighbours[other])
+        assert page.locator(f'#triples tbody tr[data-neighbour="{T2D}"]').count() >= 1
+        _check_sparql(page, demo_run[0])
     assert outside == [], f"the page requested outside the server: {outside}"
     if not (demo_run[0] / "export" / "store").is_dir():   # the browser logs the SPARQL route's 503
         errors = [e for e in errors if "status of 503" not in e]
@@ -161,20 +168,15 @@ def test_a_search_typed_while_the_page_loads_keeps_its_results(demo_run, explore
         return summary(app, params)
 
     monkeypatch.setitem(serve.GET_ROUTES, "/api/summary", slow_summary)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page()
-            page.goto(explorer_url)
-            page.fill("#search", "type 2 diabetes")
-            page.press("#search", "Enter")
-            page.wait_for_function("() => document.getElementById('summary').textContent !== ''",
-                                   timeout=WAIT_MS)
-            page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # any later list has come
-            assert "type 2 diabetes" in page.locator("#search-status").inner_text()
-            assert page.locator(f'#results li[data-curie="{T2D}"]').count() == 1
-        finally:
-            browser.close()
+    with _browser_page() as page:
+        page.goto(explorer_url)
+        page.fill("#search", "type 2 diabetes")
+        page.press("#search", "Enter")
+        page.wait_for_function("() => document.getElementById('summary').textContent !== ''",
+                               timeout=WAIT_MS)
+        page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # any later list has come
+        assert "type 2 diabetes" in page.locator("#search-status").inner_text()
+        assert page.locator(f'#results li[data-curie="{T2D}"]').count() == 1
     assert calls, "the server never called the slow summary route: the test did not slow the page"
 
 
@@ -192,20 +194,15 @@ def test_only_the_latest_sparql_query_is_shown(explorer_url, monkeypatch):
                                                "boolean": None, "total": 1, "truncated": False}).encode())
 
     monkeypatch.setitem(serve.POST_ROUTES, "/api/sparql", echo)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page()
-            page.goto(explorer_url)
-            for query in ("ASK { } # slow", "ASK { } # fast"):
-                page.fill("#sparql-query", query)
-                page.click("#sparql-run")
-            page.wait_for_function("() => document.querySelectorAll('#sparql-results tbody tr').length > 0",
-                                   timeout=WAIT_MS)
-            page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # the slow answer has come
-            assert page.locator("#sparql-results tbody td").all_inner_texts() == ["ASK { } # fast"]
-        finally:
-            browser.close()
+    with _browser_page() as page:
+        page.goto(explorer_url)
+        for query in ("ASK { } # slow", "ASK { } # fast"):
+            page.fill("#sparql-query", query)
+            page.click("#sparql-run")
+        page.wait_for_function("() => document.querySelectorAll('#sparql-results tbody tr').length > 0",
+                               timeout=WAIT_MS)
+        page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # the slow answer has come
+        assert page.locator("#sparql-results tbody td").all_inner_texts() == ["ASK { } # fast"]
     assert queries == ["ASK { } # slow", "ASK { } # fast"], "the queries did not go through the echo route"
 
 
