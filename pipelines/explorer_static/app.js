@@ -203,8 +203,9 @@ async function start() {
   $("min-confidence").addEventListener("change", setFilters);
   $("sparql-form").addEventListener("submit", runSparql);
   window.addEventListener("hashchange", route);
-  // The first list is asked for before the summary is awaited (opening the SPARQL store can take
-  // seconds): a search typed meanwhile is a later request, so its answer is the one that stays.
+  // The first list is asked for before the summary and relations are awaited (the first summary
+  // also opens the SPARQL store; on a busy machine they come late): a search typed meanwhile is a
+  // later request, so its answer is the one that stays.
   if (!readHash().entity) search($("search").value);
   try {
     const [summary, rels] = await Promise.all([getJSON("/api/summary"), getJSON("/api/relations")]);
