@@ -4,9 +4,10 @@ over a finished demo run (``demo_run``, tests/conftest.py).
 Searching "type 2 diabetes" and picking the result shows the triples of MESH:D003924 — exactly the
 neighbours the run's ``extract/triples.jsonl`` gives it — with the head and tail of the evidence
 highlighted; neighbour links, the relation filter and the TSV link work; the page makes no request
-outside the server and logs no error. Skipped, with the reason, where ``chromium`` is not on PATH or
-the ``playwright`` package is not installed (it is in the ``test`` extra; no browser download is
-needed: the system Chromium is used).
+outside the server and logs no error. With a route made slow, a search typed while the page loads
+and a SPARQL query run over an earlier one keep their own answers. Skipped, with the reason, where
+``chromium`` is not on PATH or the ``playwright`` package is not installed (it is in the ``test``
+extra; no browser download is needed: the system Chromium is used).
 """
 
 from __future__ import annotations
