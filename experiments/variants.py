@@ -11,11 +11,19 @@ documents' gold annotations as the reference:
 As in extraction (``extract.variant_mentions``), the variants come from :func:`add_variants` over
 the document's other mentions, here its gold gene, disease and chemical mentions: a variant never
 overlaps one of them.
+
+A second table, over train only, asks whether some keys could be trusted
+(``extract.variant_keys`` keeps or drops them all): of the found variants whose span is a gold
+mention and whose key is made from the text (no rs id), how many have a dbSNP id as gold, the key
+itself, or another key; over all documents and over those with a cue of :data:`CUES`; and how many
+of the dbSNP ones another train document maps the same key to (a key → rs table learnt from the
+other documents, each left out in turn).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -60,6 +68,48 @@ def score(name: str, path: Path) -> dict:
     return row
 
 
+# cues a document's text may give about its variants' ids: a study of known polymorphisms (dbSNP ids)
+# or a report of new mutations (keys)
+CUES = {"all documents": lambda text: True,
+        "no 'polymorphism' or 'SNP'": lambda text: not re.search(r"polymorphism|\bSNPs?\b", text, re.I),
+        "'novel'": lambda text: "novel" in text.lower()}
+
+
+def _keyed_hits(path: Path) -> list[tuple[str, str, str, list[str]]]:
+    """(document id, its text, the key's id, the gold ids) of each found variant whose span is a gold
+    variant mention and whose id is a key made from the text, not a dbSNP id."""
+    hits = []
+    for doc in load_gold(path).documents.values():
+        truth = {(m.start, m.end): m.ids for m in doc.mentions if mention_category(m.type) == VARIANT}
+        others = replace(doc, mentions=[m for m in doc.mentions if mention_category(m.type) != VARIANT])
+        for m in add_variants(others).mentions:
+            if m.type == VARIANT_TYPE and (m.start, m.end) in truth and not m.ids[0].startswith("dbSNP:"):
+                hits.append((doc.id, doc.text, m.ids[0], truth[(m.start, m.end)]))
+    return hits
+
+
+def key_cues(path: Path) -> list[dict]:
+    """The second table (module docstring): one row per cue of :data:`CUES`."""
+    hits = _keyed_hits(path)
+    taught: dict[tuple[str, str], set[str]] = {}           # (key, dbSNP id) → documents giving it
+    for d, _, key, ids in hits:
+        for i in ids:
+            if i.startswith("dbSNP:"):
+                taught.setdefault((key, i), set()).add(d)
+    rows = []
+    for cue, test in CUES.items():
+        sel = [h for h in hits if test(h[1])]
+        rs = [h for h in sel if h[3][0].startswith("dbSNP:")]
+        right = sum(key in ids for _, _, key, ids in sel if not ids[0].startswith("dbSNP:"))
+        learnt = sum(any(taught.get((key, i), set()) - {d} for i in ids) for d, _, key, ids in rs)
+        rows.append({"cue": cue, "documents": len({h[0] for h in sel}), "variants": len(sel),
+                     "gold dbSNP id": len(rs), "gold = its key": right,
+                     "gold another key": len(sel) - len(rs) - right,
+                     "key right": round(right / max(1, len(sel)), 3),
+                     "dbSNP id another document teaches": learnt})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="the JSON rows (default: experiments/results/)")
@@ -67,7 +117,9 @@ def main() -> None:
     rows = [score("train (chosen on)", require_shared("biored", "Train.PubTator")),
             score("dev (report only)", require_shared("biored", "Dev.PubTator"))]
     print_table(rows, "Rule-based variant finder against BioRED's SequenceVariant mentions")
-    write_json("variants", rows, a.out)
+    cues = key_cues(require_shared("biored", "Train.PubTator"))
+    print_table(cues, "train: found variants with a key made from the text, by their gold id")
+    write_json("variants", rows + cues, a.out)
 
 
 if __name__ == "__main__":

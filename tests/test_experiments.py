@@ -45,7 +45,12 @@ def test_cross_chunk_study_counts_and_cross_validates(tmp_path):
 
 def test_variants_study_scores_train_and_dev(tmp_path):
     _, rows = _study("variants.py", tmp_path)
-    assert len(rows) == 2 and all(0 < r["P"] <= 1 for r in rows)
+    splits, cues = [r for r in rows if "split" in r], [r for r in rows if "cue" in r]
+    assert len(splits) == 2 and all(0 < r["P"] <= 1 for r in splits)
+    assert [r["cue"] for r in cues] == ["all documents", "no 'polymorphism' or 'SNP'", "'novel'"]
+    for r in cues:                  # each keyed variant has one kind of gold id, and a cue selects
+        assert r["gold dbSNP id"] + r["gold = its key"] + r["gold another key"] == r["variants"]
+        assert r["variants"] <= cues[0]["variants"] and r["dbSNP id another document teaches"] <= r["gold dbSNP id"]
 
 
 def test_relation_typer_study_fits_one_setting(tmp_path):
