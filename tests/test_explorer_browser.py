@@ -159,9 +159,9 @@ def test_search_type_2_diabetes_shows_highlighted_evidence(demo_run, explorer_ur
 def test_a_search_typed_while_the_page_loads_keeps_its_results(demo_run, explorer_url, monkeypatch):
     """The page's first list (the best connected entities) never replaces a search typed while the
     page still waits for its summary. The page used to ask for the first list only after the
-    summary had come (the first one also opens the SPARQL store; about 40 ms on a quiet machine,
-    later on a busy one), so that list replaced the user's results (CI, 2026-12-07: the test above
-    clicked a result that had moved). Here the summary is made 2 s slow."""
+    summary had come (the first one also opens the SPARQL store; on a busy machine both come late),
+    so that list replaced the user's results (CI, 2026-12-07: the test above clicked a result that
+    had moved). Here the summary is made 2 s slow."""
     summary, calls = serve.GET_ROUTES["/api/summary"], []
 
     def slow_summary(app, params):
