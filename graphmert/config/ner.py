@@ -73,10 +73,16 @@ class NERConfig:
                      help="the recognizer's token embedding: 'hash', spaCy's HashEmbedCNN (hashed "
                           "word norm, prefix, suffix and shape); 'characters', spaCy's CharacterEmbed "
                           "(the word's first and last 4 characters, and its hashed lower-case form)")
+    encoder: str = opt("window", choices=("window", "bilstm"),
+                       help="the recognizer's tok2vec context encoder: 'window', spaCy's "
+                            "MaxoutWindowEncoder (ner.depth convolutional layers, each reading "
+                            "ner.window_size words on each side); 'bilstm', spaCy's TorchBiLSTMEncoder "
+                            "(ner.depth bidirectional LSTM layers over the whole document, PyTorch)")
     width: int = opt(96, min=8, help="width of the recognizer's tok2vec")
-    depth: int = opt(4, min=1, help="convolutional layers of the recognizer's tok2vec")
+    depth: int = opt(4, min=1, help="layers of the recognizer's tok2vec encoder: convolutional, or "
+                     "LSTM with ner.encoder 'bilstm' (1 or 2 there)")
     window_size: int = opt(1, min=1, help="words on each side that each convolutional layer of the "
-                           "recognizer's tok2vec reads")
+                           "recognizer's tok2vec reads (ner.encoder 'window')")
     embed_rows: int = opt(2000, min=100, help="rows of each hashed embedding table of the tok2vec "
                           "(word norm, prefix, suffix, shape; 'characters': the lower-case form)")
     vectors: int = opt(0, min=0, help="dimensions of the word vectors the ner stage learns "

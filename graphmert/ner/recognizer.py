@@ -94,24 +94,31 @@ def tok2vec_config(cfg: NERConfig) -> dict:
     ``embed_rows`` size either. With ``ner.vectors`` either also reads the vocabulary's word vectors
     (:mod:`graphmert.ner.vectors`) through a learnt projection. With ``ner.dictionary_flags``
     "hash" embeds each token's dictionary flags too (its TAG, :mod:`graphmert.ner.dictionary`):
-    HashEmbedCNN written out as spaCy builds it, one more hashed table in its MultiHashEmbed."""
-    encode = {"width": cfg.width, "depth": cfg.depth, "window_size": cfg.window_size, "maxout_pieces": 3}
+    HashEmbedCNN written out as spaCy builds it, one more hashed table in its MultiHashEmbed.
+    ``ner.encoder`` "bilstm" puts spaCy's TorchBiLSTMEncoder (``depth`` bidirectional layers of
+    ``width``, dropout ``ner.dropout`` between them) in the CNN's place (held-out BioRED train: it
+    trains two to three times faster, at 0.007 lower recognition; docs/experiments/recognizer-training.md)."""
     static = cfg.vectors > 0
-    if cfg.embed == "hash" and cfg.dictionary_flags:
-        rows = cfg.embed_rows
-        return {"@architectures": "spacy.Tok2Vec.v2",
-                "embed": {"@architectures": "spacy.MultiHashEmbed.v2", "width": cfg.width,
-                          "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE", "TAG"],
-                          "rows": [rows, rows // 2, rows // 2, rows // 2, DICTIONARY_ROWS],
-                          "include_static_vectors": static},
-                "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", **encode}}
-    if cfg.embed == "hash":
+    if cfg.encoder == "bilstm":
+        encode = {"@architectures": "spacy.TorchBiLSTMEncoder.v1", "width": cfg.width, "depth": cfg.depth,
+                  "dropout": cfg.dropout if cfg.depth > 1 else 0.0}     # between layers only
+    else:
+        encode = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": cfg.width, "depth": cfg.depth,
+                  "window_size": cfg.window_size, "maxout_pieces": 3}
+    if cfg.embed == "characters":
+        embed = {"@architectures": "spacy.CharacterEmbed.v2", "width": cfg.width, "rows": cfg.embed_rows,
+                 "nM": 64, "nC": 8, "include_static_vectors": static}
+    elif cfg.dictionary_flags or cfg.encoder != "window":
+        rows, attrs = cfg.embed_rows, ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
+        flags = ["TAG"] if cfg.dictionary_flags else []
+        embed = {"@architectures": "spacy.MultiHashEmbed.v2", "width": cfg.width, "attrs": attrs + flags,
+                 "rows": [rows, rows // 2, rows // 2, rows // 2] + [DICTIONARY_ROWS] * len(flags),
+                 "include_static_vectors": static}
+    else:                                   # spaCy's own HashEmbedCNN: the same layers, as saved models hold them
+        encode = {k: v for k, v in encode.items() if k != "@architectures"}
         return {"@architectures": "spacy.HashEmbedCNN.v2", **encode, "embed_size": cfg.embed_rows,
                 "subword_features": True, "pretrained_vectors": static or None}
-    return {"@architectures": "spacy.Tok2Vec.v2",
-            "embed": {"@architectures": "spacy.CharacterEmbed.v2", "width": cfg.width, "rows": cfg.embed_rows,
-                      "nM": 64, "nC": 8, "include_static_vectors": static},
-            "encode": {"@architectures": "spacy.MaxoutWindowEncoder.v2", **encode}}
+    return {"@architectures": "spacy.Tok2Vec.v2", "embed": embed, "encode": encode}
 
 
 def recognizer_nlp(categories: Sequence[str], cfg: NERConfig | None = None):

@@ -39,8 +39,8 @@ DOCUMENT_KEYS = ("ner.paths", "ner.format", "ner.sources", *HOLDOUT_KEYS)
 #: its source files (:mod:`pipelines.stages.ner`), so a vocabulary added or changed retrains it.
 LINKER_KEYS = ("ner.xref_tables", "ner.name_tables", "ner.vocabularies", "ner.fuzzy_threshold")
 #: the ``ner`` keys only the recognizer reads: the ner stage depends on them, the link stage does not
-RECOGNIZER_KEYS = ("ner.categories", "ner.separate_categories", "ner.part_sources", "ner.embed", "ner.width",
-                   "ner.depth", "ner.window_size", "ner.embed_rows", "ner.vectors", "ner.dictionary_flags",
+RECOGNIZER_KEYS = ("ner.categories", "ner.separate_categories", "ner.part_sources", "ner.embed", "ner.encoder",
+                   "ner.width", "ner.depth", "ner.window_size", "ner.embed_rows", "ner.vectors", "ner.dictionary_flags",
                    "ner.epochs", "ner.max_minutes", "ner.patience", "ner.batch_size", "ner.dropout",
                    "ner.average_weights", "ner.selection_fraction", "ner.seed")
 #: the ``kg`` keys :func:`graphmert.kg.loaders.load_kg` reads (the seed KG the linker indexes)

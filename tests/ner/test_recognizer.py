@@ -69,17 +69,30 @@ def test_default_tok2vec_is_spacys_and_the_options_resize_it():
     nlp = recognizer_nlp(CATS, replace(NERConfig(), window_size=2))
     assert dict(nlp.config["components"]["ner"]["model"]["tok2vec"]) == {**DEFAULT_NER_MODEL["tok2vec"],
                                                                         "window_size": 2}
+    lstm = tok2vec_config(replace(NERConfig(), encoder="bilstm", width=64, depth=2, vectors=16))
+    assert lstm["encode"] == {"@architectures": "spacy.TorchBiLSTMEncoder.v1", "width": 64, "depth": 2,
+                              "dropout": NERConfig().dropout}
+    one = tok2vec_config(replace(NERConfig(), encoder="bilstm", depth=1))
+    assert one["encode"]["dropout"] == 0.0 and one["embed"]["include_static_vectors"] is False
+    hashed = dict(DEFAULT_NER_MODEL["tok2vec"])         # the default's embedding, written out
+    assert lstm["embed"] == {"@architectures": "spacy.MultiHashEmbed.v2", "width": 64,
+                             "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
+                             "rows": [hashed["embed_size"], *[hashed["embed_size"] // 2] * 3],
+                             "include_static_vectors": True}
 
 
-@pytest.mark.parametrize("tok2vec", [{}, {"embed": "characters", "window_size": 2}], ids=["hash", "characters"])
+@pytest.mark.parametrize("tok2vec", [{}, {"embed": "characters", "window_size": 2},
+                                     {"encoder": "bilstm", "depth": 1, "epochs": 20}],   # the LSTM starts slower
+                         ids=["hash", "characters", "bilstm"])
 def test_training_learns_to_recognise_held_out_documents(tmp_path, tok2vec):
     rng = random.Random(1)
     train = [_doc(i, rng, genes=i % 3 != 0) for i in range(90)]    # a third without gene annotations
     test = [_doc(1000 + i, random.Random(100 + i)) for i in range(20)]
-    cfg = replace(NERConfig(), epochs=8, patience=8, selection_fraction=0.2, seed=0, **tok2vec)
+    cfg = replace(NERConfig(), **{"epochs": 8, "selection_fraction": 0.2, "seed": 0, **tok2vec})
+    cfg = replace(cfg, patience=cfg.epochs)
     rec, report = train_recognizer(train, cfg)
     (part,) = report["parts"]
-    assert part["epochs_run"] == 8 and part["stopped"] == "epochs" and part["best_epoch"] >= 1
+    assert part["epochs_run"] == cfg.epochs and part["stopped"] == "epochs" and part["best_epoch"] >= 1
     assert report["selection"]["f"] > 0.8
     found = list(rec.recognize([replace(d, mentions=[]) for d in test]))
     gold = {(d.id, m.start, m.end, m.type) for d in test for m in d.mentions}
