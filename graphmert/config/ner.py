@@ -77,7 +77,9 @@ class NERConfig:
                        help="the recognizer's tok2vec context encoder: 'window', spaCy's "
                             "MaxoutWindowEncoder (ner.depth convolutional layers, each reading "
                             "ner.window_size words on each side); 'bilstm', spaCy's TorchBiLSTMEncoder "
-                            "(ner.depth bidirectional LSTM layers over the whole document, PyTorch)")
+                            "(ner.depth bidirectional LSTM layers over the whole document, PyTorch): each "
+                            "epoch about 4x faster, but it needs more of them (held-out BioRED train: "
+                            "ner.epochs 40, ner.patience 5; docs/experiments/recognizer-training.md)")
     width: int = opt(96, min=8, help="width of the recognizer's tok2vec")
     depth: int = opt(4, min=1, help="layers of the recognizer's tok2vec encoder: convolutional, or "
                      "LSTM with ner.encoder 'bilstm' (1 or 2 there)")
