@@ -100,11 +100,12 @@ def key_cues(path: Path) -> list[dict]:
     for cue, test in CUES.items():
         sel = [h for h in hits if test(h[1])]
         rs = [h for h in sel if h[3][0].startswith("dbSNP:")]
-        right = sum(key in ids for _, _, key, ids in sel if not ids[0].startswith("dbSNP:"))
+        keyed = [key in ids for _, _, key, ids in sel if not ids[0].startswith("dbSNP:")]
+        right = sum(keyed)
         learnt = sum(any(taught.get((key, i), set()) - {d} for i in ids) for d, _, key, ids in rs)
         rows.append({"cue": cue, "documents": len({h[0] for h in sel}), "variants": len(sel),
                      "gold dbSNP id": len(rs), "gold = its key": right,
-                     "gold another key": len(sel) - len(rs) - right,
+                     "gold another key": len(keyed) - right,
                      "key right": round(right / max(1, len(sel)), 3),
                      "dbSNP id another document teaches": learnt})
     return rows

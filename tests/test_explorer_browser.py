@@ -198,12 +198,14 @@ def test_only_the_latest_sparql_query_is_shown(explorer_url, monkeypatch):
     monkeypatch.setitem(serve.POST_ROUTES, "/api/sparql", echo)
     with _browser_page() as page:
         page.goto(explorer_url)
-        for query in ("ASK { } # slow", "ASK { } # fast"):
-            page.fill("#sparql-query", query)
-            page.click("#sparql-run")
+        with page.expect_response(lambda r: "slow" in (r.request.post_data or ""), timeout=WAIT_MS) as slow:
+            for query in ("ASK { } # slow", "ASK { } # fast"):
+                page.fill("#sparql-query", query)
+                page.click("#sparql-run")
+        slow.value.finished()                       # the slow answer's body reached the page
         page.wait_for_function("() => document.querySelectorAll('#sparql-results tbody tr').length > 0",
                                timeout=WAIT_MS)
-        page.wait_for_load_state("networkidle", timeout=WAIT_MS)  # the slow answer has come
+        page.wait_for_load_state("networkidle", timeout=WAIT_MS)
         assert page.locator("#sparql-results tbody td").all_inner_texts() == ["ASK { } # fast"]
     assert queries == ["ASK { } # slow", "ASK { } # fast"], "the queries did not go through the echo route"
 

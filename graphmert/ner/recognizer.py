@@ -99,25 +99,24 @@ def tok2vec_config(cfg: NERConfig) -> dict:
     ``width``, dropout ``ner.dropout`` between them) in the CNN's place (held-out BioRED train: it
     trains two to three times faster, at 0.007 lower recognition; docs/experiments/recognizer-training.md)."""
     static = cfg.vectors > 0
+    window = {"width": cfg.width, "depth": cfg.depth, "window_size": cfg.window_size, "maxout_pieces": 3}
+    if cfg.embed == "hash" and not cfg.dictionary_flags and cfg.encoder == "window":
+        return {"@architectures": "spacy.HashEmbedCNN.v2", **window, "embed_size": cfg.embed_rows,
+                "subword_features": True, "pretrained_vectors": static or None}   # spaCy's default
     if cfg.encoder == "bilstm":
         encode = {"@architectures": "spacy.TorchBiLSTMEncoder.v1", "width": cfg.width, "depth": cfg.depth,
                   "dropout": cfg.dropout if cfg.depth > 1 else 0.0}     # between layers only
     else:
-        encode = {"@architectures": "spacy.MaxoutWindowEncoder.v2", "width": cfg.width, "depth": cfg.depth,
-                  "window_size": cfg.window_size, "maxout_pieces": 3}
+        encode = {"@architectures": "spacy.MaxoutWindowEncoder.v2", **window}
     if cfg.embed == "characters":
         embed = {"@architectures": "spacy.CharacterEmbed.v2", "width": cfg.width, "rows": cfg.embed_rows,
                  "nM": 64, "nC": 8, "include_static_vectors": static}
-    elif cfg.dictionary_flags or cfg.encoder != "window":
-        rows, attrs = cfg.embed_rows, ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-        flags = ["TAG"] if cfg.dictionary_flags else []
-        embed = {"@architectures": "spacy.MultiHashEmbed.v2", "width": cfg.width, "attrs": attrs + flags,
+    else:                                   # HashEmbedCNN's embedding written out, with the flags' table
+        rows, flags = cfg.embed_rows, ["TAG"] if cfg.dictionary_flags else []
+        embed = {"@architectures": "spacy.MultiHashEmbed.v2", "width": cfg.width,
+                 "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE", *flags],
                  "rows": [rows, rows // 2, rows // 2, rows // 2] + [DICTIONARY_ROWS] * len(flags),
                  "include_static_vectors": static}
-    else:                                   # spaCy's own HashEmbedCNN: the same layers, as saved models hold them
-        encode = {k: v for k, v in encode.items() if k != "@architectures"}
-        return {"@architectures": "spacy.HashEmbedCNN.v2", **encode, "embed_size": cfg.embed_rows,
-                "subword_features": True, "pretrained_vectors": static or None}
     return {"@architectures": "spacy.Tok2Vec.v2", "embed": embed, "encode": encode}
 
 
