@@ -104,7 +104,8 @@ class NERConfig:
                                   "past this cap stops before the epoch that would end past it (a "
                                   "warning; a weaker model). The ner stage trains its models at once, "
                                   "one per worker (pipeline.workers), the largest first")
-    patience: int = opt(3, min=1, help="stop after this many epochs without a better selection F1")
+    patience: int = opt(3, min=1, help="stop after this many epochs without a better selection F1, counted once "
+                                      "the model finds anything (F1 > 0): averaged weights start from zero")
     batch_size: int = opt(16, min=1, help="documents per update")
     dropout: float = opt(0.1, min=0.0, max=1.0, help="dropout during training")
     average_weights: bool = opt(True, help="score and keep each epoch's moving average of the "

@@ -464,11 +464,16 @@ def assemble_recognizer(plans: Sequence[PartPlan], trained: Sequence[tuple[objec
     for ``plans[k]``) and its report: each part's report under ``parts``, and, under ``selection``,
     the whole recognizer's strict-span scores on the selection slice of ``docs``, each category
     scored on the selection documents that annotate it; ``minutes``: the training's wall time. A model
-    the budget stopped before ``cfg.epochs`` is logged as a warning."""
+    the budget stopped before ``cfg.epochs``, or one that found nothing of its selection slice, is
+    logged as a warning."""
     recognizer = Recognizer([RecognizerPart(nlp=nlp, categories=p.categories)
                              for p, (nlp, _) in zip(plans, trained)],
                             dictionary=plans[0].dictionary if plans else None)
     for p, (_, r) in zip(plans, trained):
+        if not r.get("selection", {}).get("f", 1) and r.get("selection_documents"):
+            log.warning("ner: the %s model found none of its selection slice's mentions in %d epochs (F1 0): "
+                        "it may recognise nothing; give it more annotated documents (ner.paths) or more "
+                        "epochs (ner.epochs)", " + ".join(p.categories), r["epochs_run"])
         if r.get("stopped") == "budget":            # a model reused from an older run has no "stopped"
             log.warning("ner: the %s model stopped at the ner.max_minutes budget (%g min) after %d of %d "
                         "epochs (best: epoch %d); slower cores train fewer epochs and a weaker model: "
@@ -530,7 +535,8 @@ def train_part(plan: PartPlan, cfg, *, where: str = "ner.paths", deadline: float
     update ``t`` enters ``w̄ ← w̄ + (1 − d_t)(w_t − w̄)``, from ``w̄ = 0``, with
     ``d_t = min((1 + t) / (10 + t), 0.9999)``), which moves less from one epoch to the next than
     the last update's. Training stops after ``cfg.epochs``, after ``cfg.patience`` epochs without a
-    better F1, or when another epoch as long as the last would end after ``deadline``
+    better F1 once it has found anything (:func:`epochs_without_gain`; until then the latest epoch is
+    the one kept), or when another epoch as long as the last would end after ``deadline``
     (``time.monotonic()``; the first epoch always runs); the report's ``stopped`` says which
     (``"epochs"``, ``"patience"``, ``"budget"``). The budget is a safety cap (``ner.max_minutes``)
     that a model should not reach: on slower cores it stops a model earlier, and it is a weaker one,
@@ -571,7 +577,7 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
     nlp.config["training"]["optimizer"]["use_averages"] = cfg.average_weights
     optimizer = nlp.initialize(lambda: train)
     rng, start = random.Random(cfg.seed), time.monotonic()
-    best, history, stale, stopped = None, [], 0, "epochs"
+    best, history, stopped = None, [], "epochs"
     for epoch in range(1, cfg.epochs + 1):
         began = time.monotonic()
         rng.shuffle(train)
@@ -582,16 +588,14 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
         with nlp.use_params(optimizer.averages or {}):      # the moving average, when kept
             rec = {"categories": plan.categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
                    **_scores(nlp, pick), **extra, "minutes": round((time.monotonic() - start) / 60, 2)}
-            if best is None or rec["f"] > best[0]["f"]:
-                best, stale = (rec, nlp.to_bytes()), 0
-            else:
-                stale += 1
+            if best is None or rec["f"] > best[0]["f"] or best[0]["f"] == 0:     # none found: the latest
+                best = (rec, nlp.to_bytes())
         history.append(rec)
         if on_epoch is not None:
             on_epoch(rec)
         now = time.monotonic()
         if epoch < cfg.epochs:              # "budget": another epoch as long as this one would end past it
-            stopped = ("patience" if stale >= cfg.patience else
+            stopped = ("patience" if epochs_without_gain(history) >= cfg.patience else
                        "budget" if now + (now - began) > deadline else "epochs")
         if stopped != "epochs":
             break
@@ -601,6 +605,17 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
                  "best_epoch": best[0]["epoch"],
                  "selection": {k: best[0][k] for k in ("p", "r", "f", "per_label")},
                  "history": history, "minutes": history[-1]["minutes"]}
+
+
+def epochs_without_gain(history: Sequence[dict]) -> int:
+    """The epochs scored since the first of the best selection F1 (``history``: :func:`train_part`'s
+    epoch records, in order), which ``ner.patience`` bounds; 0 while no epoch has found anything
+    (F1 0). The averaged weights start from zero, and on a small corpus, or with the LSTM, they find
+    nothing for several epochs (the demo's 47 documents: 9): patience counted from the first epoch
+    would stop such a model before it learns, and the recognizer would find no mention."""
+    scores = [h["f"] for h in history]
+    best = max(scores, default=0.0)
+    return len(scores) - 1 - scores.index(best) if best > 0 else 0
 
 
 def pipeline_from_bytes(categories: Sequence[str], cfg, data: bytes, vectors: WordVectors | None = None):

@@ -12,7 +12,7 @@ import pytest
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.recognizer import (SELECTION_VERSION, Recognizer, RecognizerError, RecognizerPart,
-                                      selection_scores, selection_split,
+                                      epochs_without_gain, selection_scores, selection_split,
                                       recognizer_groups, plan_parts, recognizer_nlp, selection_hash,
                                       tok2vec_config, train_part, train_recognizer, training_examples)
 from ner_corpus import template_document
@@ -233,6 +233,30 @@ def test_a_model_stops_after_patience_epochs_without_a_better_selection_f1():
     f1 = [h["f"] for h in part["history"]]
     assert part["stopped"] == "patience" and part["epochs_run"] < 30
     assert f1[-1] <= max(f1[:-1]) and part["best_epoch"] == part["epochs_run"] - 1
+
+
+def test_patience_counts_the_epochs_since_the_first_best_once_anything_is_found():
+    assert epochs_without_gain([]) == 0
+    assert epochs_without_gain([{"f": 0.0}, {"f": 0.0}, {"f": 0.0}]) == 0      # nothing found yet
+    assert epochs_without_gain([{"f": 0.0}, {"f": 0.5}, {"f": 0.4}, {"f": 0.5}]) == 2   # the first best
+    assert epochs_without_gain([{"f": 0.0}, {"f": 0.2}, {"f": 0.6}]) == 0
+
+
+def test_a_model_that_finds_nothing_yet_trains_on_keeps_its_latest_epoch_and_is_warned_of(caplog):
+    """Averaged weights start from zero: on 12 documents the model finds nothing of its selection
+    slice in 6 epochs. Patience does not stop it (it would have after epoch 2, keeping epoch 1), the
+    latest epoch is kept, and a warning says the recognizer may find nothing."""
+    rng = random.Random(7)
+    docs = [_doc(i, rng) for i in range(12)]
+    cfg = replace(NERConfig(), epochs=6, patience=1, selection_fraction=0.2, width=32)
+    with caplog.at_level(logging.WARNING, logger="graphmert.ner"):
+        _, report = train_recognizer(docs, cfg)
+    (part,) = report["parts"]
+    assert [h["f"] for h in part["history"]] == [0.0] * 6
+    assert part["stopped"] == "epochs" and part["epochs_run"] == 6 and part["best_epoch"] == 6
+    (warned,) = [r.getMessage() for r in caplog.records if "F1 0" in r.getMessage()]
+    assert "biolink:Gene + biolink:Disease + biolink:ChemicalEntity model" in warned
+    assert "in 6 epochs" in warned and "ner.epochs" in warned
 
 
 def test_part_sources_train_one_part_only_and_never_its_selection_slice():
