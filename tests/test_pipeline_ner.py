@@ -406,3 +406,16 @@ def test_linker_options_rerun_the_link_stage_and_never_the_recognizer(files, tmp
     terms.write_text("D000003\tZanzibarol Fever\t\n", encoding="utf-8")
     assert stale(*flagged) == {"ner": "its inputs changed", "link": "its inputs changed"}
     assert stale(vocabulary)["ner"] == "its config changed"
+
+
+def test_raw_documents_without_a_recognizer_give_a_warning_not_a_silent_empty_graph(files, tmp_path, monkeypatch):
+    """Raw text and no ner.paths: no mention, no question, no triple, and the run log says why."""
+    monkeypatch.chdir(ROOT)
+    run_dir = tmp_path / "run"
+    r = invoke("run", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *TINY,
+               f"extract.paths=[{files / 'raw.PubTator'}]", "extract.tail_sources=[mention]",
+               "--scheduler", "synchronous", "--to", "extract")
+    assert r.exit_code == 0, r.output
+    assert json.loads((run_dir / "extract" / "manifest.json").read_text())["triples"] == 0
+    log = (run_dir / "logs" / "graphmert.log").read_text()
+    assert "extract: the model was asked nothing in 6 chunk(s)" in log and "raw text needs ner.paths" in log

@@ -271,6 +271,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
     if not counts["chunks"]:
         raise ConfigError("extract: no document has any text to extract from"
                           + (f" (extract.paths = {cfg.extract.paths})" if cfg.extract.paths else ""))
+    _warn_if_nothing_asked(cfg, counts, recognition)
     ranges = merge_ranges(ctx, counts["triples"])
     tally, shards = merge_kg(ctx, done, GRAPHMERT, ranges)
     atomic_write_text(ctx.out / DOCUMENTS_FILE, "".join(f"{d}\n" for d in doc_ids))
@@ -306,6 +307,22 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
         "merge_ranges": ranges,
         "shards": shards,
     }
+
+
+def _warn_if_nothing_asked(cfg: Config, counts: dict, recognition: dict) -> None:
+    """A warning when no chunk asked the model anything (a question needs a head and a candidate
+    tail): the run then extracts no triple, which on raw text without ``ner.paths`` is easily missed."""
+    if counts["work"].get("queries"):
+        return
+    if recognition["recognized_documents"]:
+        why = (f"the recognizer found {recognition['recognized_mentions']} mention(s) in "
+               f"{recognition['recognized_documents']} document(s), {recognition['linked_mentions']} linked")
+    elif cfg.ner.paths:
+        why = "no chunk holds a head and a candidate tail"
+    else:
+        why = "documents without entity mentions give none, and raw text needs ner.paths (README, 'Raw abstracts')"
+    log.warning("extract: the model was asked nothing in %d chunk(s), so no triple is extracted: %s",
+                counts["chunks"], why)
 
 
 def _part_counts(done: list[Shard]) -> dict:
