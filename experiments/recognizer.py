@@ -18,7 +18,9 @@ from the raw text, with ``graphmert evaluate``'s strict-span recognition scores
 documents need none of the partial-annotation care of the training set. BioRED dev is never read.
 
 Variants train one after another (never two at once on the shared cores). Each row reports the
-training minutes and the selection-slice F1 that picked its epoch beside the held-out scores. Each
+training minutes (with the set-up: word vectors, training examples), its models' own minutes (their
+epochs, summed over the models trained; a ``--models-from`` model is not) and the selection-slice F1
+that picked its epoch beside the held-out scores. Each
 variant is scored twice: as trained, and with ``extract.propagate_mentions`` (one sense per
 document: every other occurrence of a recognised text is a mention too), which needs no training of
 its own.
@@ -170,6 +172,7 @@ def score_row(name: str, recognizer, report: dict, held: list, propagate: bool =
     found = list(recognizer.recognize([replace(d, mentions=[]) for d in held], propagate=propagate))
     s = recognition_scores(found, held)
     row = {"variant": name + (" + propagate" if propagate else ""), "minutes": report["minutes"],
+           "models' minutes": round(sum(p["minutes"] for p in report.get("parts", [])), 2),
            "selection F1": report["selection"]["f"]}
     for cat, label in LABELS.items():
         row[f"{label} P"], row[f"{label} R"], row[f"{label} F1"] = (
