@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -408,14 +409,23 @@ def test_linker_options_rerun_the_link_stage_and_never_the_recognizer(files, tmp
     assert stale(vocabulary)["ner"] == "its config changed"
 
 
-def test_raw_documents_without_a_recognizer_give_a_warning_not_a_silent_empty_graph(files, tmp_path, monkeypatch):
-    """Raw text and no ner.paths: no mention, no question, no triple, and the run log says why."""
+def test_runs_that_can_give_nothing_say_why_in_a_warning(files, tmp_path, monkeypatch):
+    """Raw text and no ner.paths: no mention, no question, no triple, and the run log says why; a
+    gold file that holds none of the extracted documents: every figure 0, and the log says so."""
     monkeypatch.chdir(ROOT)
     run_dir = tmp_path / "run"
-    r = invoke("run", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *TINY,
-               f"extract.paths=[{files / 'raw.PubTator'}]", "extract.tail_sources=[mention]",
-               "--scheduler", "synchronous", "--to", "extract")
+    common = ["--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet", *TINY,
+              f"extract.paths=[{files / 'raw.PubTator'}]", "extract.tail_sources=[mention]",
+              "--scheduler", "synchronous"]
+    r = invoke("run", *common, "--to", "extract")
     assert r.exit_code == 0, r.output
     assert json.loads((run_dir / "extract" / "manifest.json").read_text())["triples"] == 0
     log = (run_dir / "logs" / "graphmert.log").read_text()
     assert "extract: the model was asked nothing in 6 chunk(s)" in log and "raw text needs ner.paths" in log
+
+    other = tmp_path / "other.PubTator"                  # the gold documents under other ids
+    other.write_text(to_pubtator([replace(g, id=f"7{g.id}") for g in _gold(files)]), encoding="utf-8")
+    r = invoke("evaluate", *common, "--gold", other)
+    assert r.exit_code == 0, r.output
+    log = (run_dir / "logs" / "graphmert.log").read_text()
+    assert "evaluate: none of the 6 extracted documents is in the gold" in log and "other.PubTator" in log

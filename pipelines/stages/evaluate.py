@@ -23,6 +23,7 @@ the pair not extracted (:mod:`graphmert.eval.losses`).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
@@ -43,6 +44,8 @@ from pipelines.holdout import held_out_documents
 from pipelines.stage import Stage, StageContext
 from pipelines.stages import DOCUMENTS_FILE, RECOGNIZED_FILE
 
+log = logging.getLogger("graphmert.pipeline")
+
 
 def _evaluate(ctx: StageContext) -> dict:
     cfg = ctx.cfg
@@ -54,6 +57,10 @@ def _evaluate(ctx: StageContext) -> dict:
     ex_dir = ctx.stage_dir("extract")
     extracted = (ex_dir / DOCUMENTS_FILE).read_text(encoding="utf-8").split()
     gold = full.subset(extracted)
+    if not gold.documents:
+        log.warning("evaluate: none of the %d extracted documents is in the gold (%s), so nothing is scored "
+                    "and every figure is 0; evaluate.gold=[] leaves evaluation out of graphmert run",
+                    len(extracted), ", ".join(map(str, cfg.evaluate.gold)))
     main = scan(read_triples([ex_dir / s for s in ctx.upstream["extract"]["shards"]]), gold)
     kg = load_kg(cfg.kg, held_out_documents(cfg, extracted))
     schema = RelationSchema.load(ctx.stage_dir("graphs") / "relation_schema.json")
