@@ -43,7 +43,7 @@ from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.filters import Pending, apply_filters
-from graphmert.extract.heads import Head, candidate_relations, find_heads, head_sentence
+from graphmert.extract.heads import Head, candidate_relations, evidence_passage, find_heads
 from graphmert.extract.scope import Ranges, TailScopes, within
 from graphmert.extract.predict import LeafPredictor, Query
 from graphmert.extract.tails import (FormTokenizer, LexiconIndex, TailCandidate, best_form_scores,
@@ -454,9 +454,9 @@ class Extractor:
         """The triple (head, rel, cand) with its evidence, as the filters take it: confidence
         exp(s), scaled by ``extract.predicted_tail_scale`` for tails the text does not state."""
         conf = math.exp(score) * (1.0 if is_stated(cand.source) else self.cfg.predicted_tail_scale)
-        sent_start, sentence = head_sentence(doc, head.char_start, chunk)
         t0, t1 = _nearest_span(spans, head.char_start) if spans else \
             _find_in_text(doc.text, cand.name, head.char_start)
+        sent_start, sentence = evidence_passage(doc, head.char_start, t0, chunk)
         head_name = self.kg.name(head.id) if head.id in self.kg.nodes else head.text
         ev = Evidence(doc_id=doc.id, chunk_id=chunk.id, sentence=sentence, sentence_start=sent_start,
                       head_start=head.char_start, head_end=head.char_end, tail_start=t0, tail_end=t1,

@@ -30,7 +30,7 @@ from graphmert.kg.lexicon import LexiconMatcher
 from graphmert.kg.linking import lexicon_mentions
 from graphmert.kg.schema import RelationSchema, mention_category
 
-__all__ = ["Head", "find_heads", "candidate_relations", "head_sentence"]
+__all__ = ["Head", "find_heads", "candidate_relations", "head_sentence", "evidence_passage"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,4 +102,20 @@ def head_sentence(doc: Document, char: int, chunk: Chunk) -> tuple[int, str]:
     if not chunk.title_roots:
         return chunk.char_start, chunk.text
     a, b = next(((a, b) for a, b in chunk.char_ranges() if a <= char < b), chunk.char_ranges()[-1])
+    return a, doc.text[a:b]
+
+
+def evidence_passage(doc: Document, head: int, tail: int, chunk: Chunk) -> tuple[int, str]:
+    """(start, text) of what a triple's evidence quotes: the document's sentences from the one holding
+    character ``head`` (the head mention's start) through the one holding ``tail`` (the tail
+    mention's), in text order, so that the quote names both ends when the tail scope lets them lie in
+    different sentences of the chunk. The head's sentence alone (:func:`head_sentence`) when there is no
+    tail mention (``tail`` < 0), when it lies in that sentence or outside the chunk (a quote stays
+    within what the model read), or when the document has no sentences."""
+    start, text = head_sentence(doc, head, chunk)
+    inside = any(a <= tail < b for a, b in chunk.char_ranges())
+    if not inside or not doc.sentences or start <= tail < start + len(text):
+        return start, text
+    t_start, t_text = head_sentence(doc, tail, chunk)
+    a, b = min(start, t_start), max(start + len(text), t_start + len(t_text))
     return a, doc.text[a:b]

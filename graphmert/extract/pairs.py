@@ -106,7 +106,7 @@ from graphmert.corpus.chunk import Chunk
 from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids
 from graphmert.extract.cross_chunk import CrossChunkPair, CrossChunkScorer, cross_chunk_triples
-from graphmert.extract.heads import head_sentence
+from graphmert.extract.heads import evidence_passage
 from graphmert.extract.lexical_document import LexicalDocumentStack, candidate_features
 from graphmert.extract.relation_typer import RelationTyper
 from graphmert.extract.scope import Ranges, TailScopes, within
@@ -630,7 +630,7 @@ class PairExtractor:
         h0, h1 = _char_span(c, q.root, q.end)
         nearest = min(ents.spans[tail], key=lambda s: (abs(s[0] - q.root), s[0]))
         t0, t1 = _char_span(c, nearest[0], nearest[1])
-        s0, sentence = head_sentence(doc, h0, c)
+        s0, sentence = evidence_passage(doc, h0, t0, c)
         ev = Evidence(doc_id=doc.id, chunk_id=c.id, sentence=sentence, sentence_start=s0,
                       head_start=h0, head_end=h1, tail_start=t0, tail_end=t1, confidence=score)
         return Triple(head_id=_id(q.head), head_name=self._name(q.head, ents),

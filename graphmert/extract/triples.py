@@ -54,7 +54,8 @@ PREDICTED_TAIL_SOURCES = ("lexicon", "token")
 class Evidence:
     doc_id: str
     chunk_id: str
-    sentence: str                    # the sentence that holds the head mention
+    sentence: str                    # the sentence that holds the head mention, through the tail's when
+                                     # the tail is in another (graphmert.extract.heads.evidence_passage)
     sentence_start: int              # its character offset in the document text
     head_start: int                  # head mention, document character offsets [start, end)
     head_end: int

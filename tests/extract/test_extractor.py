@@ -55,23 +55,31 @@ def test_an_extractor_kept_for_many_parts_reports_each_calls_own_work(world):
 
 
 def test_provenance_spans_point_at_the_right_text(world):
+    """Every span is the text it names, and the quote holds the head and, when the tail is a mention of
+    the chunk, the tail too: from the head's sentence through the tail's (tail scope: the document)."""
     docs, _, chunks, *_ = world
-    by_id = {d.id: d for d in docs}
+    by_id, by_chunk = {d.id: d for d in docs}, {c.id: c for c in chunks}
     triples, _ = extractor(world, tail_sources=["mention", "phrase"]).extract(docs, chunks)
     assert triples
+    across = 0
     for t in triples:
         (ev,) = t.evidence
         doc = by_id[ev.doc_id]
         head_text = doc.text[ev.head_start:ev.head_end]
         assert head_text in {m.text for m in doc.mentions}
-        assert doc.text[ev.sentence_start:ev.sentence_start + len(ev.sentence)] == ev.sentence
-        assert ev.sentence_start <= ev.head_start and ev.head_end <= ev.sentence_start + len(ev.sentence)
+        end = ev.sentence_start + len(ev.sentence)
+        assert doc.text[ev.sentence_start:end] == ev.sentence
+        assert ev.sentence_start <= ev.head_start and ev.head_end <= end
         if t.tail_source in ("mention", "phrase"):
             tail_text = doc.text[ev.tail_start:ev.tail_end]
             assert tail_text.lower() == t.tail_name.lower() or t.tail_id and any(
                 m.text == tail_text and t.tail_id in m.ids for m in doc.mentions)
+            if any(a <= ev.tail_start < b for a, b in by_chunk[ev.chunk_id].char_ranges()):
+                assert ev.sentence_start <= ev.tail_start and ev.tail_end <= end
+                across += sum(a <= ev.tail_start < b and not a <= ev.head_start < b for a, b in doc.sentences)
         assert ev.confidence == pytest.approx(t.confidence)
         assert t.checkpoint_id == "ck" and t.run_id == "run"
+    assert across > 0                       # some tails lie in another sentence than their head
 
 
 def test_heads_follow_the_schema_and_never_pair_with_themselves(world):

@@ -106,6 +106,22 @@ def test_questions_follow_the_schema_domain_and_exclude_the_head(world):
         (0, 19, MET, "treats", (T2D, OB)), (1, 1, ASP, "treats", (NEO,))]
 
 
+def test_evidence_quotes_the_head_through_the_tail(world):
+    """Document scope: a pair whose nearest tail mention is in another sentence of the chunk quotes the
+    sentences from the head's through the tail's, so both spans lie in the quote."""
+    ex = extractor(world, tail_scope="document", min_confidence=0.0)
+    triples = ex.extract(world["docs"], world["chunks"])[0]["model"]
+    by_id = {d.id: d for d in world["docs"]}
+    across = 0
+    for t in triples:
+        (ev,) = t.evidence
+        doc, end = by_id[ev.doc_id], ev.sentence_start + len(ev.sentence)
+        assert doc.text[ev.sentence_start:end] == ev.sentence
+        assert ev.sentence_start <= min(ev.head_start, ev.tail_start) and max(ev.head_end, ev.tail_end) <= end
+        across += not any(a <= ev.head_start < b and a <= ev.tail_start < b for a, b in doc.sentences)
+    assert across > 0
+
+
 def test_unlinked_mentions_are_text_nodes(world):
     """extract.text_entities: "pain" (no id) is a head and a candidate, keyed by its text; its
     triples carry an empty id and the text as the name; the documents given are left as they are."""

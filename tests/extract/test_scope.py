@@ -86,3 +86,17 @@ def test_a_category_the_schema_does_not_know_is_refused():
     with pytest.raises(KGError, match=r"\['biolink:Sequencevariant'\] are not categories of the "
                                       r"relation schema"):
         TailScopes("sentence", {"Disease|Sequencevariant": "title"}).check(schema)
+
+
+def test_evidence_quotes_the_sentences_from_the_head_through_the_tail():
+    from graphmert.extract.heads import evidence_passage
+
+    c = chunk(0, len(TEXT))
+    head, tail = TEXT.index("Metformin"), TEXT.index("Weight")
+    assert evidence_passage(DOC, head, TEXT.index("type 2"), c) == (21, TEXT[21:74])    # one sentence
+    assert evidence_passage(DOC, head, tail, c) == (21, TEXT[21:87])                    # on through the tail's
+    assert evidence_passage(DOC, tail, TEXT.index("Obesity"), c) == (0, TEXT)            # a tail before the head
+    assert evidence_passage(DOC, head, -1, c) == (21, TEXT[21:74])                      # no tail mention
+    assert evidence_passage(DOC, head, tail, chunk(0, 74)) == (21, TEXT[21:74])         # a tail outside the chunk
+    unsplit = Document("e", TEXT)                       # no sentences: the chunk's text, as head_sentence
+    assert evidence_passage(unsplit, head, tail, chunk(21, 87)) == (21, TEXT[21:87])
