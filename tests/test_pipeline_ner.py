@@ -57,6 +57,7 @@ def test_raw_documents_get_recognised_linked_mentions_and_entity_scores(files, t
     assert ner["enabled"] and ner["inputs"]["read"] == 80 and ner["documents"] < 80 and ner["selection"]["f"] > 0.5
     ex = json.loads((run_dir / "extract" / "manifest.json").read_text())
     assert ex["recognized_documents"] == 6 and ex["linked_mentions"] > 0
+    assert ex["work"]["queries"] > 0 and "was asked nothing" not in (run_dir / "logs" / "graphmert.log").read_text()
     docs = list(read_documents(run_dir / "extract" / "documents.parquet"))
     assert {d.id for d in docs} == {f"{900 + i}" for i in range(6)}
     linked = [m for d in docs for m in d.mentions if m.ids]

@@ -178,6 +178,8 @@ def test_extract_writes_the_documents_and_a_file_per_control(run):
     candidates = list(read_triples(ex / "control-candidates.parquet"))
     key = lambda t: (t.documents[0], frozenset((t.head_id, t.tail_id)))  # noqa: E731
     assert {key(t) for t in graphmert} <= {key(t) for t in candidates}      # same questions, ranked
+    log = (run / "logs" / "graphmert.log").read_text()
+    assert m["work"]["questions"] > 0 and "was asked nothing" not in log and "is in the gold" not in log
 
 
 def test_evaluate_scores_the_slice_and_every_control(run):

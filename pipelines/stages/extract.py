@@ -312,7 +312,7 @@ def run_extraction(ctx: StageContext, skip: frozenset[str] = frozenset()) -> dic
 def _warn_if_nothing_asked(cfg: Config, counts: dict, recognition: dict) -> None:
     """A warning when no chunk asked the model anything (a question needs a head and a candidate
     tail): the run then extracts no triple, which on raw text without ``ner.paths`` is easily missed."""
-    if counts["work"].get("queries"):
+    if counts["work"].get("queries") or counts["work"].get("questions"):    # Extractor's, PairExtractor's
         return
     if recognition["recognized_documents"]:
         why = (f"the recognizer found {recognition['recognized_mentions']} mention(s) in "
