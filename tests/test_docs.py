@@ -126,3 +126,25 @@ def test_the_section_check_reads_wrapped_citations():
         ("docs/PERFORMANCE.md", "Corpus scale"), ("docs/NER.md", "Using it")]
     assert _has_section(ROOT / "docs" / "NER.md", "Using it")
     assert not _has_section(ROOT / "docs" / "NER.md", "Vocabularies")
+
+
+def _run_commands(text: str) -> list[list[str]]:
+    """The ``graphmert run`` commands of ``text``'s fenced bash blocks, each as its words."""
+    import shlex
+
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    lines = [line for b in blocks for line in b.replace("\\\n", " ").splitlines()]
+    return [w for w in (shlex.split(line, comments=True) for line in lines) if w[:2] == ["graphmert", "run"]]
+
+
+def test_the_readmes_run_commands_load_their_configs_and_overrides():
+    """Each README ``graphmert run --config C overrides…`` names keys the config knows: a renamed key
+    fails here, not in a newcomer's shell."""
+    from graphmert.config import load_config
+
+    commands = _run_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(commands) >= 3
+    for words in commands:
+        config = words[words.index("--config") + 1]
+        overrides = [w for w in words[2:] if "=" in w and not w.startswith("-")]
+        load_config(ROOT / config, overrides)                 # raises on an unknown key or a bad value
