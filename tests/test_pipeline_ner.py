@@ -57,7 +57,11 @@ def test_raw_documents_get_recognised_linked_mentions_and_entity_scores(files, t
     assert ner["enabled"] and ner["inputs"]["read"] == 80 and ner["documents"] < 80 and ner["selection"]["f"] > 0.5
     ex = json.loads((run_dir / "extract" / "manifest.json").read_text())
     assert ex["recognized_documents"] == 6 and ex["linked_mentions"] > 0
-    assert ex["work"]["queries"] > 0 and "was asked nothing" not in (run_dir / "logs" / "graphmert.log").read_text()
+    log = (run_dir / "logs" / "graphmert.log").read_text()
+    assert ex["work"]["queries"] > 0 and "was asked nothing" not in log
+    sel = ner["selection"]                               # the recognizer's selection scores, said once
+    assert f"ner: the recognizer on its {ner['selection_documents']} selection documents: strict-span " \
+           f"P {sel['p']:.3f} R {sel['r']:.3f} F1 {sel['f']:.3f}" in log
     docs = list(read_documents(run_dir / "extract" / "documents.parquet"))
     assert {d.id for d in docs} == {f"{900 + i}" for i in range(6)}
     linked = [m for d in docs for m in d.mentions if m.ids]

@@ -224,6 +224,10 @@ def _ner(ctx: StageContext) -> dict:
 
     recognizer, report = train_models(ctx, plans, docs, on_epoch, start=start)
     bar.close()
+    sel = report["selection"]
+    log.info("ner: the recognizer on its %d selection documents: strict-span P %.3f R %.3f F1 %.3f (%s)",
+             report["selection_documents"], sel["p"], sel["r"], sel["f"],
+             ", ".join(f"{k} {v['f']:.3f}" for k, v in sorted(sel.get("per_label", {}).items())))
     settings = {k: v for k, v in to_dict(cfg.ner).items() if f"ner.{k}" in SECTIONS}
     recognizer.save(ctx.out / RECOGNIZER_DIR, {**report, "config": settings})
     return {"enabled": True, "inputs": counts, **report}
