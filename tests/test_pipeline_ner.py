@@ -62,6 +62,8 @@ def test_raw_documents_get_recognised_linked_mentions_and_entity_scores(files, t
     sel = ner["selection"]                               # the recognizer's selection scores, said once
     assert f"ner: the recognizer on its {ner['selection_documents']} selection documents: strict-span " \
            f"P {sel['p']:.3f} R {sel['r']:.3f} F1 {sel['f']:.3f}" in log
+    known = json.loads((run_dir / "link" / "manifest.json").read_text())["linker"]["dictionary_forms"]
+    assert f"link: names known from the training documents {sum(known.values())}, the seed KG" in log
     docs = list(read_documents(run_dir / "extract" / "documents.parquet"))
     assert {d.id for d in docs} == {f"{900 + i}" for i in range(6)}
     linked = [m for d in docs for m in d.mentions if m.ids]

@@ -44,7 +44,12 @@ def _link(ctx: StageContext) -> dict:
     log.info("link: %d annotated training documents (%s)", len(inputs.docs), counts)
     linker = build_linker(cfg, inputs.docs, inputs.held)
     linker.save(ctx.out / LINKER_FILE)
-    return {"enabled": True, "inputs": counts, "linker": linker.stats()}
+    stats = linker.stats()
+    log.info("link: names known from the training documents %d, the seed KG %d; reference genes %d, "
+             "reference terms %d (the manifest's linker section has them by category and species)",
+             sum(stats.get("dictionary_forms", {}).values()), sum(stats.get("kg_forms", {}).values()),
+             stats.get("reference_genes", 0), max(stats.get("term_forms", {}).values(), default=0))
+    return {"enabled": True, "inputs": counts, "linker": stats}
 
 
 def build_linker(cfg: Config, docs: list[Document], held: frozenset[str]) -> EntityLinker:
