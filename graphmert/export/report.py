@@ -221,8 +221,9 @@ def _esc(text: Any) -> str:
 
 def highlight_evidence(e: Evidence) -> str:
     """The evidence sentence as HTML with the head (and the tail, when it is a mention in the quote,
-    :func:`~graphmert.extract.heads.evidence_passage`) wrapped in ``<mark class="head">`` / ``<mark class="tail">``. Spans that fall outside
-    the sentence or overlap are left unmarked (:func:`~graphmert.extract.triples.sentence_spans`)."""
+    :func:`~graphmert.extract.heads.evidence_passage`) wrapped in ``<mark class="head">`` /
+    ``<mark class="tail">``. Spans that fall outside the sentence or overlap are left unmarked
+    (:func:`~graphmert.extract.triples.sentence_spans`)."""
     s = e.sentence
     head, tail = sentence_spans(e)
     spans = [(cls, *span) for cls, span in (("head", head), ("tail", tail)) if span is not None]

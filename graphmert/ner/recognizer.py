@@ -588,9 +588,9 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
         with nlp.use_params(optimizer.averages or {}):      # the moving average, when kept
             rec = {"categories": plan.categories, "epoch": epoch, "loss": round(losses.get("ner", 0.0), 2),
                    **_scores(nlp, pick), **extra, "minutes": round((time.monotonic() - start) / 60, 2)}
-            if best is None or rec["f"] > best[0]["f"] or best[0]["f"] == 0:     # none found: the latest
+            history.append(rec)
+            if not epochs_without_gain(history):        # a better F1, or none found yet: this epoch's
                 best = (rec, nlp.to_bytes())
-        history.append(rec)
         if on_epoch is not None:
             on_epoch(rec)
         now = time.monotonic()
@@ -610,7 +610,8 @@ def _train_part(plan: PartPlan, cfg, where: str, deadline: float,
 def epochs_without_gain(history: Sequence[dict]) -> int:
     """The epochs scored since the first of the best selection F1 (``history``: :func:`train_part`'s
     epoch records, in order), which ``ner.patience`` bounds; 0 while no epoch has found anything
-    (F1 0). The averaged weights start from zero, and on a small corpus, or with the LSTM, they find
+    (F1 0). An epoch at 0 is the one training keeps (the best, or the latest while nothing is found).
+    The averaged weights start from zero, and on a small corpus, or with the LSTM, they find
     nothing for several epochs (the demo's 47 documents: 9): patience counted from the first epoch
     would stop such a model before it learns, and the recognizer would find no mention."""
     scores = [h["f"] for h in history]
