@@ -322,6 +322,19 @@ def test_document_species_ties_go_to_the_default_species(sources):
     assert linker.document_species(gene_doc("n", "No species here: Tnf.", ["Tnf"])) is None
 
 
+def test_a_species_tie_goes_to_a_rodent_when_the_genes_are_written_as_rodent_symbols(sources):
+    train = [*TRAIN, Document("t2", "Rats.", mentions=[Mention(0, 4, "Rats", "OrganismTaxon", ["NCBITaxon:10116"])])]
+    linker = EntityLinker.build(train, None, vocabularies=sources)
+    text = "In patients and in {}, {} and {} rose."
+    docs = {(animal, genes): gene_doc("t", text.format(animal, *genes), list(genes), species=["patients", animal])
+            for animal in ("mice", "rats") for genes in (("Socs2", "Pim1"), ("SOCS2", "PIM1"))}
+    assert {k: linker.document_species(d) for k, d in docs.items()} == {
+        ("mice", ("Socs2", "Pim1")): MOUSE_TAXON, ("rats", ("Socs2", "Pim1")): RAT_TAXON,
+        ("mice", ("SOCS2", "PIM1")): HUMAN_TAXON, ("rats", ("SOCS2", "PIM1")): HUMAN_TAXON}
+    one_each = gene_doc("o", "In patients, Socs2.", ["Socs2"], species=["patients"])
+    assert linker.document_species(one_each) == HUMAN_TAXON                 # no tie: the case is no cue
+
+
 def test_linker_without_vocabularies_has_no_reference_step():
     linker = EntityLinker.build(TRAIN, None)
     assert linker.link("survivin", "biolink:Gene", HUMAN_TAXON).ids == ()
