@@ -37,7 +37,7 @@ import numpy as np
 
 from graphmert.config import category_pair
 from graphmert.corpus.chunk import Chunk
-from graphmert.corpus.document import Document
+from graphmert.corpus.document import Document, Mention
 from graphmert.errors import GraphmertError
 from graphmert.extract.text_entities import is_text_entity
 from graphmert.extract.triples import Evidence, Triple
@@ -171,21 +171,21 @@ def cross_chunk_triples(kept: Sequence[tuple[CrossChunkPair, float, str, str, st
                         name_of: Callable[[CrossChunkPair, str], str], checkpoint_id: str = "",
                         run_id: str = "") -> list[Triple]:
     """One triple per kept pair, given as (pair, P(related), relation, head id, tail id). Its
-    evidence: the head's first mention, the first chunk that names the head, the sentence around
-    that mention, and the tail mention nearest to it (in another chunk; its spans are the
-    document's); confidence P. ``name_of(pair, id)``: an entity's name."""
-    first_chunk: dict[tuple[str, str], str] = {}
+    evidence: the head and tail mentions nearest to each other (in different chunks; their spans
+    are the document's), the first chunk holding that head mention, and the text from the sentence
+    of the earlier of the two through the sentence of the later, so the quote names both ends;
+    confidence P. ``name_of(pair, id)``: an entity's name."""
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
     for c in chunks:
-        for m in c.mentions:
-            for i in m.ids:
-                first_chunk.setdefault((c.doc_id, i), c.id)
+        by_doc[c.doc_id].append(c)
     out = []
     for p, v, relation, head, tail in kept:
         doc = p.doc
-        h = min((m for m in doc.mentions if head in m.ids), key=lambda m: (m.start, m.end))
-        t = min((m for m in doc.mentions if tail in m.ids), key=lambda m: (abs(m.start - h.start), m.start))
-        s0, s1 = next(((a, b) for a, b in doc.sentences if a <= h.start < b), (h.start, h.end))
-        ev = Evidence(doc_id=doc.id, chunk_id=first_chunk.get((doc.id, head), ""), sentence=doc.text[s0:s1],
+        h, t = min(((m, n) for m in doc.mentions if head in m.ids for n in doc.mentions if tail in n.ids),
+                   key=lambda mn: (abs(mn[0].start - mn[1].start), mn[0].start, mn[1].start))
+        s0, s1 = _sentences_through(doc, h, t)
+        chunk_id = next((c.id for c in by_doc[doc.id] if any(a <= h.start < b for a, b in c.char_ranges())), "")
+        ev = Evidence(doc_id=doc.id, chunk_id=chunk_id, sentence=doc.text[s0:s1],
                       sentence_start=s0, head_start=h.start, head_end=h.end, tail_start=t.start,
                       tail_end=t.end, confidence=v, tail_source="mention")
         cats = dict(zip((p.a, p.b), p.categories))
@@ -195,3 +195,12 @@ def cross_chunk_triples(kept: Sequence[tuple[CrossChunkPair, float, str, str, st
                           evidence_count=1, documents=[doc.id], evidence=[ev],
                           checkpoint_id=checkpoint_id, run_id=run_id))
     return out
+
+
+def _sentences_through(doc: Document, a: Mention, b: Mention) -> tuple[int, int]:
+    """(start, end) of ``doc``'s text from the sentence holding the earlier of mentions ``a`` and
+    ``b`` through the sentence holding the later; a mention outside every sentence counts as its own."""
+    first, last = sorted((a, b), key=lambda m: m.start)
+    start = next((s for s, e in doc.sentences if s <= first.start < e), first.start)
+    end = next((e for s, e in doc.sentences if s <= last.start < e), last.end)
+    return start, max(end, first.end, last.end)

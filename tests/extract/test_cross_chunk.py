@@ -13,7 +13,8 @@ import pytest
 from graphmert.config import ConfigError, ExtractConfig, build_section, load_config
 from graphmert.corpus.chunk import Chunk, ChunkMention
 from graphmert.corpus.document import Document, Mention, Relation
-from graphmert.extract.cross_chunk import CrossChunkError, CrossChunkScorer, cross_chunk_pairs
+from graphmert.extract.cross_chunk import (CrossChunkError, CrossChunkPair, CrossChunkScorer, cross_chunk_pairs,
+                                           cross_chunk_triples)
 from graphmert.extract.pairs import PairExtractor
 
 from extract_helpers import make_chunks, make_docs, make_kg, make_schema, make_tokenizer
@@ -109,6 +110,15 @@ def test_the_regression_learns_a_learnable_rule():
     assert np.mean(right) == 1.0
 
 
+def test_an_added_triple_quotes_its_nearest_mentions_from_the_first_sentence_through_the_last():
+    doc = document("d", [["C1"], ["G3"], ["D2"], ["C1"], ["G4"]])                   # "C1. G3. D2. C1. G4."
+    pair = CrossChunkPair(doc=doc, a="C1", b="D2", categories=(CHEM, DIS), x=())
+    (t,) = cross_chunk_triples([(pair, 0.7, "treats", "C1", "D2")], [], lambda p, i: i)
+    ev = t.evidence[0]
+    assert (ev.head_start, ev.tail_start) == (doc.mentions[3].start, doc.mentions[2].start)   # the later C1
+    assert (ev.sentence_start, ev.sentence) == (doc.sentences[2][0], "D2. C1.")
+
+
 def test_errors_name_the_problem():
     docs, chunks = synthetic(5, 0)
     with pytest.raises(CrossChunkError, match=r"cross_chunk_pairs Disease\|Gene: the typer documents hold 0 such "
@@ -149,7 +159,7 @@ def test_every_ranker_gets_the_same_added_pairs_typed_as_the_schema_admits():
     assert (t.head_name, t.tail_name) == ("aspirin", "neonatal diabetes")   # the KG's name, else the text
     ev = t.evidence[0]
     assert text[ev.head_start:ev.head_end] == "Aspirin" and text[ev.tail_start:ev.tail_end] == "neonatal diabetes"
-    assert ev.chunk_id == "docB#0" and ev.sentence == text[:22]
+    assert ev.chunk_id == "docB#0" and (ev.sentence_start, ev.sentence) == (0, text)   # both ends' sentences
     assert report["counts"]["cross_chunk_pairs_kept"] == 1
     out, report = extract(cross_chunk_min_probability=min(p + 1e-6, 1.0))
     assert report["counts"]["cross_chunk_pairs_kept"] == 0
