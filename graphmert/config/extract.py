@@ -102,6 +102,10 @@ class ExtractConfig:
                                  "training document annotates as a chemical, or that the training "
                                  "documents or the seed KG name as a gene only, is a gene mention "
                                  "(graphmert.ner.gazetteer)")
+    protein_heads: bool = opt(False, help="documents the ner stage's recognizer annotates: a chemical "
+                              "mention whose last word names a kind of protein ('amylase', 'calcium "
+                              "channels', 'sulfonylurea receptor') and that no training document "
+                              "annotates as a chemical is a gene mention (graphmert.ner.gazetteer)")
     route_trim: bool = opt(False, help="documents the ner stage's recognizer annotates: a chemical "
                            "mention that starts with a route word ('oral galactose') starts after it, "
                            "unless training annotates the whole text as a chemical ('oral contraceptives'; "

@@ -41,7 +41,7 @@ from dataclasses import replace
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
-__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "route_trim", "ROUTE_WORDS", "greek_suffix",
+__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "protein_heads", "route_trim", "ROUTE_WORDS", "greek_suffix",
            "name_extension", "gene_extension", "EXTENSION_WORDS", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
@@ -128,6 +128,31 @@ def gene_name_labels(doc: Document, linker: EntityLinker, chemical: str = "Chemi
     if relabelled == doc.mentions:
         return doc
     return replace(doc, mentions=relabelled)
+
+
+# the last word of a protein's name: an enzyme ("amylase", "kinases"), a protein, receptor, channel or
+# factor. BioRED annotates proteins as genes; MeSH files them among chemicals (D08, D12), so a
+# recognizer that tags one as a chemical links it to a MeSH chemical no gold has
+_PROTEIN_HEAD = re.compile(r"[a-z]{3,}ases?|proteins?|receptors?|channels?|factors?", re.I)
+_NOT_ENZYMES = frozenset({"disease", "diseases", "release", "releases", "increase", "increases", "decrease",
+                          "decreases", "phase", "phases", "purchase", "database", "databases"})
+
+
+def protein_heads(doc: Document, linker: EntityLinker, chemical: str = "Chemical", gene: str = "Gene"
+                  ) -> Document:
+    """A copy of ``doc`` whose ``chemical`` mentions without ids whose last word names a kind of
+    protein (:data:`_PROTEIN_HEAD`: "amylase", "calcium channels", "sulfonylurea receptor") and that
+    no training document annotates as a chemical are ``gene`` mentions (the training documents keep
+    their enzymes annotated as chemicals: "L-asparaginase", "creatine kinase"); ``doc`` itself when
+    none is."""
+    def protein(m: Mention) -> bool:
+        last = re.split(r"[\s/-]+", m.text.strip())[-1]
+        return (m.type == chemical and not m.ids and bool(_PROTEIN_HEAD.fullmatch(last))
+                and last.lower() not in _NOT_ENZYMES
+                and "biolink:ChemicalEntity" not in linker.dictionary_categories(surface_key(m.text)))
+
+    relabelled = [replace(m, type=gene) if protein(m) else m for m in doc.mentions]
+    return doc if relabelled == doc.mentions else replace(doc, mentions=relabelled)
 
 
 # how a chemical was given: annotators leave these out of the chemical's span ("oral galactose" is

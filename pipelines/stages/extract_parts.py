@@ -31,7 +31,7 @@ from graphmert.corpus.windowing import chunk_documents
 from graphmert.errors import noting
 from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
 from graphmert.ner.gazetteer import (gene_extension, gene_name_labels, greek_suffix, name_extension, name_mentions,
-                                     route_trim, symbol_mentions)
+                                     protein_heads, route_trim, symbol_mentions)
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import LABELS, Recognizer
 from graphmert.ner.variants import add_variants, residue_chemicals
@@ -215,7 +215,8 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
     (``extract.residue_chemicals``), whose chemicals start after a route word (``extract.route_trim``),
     with the mentions the seed KG's disease, chemical and gene names add (``extract.name_mentions``),
     whose chemicals that name genes are then genes (``extract.gene_name_labels``: the KG's chemical
-    names include MeSH's protein descriptors, "calnexin"), whose genes take a Greek letter that
+    names include MeSH's protein descriptors, "calnexin"), as are its chemicals named as a kind of
+    protein ("amylase": ``extract.protein_heads``), whose genes take a Greek letter that
     follows them (``extract.greek_suffix``), with the mentions its abbreviations
     (``extract.abbreviation_mentions``, labelled by their long forms) and the seed KG's gene symbols
     (``extract.symbol_mentions``) add, in that order, less those of
@@ -233,6 +234,8 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
         doc = name_mentions(doc, linker, {c: LABELS[c] for c in ex.name_mentions}, ex.name_ratio)
     if ex.gene_name_labels:
         doc = gene_name_labels(doc, linker, LABELS["biolink:ChemicalEntity"], LABELS["biolink:Gene"])
+    if ex.protein_heads:
+        doc = protein_heads(doc, linker, LABELS["biolink:ChemicalEntity"], LABELS["biolink:Gene"])
     if ex.greek_suffix:
         doc = greek_suffix(doc, LABELS["biolink:Gene"])
     if ex.abbreviation_mentions:

@@ -11,7 +11,7 @@ from graphmert.config import Config
 from graphmert.corpus.document import Abbreviation, Document, Mention
 from graphmert.kg.graph import Node, SeedKG
 from graphmert.ner.gazetteer import (MIN_NAME_CHARS, gene_extension, gene_name_labels, greek_suffix, name_extension,
-                                     name_mentions, route_trim, symbol_mentions)
+                                     name_mentions, protein_heads, route_trim, symbol_mentions)
 from graphmert.ner.linking import EntityLinker, LinkerError
 
 NODES = [Node("NCBIGene:1", "GADD45A", "biolink:Gene"), Node("NCBIGene:2", "CYP2C19", "biolink:Gene"),
@@ -230,6 +230,32 @@ def test_kg_chemical_names_that_name_genes_are_added_as_genes(tmp_path):
     for labels, expected in [(True, "Gene"), (False, "Chemical")]:
         ex = ExtractConfig(name_mentions=["biolink:ChemicalEntity"], gene_name_labels=labels)
         assert [(m.text, m.type) for m in more_mentions(doc, linker, ex).mentions] == [("Calnexin", expected)]
+
+
+def test_recognised_chemicals_named_as_proteins_become_genes_unless_training_annotates_them_as_chemicals():
+    from graphmert.config import ExtractConfig
+    from pipelines.stages.extract_parts import more_mentions
+
+    train = [_doc("t", "L-asparaginase and creatine kinase.", [("L-asparaginase", "Chemical"),
+                                                                 ("creatine kinase", "Chemical")])]
+    linker = EntityLinker.build(train, SeedKG([], []))
+    proteins = ["amylase", "calcium channels", "sulfonylurea receptor", "Sp transcription factors",
+                "nuclear proteins", "Na+/K+-ATPase"]
+    others = ["L-asparaginase", "creatine kinase", "Schiff base", "lithium", "disease", "PAK kinases"]
+    text = "; ".join(proteins + others) + "."
+    raw = Document(id="d", text=text, mentions=[
+        Mention(text.index(n), text.index(n) + len(n), n, "Chemical", ["MESH:D1"] if n == "PAK kinases" else [])
+        for n in proteins + others])
+    out = protein_heads(raw, linker)
+    # the training documents' own enzymes, a word ending in "base", no protein, a word that merely
+    # ends in "-ase" and a mention linked already stay chemicals
+    assert [m.type for m in out.mentions] == ["Gene"] * len(proteins) + ["Chemical"] * len(others)
+    assert raw.mentions[0].type == "Chemical"                                      # the input is untouched
+    plain = Document(id="p", text="lithium", mentions=[Mention(0, 7, "lithium", "Chemical")])
+    assert protein_heads(plain, linker) is plain
+    amylase = Document(id="a", text="amylase", mentions=[Mention(0, 7, "amylase", "Chemical")])
+    for flag, expected in [(True, "Gene"), (False, "Chemical")]:
+        assert [m.type for m in more_mentions(amylase, linker, ExtractConfig(protein_heads=flag)).mentions] == [expected]
 
 
 def test_a_route_word_is_trimmed_from_a_recognised_chemical_unless_training_annotates_the_whole():
