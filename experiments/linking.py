@@ -153,6 +153,26 @@ def frequent_errors(linker: EntityLinker, gold: list[Document], n: int) -> list[
 SPECIES = {"NCBITaxon:9606": "human", "NCBITaxon:10090": "mouse", "NCBITaxon:10116": "rat"}
 
 
+def gene_errors(linker: EntityLinker, gold: list[Document], n: int) -> list[dict]:
+    """The ``n`` most frequent wrong links of held-out gold gene mentions: the mention's text, its
+    first gold id and that gene's species (the reference vocabulary's, "other" for a gene none of its
+    files names), the linker's answer and its species (or none), how it answered, and the species
+    the linker read for the mention (:meth:`~graphmert.ner.linking.EntityLinker.mention_species`)."""
+    def species(gene: str) -> str:
+        return SPECIES.get(linker.gene_taxon(gene) or "", "other")
+
+    counts: Counter = Counter()
+    for g in gold:
+        blank = unlinked_copy(g)
+        for m, r, sp in zip(g.mentions, linker.link_mentions(blank), linker.mention_species(blank)):
+            if mention_category(m.type) == "biolink:Gene" and m.ids and not (r.ids and r.ids[0] in m.ids):
+                linked = f"{r.ids[0]} ({species(r.ids[0])})" if r.ids else "-"
+                counts[(m.text, f"{m.ids[0]} ({species(m.ids[0])})", linked, r.how,
+                        SPECIES.get(sp or "", sp or "-"))] += 1
+    return [{"mention": t, "gold": g, "linked": p, "how": h, "species read": s, "count": k}
+            for (t, g, p, h, s), k in counts.most_common(n)]
+
+
 def gene_breakdown(linker: EntityLinker, gold: list[Document], kg) -> list[dict]:
     """Gold gene mentions with ids by the species of their first id and by how the linker linked
     them: mentions, how many right, accuracy. The species is the reference vocabulary's (human, mouse,
@@ -277,7 +297,8 @@ def main() -> None:
                     help="also score the gold spans of this annotated file at the chosen threshold, less "
                          "the documents the linker learnt from (report only: BC5CDR test)")
     ap.add_argument("--errors", type=int, default=0, metavar="N",
-                    help="also print the N most frequent held-out disease and chemical linking errors")
+                    help="also print the N most frequent held-out linking errors: disease and chemical, "
+                         "then gene (with the species of the gold id, of the answer and read for the mention)")
     ap.add_argument("--species-cues", action="store_true",
                     help="also list the BioRED-train documents that name a xenograft host or a Cre allele, "
                          "with their gold genes by species (needs --vocabularies)")
@@ -317,6 +338,8 @@ def main() -> None:
     if a.errors:
         print(markdown(frequent_errors(linker, held, a.errors), f"the {a.errors} most frequent held-out "
                                                                   "disease and chemical linking errors"))
+        print(markdown(gene_errors(linker, held, a.errors), f"the {a.errors} most frequent held-out gene "
+                                                              "linking errors"))
     dev_misses = miss_breakdown(linker, dev)                       # at the chosen threshold, before the sweep
     dev_rows = sweep(linker, dev, thresholds)
     print(markdown(dev_rows, f"BioRED dev ({len(dev)} docs, gold spans): REPORT ONLY, never tuned on"))

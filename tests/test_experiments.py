@@ -84,8 +84,9 @@ def test_typing_document_study_reports_homogeneity_votes_and_words(tmp_path):
 def test_linking_study_at_one_threshold_with_the_vocabularies(tmp_path):
     cdr = SHARED / "bc5cdr" / "CDR_TestSet.PubTator.txt"
     stdout, rows = _study("linking.py", tmp_path, "--thresholds", "0.8", "--no-abbreviations", "--vocabularies",
-                          "--also-gold", str(cdr))
+                          "--also-gold", str(cdr), "--errors", "3")
     assert len(rows) == 1 and rows[0]["reference"] > 0 and rows[0]["terms"] > 0
+    assert "the 3 most frequent held-out gene linking errors" in stdout and "| species read |" in stdout
     assert "BioRED dev disease and chemical misses at the chosen threshold" in stdout
     also = json.loads((tmp_path / "linking.json").read_text())["also_gold_report_only"]
     assert f"{cdr} gold spans at the chosen threshold: REPORT ONLY" in stdout
