@@ -41,8 +41,9 @@ from dataclasses import replace
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, run_key, surface_key, word_runs
 
-__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "protein_heads", "route_trim", "ROUTE_WORDS", "greek_suffix",
-           "name_extension", "gene_extension", "EXTENSION_WORDS", "MIN_CHARS", "MAX_WORDS", "MIN_NAME_CHARS"]
+__all__ = ["symbol_mentions", "name_mentions", "gene_name_labels", "protein_heads", "route_trim", "ROUTE_WORDS",
+           "greek_suffix", "name_extension", "gene_extension", "EXTENSION_WORDS", "MIN_CHARS", "MAX_WORDS",
+           "MIN_NAME_CHARS"]
 
 MIN_CHARS = 3                   # "C3" and "F2" are positions and coagulation factors alike
 MIN_NAME_CHARS = 4              # shorter keys ("ca", "ad", "epo") are left to the recognizer (genes: with
