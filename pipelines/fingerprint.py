@@ -12,9 +12,13 @@ module name, not path, so every installation of the same code — an editable ch
 worker's site-packages — has the same fingerprint.
 
 The granularity is the module: a change anywhere in ``pipelines/stages/corpus.py`` reruns ingest,
-tokenizer and chunks, which it defines, and a change in ``graphmert/config/`` reruns every stage
-(every stage imports the package, whose ``__init__.py`` imports each of its modules).
-Over-invalidation costs a rerun; the alternative (a stale output after a code change) costs trust.
+tokenizer and chunks, which it defines. Every stage imports ``graphmert.config``, whose
+``__init__.py`` imports each of its modules, so their code is in every fingerprint, but the fields
+of its dataclasses (``name: type = opt(default, ...)``) are not (:data:`VALUES`): they are values,
+which a stage's ``config_hash`` already covers where the stage declares their section or key. A new
+config key or a changed default thus reruns only the stages that declare it; a change to the rest of
+``graphmert/config/`` (a constant such as ``TYPER_CHOICES``, the checks, the loading) reruns every
+stage. Over-invalidation costs a rerun; the alternative (a stale output after a code change) costs trust.
 
 The runner (``pipelines/stage.py``, ``scheduler.py``, ``store.py``, ``cli.py``) is not part of any
 fingerprint: it decides where and when stage code runs, never what it writes (outputs are
@@ -28,19 +32,32 @@ import functools
 import hashlib
 import importlib.util
 import io
+import re
 import sys
 import tokenize
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["FOLLOWED", "module_closure", "module_fingerprint", "module_digests", "changed_modules",
+__all__ = ["FOLLOWED", "VALUES", "module_closure", "module_fingerprint", "module_digests", "changed_modules",
            "package_fingerprint", "clear_cache"]
 
 FOLLOWED = ("graphmert", "pipelines.stages")     # packages whose modules are part of a fingerprint
+# packages whose dataclass fields are config values, hashed by a stage's config_hash where it declares
+# them, so left out of the code (code_of(fields=False)); a test's fake package may be named here
+VALUES = ("graphmert.config",)
+
+
+def _under(name: str, roots: tuple[str, ...]) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in roots)
 
 
 def _followed(name: str) -> bool:
-    return any(name == root or name.startswith(root + ".") for root in FOLLOWED)
+    return _under(name, FOLLOWED)
+
+
+def _code(name: str, path: Path) -> bytes:
+    """:func:`code_of` the module ``name`` at ``path``: without its dataclass fields in :data:`VALUES`."""
+    return code_of(path, fields=not _under(name, VALUES))
 
 
 @functools.lru_cache(maxsize=None)
@@ -117,27 +134,30 @@ def module_closure(module: str) -> dict[str, Path]:
     return dict(sorted(files.items()))
 
 
-def _digest(files: dict[str, Path], read: Callable[[Path], bytes] = Path.read_bytes) -> str:
+def _digest(files: dict[str, Path],
+            read: Callable[[str, Path], bytes] = lambda name, path: path.read_bytes()) -> str:
     h = hashlib.sha256()
     for name in sorted(files):
-        h.update(name.encode() + b"\0" + read(files[name]) + b"\0")
+        h.update(name.encode() + b"\0" + read(name, files[name]) + b"\0")
     return h.hexdigest()[:16]
 
 
-_CODE: dict[bytes, bytes] = {}                # SHA-256 of a module's source → its code (code_of)
+_CODE: dict[bytes, bytes] = {}     # SHA-256 of a module's source + fields flag → its code (code_of)
 
 
-def code_of(path: Path) -> bytes:
-    """:func:`_code_of` of ``path``, remembered by the SHA-256 of its source, so that
-    :func:`clear_cache` (before every stage of a command) costs a read and a hash per module."""
+def code_of(path: Path, fields: bool = True) -> bytes:
+    """:func:`_code_of` of ``path``, remembered by the SHA-256 of its source and ``fields``, so that
+    :func:`clear_cache` (before every stage of a command) costs a read and a hash per module.
+    ``fields=False`` also leaves out the fields of its dataclasses (:func:`_fields`): the fingerprint
+    reads a module of :data:`VALUES` (``graphmert.config``) so."""
     source = path.read_bytes()
-    key = hashlib.sha256(source).digest()
+    key = hashlib.sha256(source).digest() + (b"F" if fields else b"V")
     if key not in _CODE:
-        _CODE[key] = _code_of(source, path)
+        _CODE[key] = _code_of(source, path, fields)
     return _CODE[key]
 
 
-def _code_of(source: bytes, path: Path) -> bytes:
+def _code_of(source: bytes, path: Path, fields: bool = True) -> bytes:
     """The source of ``path`` without what cannot change what it computes: its docstrings (the
     first string statement of the module and of each class and function), the text of every
     ``help="..."`` keyword (a config key's or a command option's help, which only ``graphmert info
@@ -146,19 +166,70 @@ def _code_of(source: bytes, path: Path) -> bytes:
     reruns no stage (a 30-minute training, an 18-minute recognizer). Nothing in the stages reads a
     ``__doc__`` or a field's ``help``. Spans come from :mod:`ast` (docstrings, help texts) and :mod:`tokenize`
     (comments), whose positions do not change between Python versions, so neither does the result.
-    Written here: no library strips Python source this way without also reformatting it."""
+    Written here: no library strips Python source this way without also reformatting it.
+
+    ``fields=False`` (:data:`VALUES`) also drops each dataclass field statement (:func:`_fields`),
+    with the ``;`` after it if any (so that fields sharing a line leave nothing however many they
+    are); its help texts and comments then lie inside a dropped span, so overlapping spans are merged
+    (:func:`_merged`) and each text is removed once, at positions that still hold."""
     lines = source.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n").split("\n")   # as ast counts rows
     char = lambda row, b: len(lines[row - 1].encode("utf-8")[:b].decode("utf-8"))  # noqa: E731  (ast: UTF-8 bytes)
     tree = ast.parse(source, filename=str(path))
-    spans = [(d.lineno, char(d.lineno, d.col_offset), d.end_lineno, char(d.end_lineno, d.end_col_offset))
-             for d in (*_docstrings(tree), *_help_texts(tree))]               # (row, col, end row, end col)
+
+    def span(d: ast.AST) -> tuple[int, int, int, int]:                        # (row, col, end row, end col)
+        return d.lineno, char(d.lineno, d.col_offset), d.end_lineno, char(d.end_lineno, d.end_col_offset)
+
+    spans = [span(d) for d in (*_docstrings(tree), *_help_texts(tree))]
+    for row, col, end_row, end_col in map(span, () if fields else _fields(tree)):
+        semicolon = re.match(r"\s*;", lines[end_row - 1][end_col:])          # ``x: int = 1; y: int = 2``
+        spans.append((row, col, end_row, end_col + (semicolon.end() if semicolon else 0)))
     for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
         if tok.type == tokenize.COMMENT:
             spans.append((*tok.start, *tok.end))
-    for row, col, end_row, end_col in sorted(spans, reverse=True):            # last first: positions hold
+    for row, col, end_row, end_col in reversed(_merged(spans)):               # last first: positions hold
         head, tail = lines[row - 1][:col], lines[end_row - 1][end_col:]
         lines[row - 1:end_row] = [head + tail] + [""] * (end_row - row)
     return "\n".join(line.rstrip() for line in lines if line.strip()).encode("utf-8")
+
+
+def _merged(spans: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """``spans`` (row, col, end row, end col) in order, those that overlap one joined into one: a
+    comment or a help text inside a dropped field. Docstrings, help texts and comments never overlap
+    one another, so without fields this is ``sorted(spans)``."""
+    out: list[tuple[int, int, int, int]] = []
+    for span in sorted(spans):
+        if out and span[:2] < out[-1][2:]:                  # starts before the last one ends
+            out[-1] = (*out[-1][:2], *max(out[-1][2:], span[2:]))
+        else:
+            out.append(span)
+    return out
+
+
+def _fields(tree: ast.AST) -> Iterator[ast.AnnAssign]:
+    """The field statements (``name: type = opt(default, ...)``) directly in the body of each class
+    decorated ``@dataclass`` or ``@dataclasses.dataclass`` (called or not) in ``tree``. In
+    :data:`VALUES` a field is a config value that ``config_hash`` hashes as resolved, so a new key or a
+    changed default or bound need not change the code. A ``ClassVar`` or ``InitVar`` annotation is
+    no field the resolved config holds, and is kept; so is everything else in the class (methods)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(map(_is_dataclass, node.decorator_list)):
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and not _pseudo_field(stmt.annotation):
+                    yield stmt
+
+
+def _is_dataclass(decorator: ast.expr) -> bool:
+    d = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(d, ast.Name) and d.id == "dataclass") or (
+        isinstance(d, ast.Attribute) and d.attr == "dataclass" and isinstance(d.value, ast.Name)
+        and d.value.id == "dataclasses")
+
+
+def _pseudo_field(annotation: ast.expr) -> bool:
+    """A ``ClassVar[...]`` or ``InitVar[...]`` annotation (qualified, or a string, too)."""
+    text = annotation.value if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) \
+        else ast.unparse(annotation)
+    return re.match(r"\s*(\w+\.)*(ClassVar|InitVar)\b", text) is not None
 
 
 def _docstrings(node: ast.AST) -> Iterator[ast.Expr]:
@@ -187,13 +258,14 @@ def _help_texts(tree: ast.AST) -> Iterator[ast.Constant]:
 
 @functools.lru_cache(maxsize=None)
 def module_fingerprint(module: str) -> str:
-    """16 hex digits of SHA-256 over the code (:func:`code_of`) of :func:`module_closure` (``module``)."""
-    return _digest(module_closure(module), code_of)
+    """16 hex digits of SHA-256 over the code (:func:`code_of`, without the fields of :data:`VALUES`)
+    of :func:`module_closure` (``module``)."""
+    return _digest(module_closure(module), _code)
 
 
 @functools.lru_cache(maxsize=None)
 def _module_digests(module: str) -> tuple[tuple[str, str], ...]:
-    return tuple((name, hashlib.sha256(code_of(path)).hexdigest()[:12])
+    return tuple((name, hashlib.sha256(_code(name, path)).hexdigest()[:12])
                  for name, path in module_closure(module).items())
 
 

@@ -192,6 +192,142 @@ def test_a_help_text_is_not_code_but_a_default_or_a_bound_is(tmp_path):
         ''') == base) is same, call
 
 
+CONFIG_MODULE = textwrap.dedent('''
+    import dataclasses
+    from dataclasses import dataclass
+    from typing import ClassVar
+    LIMIT = 3
+    @dataclass
+    class A:
+        """Doc."""
+        x: int = opt(3, min=1, help="how many")   # why three
+        y: str = opt("a", help="which "
+                     "one")  # why a
+        def twice(self) -> int:
+            return 2 * self.x * LIMIT
+    @dataclasses.dataclass(frozen=True)
+    class B:
+        z: float = 1.0; w: int = 2
+        kind: ClassVar[str] = "b"
+    class Plain:
+        n: int = 4
+    @dataclass
+    class C: k: int = 1
+''')
+
+
+def test_in_a_config_module_a_dataclass_field_is_a_value_and_the_rest_is_code(tmp_path):
+    """``code_of(fields=False)``, as the fingerprint reads ``graphmert.config``: a new field, a
+    changed default, bound or type of a dataclass field leave the code alone (the stages' config hash
+    holds the resolved values); a constant, a method, a ``ClassVar`` or another class's attribute do not."""
+    path = tmp_path / "cfg.py"
+
+    def code(text: str = CONFIG_MODULE, fields: bool = False, **edits: str) -> bytes:
+        for old, new in edits.items():
+            assert old in text, old
+            text = text.replace(old, new)
+        path.write_text(textwrap.dedent(text))
+        return fingerprint.code_of(path, fields=fields)
+
+    base = code()
+    assert b"LIMIT = 3" in base and b"return 2 * self.x * LIMIT" in base and b"n: int = 4" in base
+    assert b'kind: ClassVar[str] = "b"' in base
+    assert not any(s in base for s in (b"x: int", b"opt(", b"z: float", b"w: int", b"k: int", b"why"))
+    assert code(fields=True) != base and b"x: int = opt(3, min=1, help=)" in code(fields=True)
+    assert code() == base                              # the two are cached apart
+    same = {"new field": {'    """Doc."""\n': '    """Doc."""\n    v: bool = opt(True, help="new")\n'},
+            "default": {"opt(3, min=1,": "opt(4, min=1,"}, "bound": {"opt(3, min=1,": "opt(3, min=2,"},
+            "type": {"x: int": "x: float"}, "line": {'help="which "\n': 'help="which "  # a comment\n'},
+            "two fields": {"z: float = 1.0; w: int = 2": "z: float = 2.0; w: int = 3; u: int = 4"},
+            "one-line class": {"class C: k: int = 1": "class C: k: int = 2"}}
+    for what, edits in same.items():
+        assert code(**edits) == base, what
+    other = {"constant": {"LIMIT = 3": "LIMIT = 4"}, "method": {"2 * self.x": "3 * self.x"},
+             "class variable": {'= "b"': '= "c"'}, "plain class": {"n: int = 4": "n: int = 5"},
+             "decorator": {"(frozen=True)": "(frozen=False)"}}
+    for what, edits in other.items():
+        assert code(**edits) != base, what
+    assert code(**same["new field"], fields=True) != code(fields=True)      # outside graphmert.config
+
+
+def test_only_the_packages_named_values_leave_their_fields_out_of_a_fingerprint(tmp_path, monkeypatch):
+    """A fake config package named in ``fingerprint.VALUES``: a new field or default changes neither
+    the stage's fingerprint nor the module's digest (but does change what workers compare); a constant
+    does, and so does a field once the package is not named."""
+    _write(tmp_path, "fakecfg/__init__.py", "from fakecfg.sec import Sec\n")
+    sec = _write(tmp_path, "fakecfg/sec.py", CONFIG_MODULE)
+    _write(tmp_path, "fake_cfg_stage.py", "def run():\n    import fakecfg\n")     # not imported here
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(fingerprint, "FOLLOWED", ("fakecfg",))
+    monkeypatch.delitem(sys.modules, "fake_cfg_stage", raising=False)
+    __import__("fake_cfg_stage")
+
+    def prints(text: str, values: tuple[str, ...] = ("fakecfg",)) -> tuple[str, dict[str, str], str]:
+        sec.write_text(textwrap.dedent(text))
+        monkeypatch.setattr(fingerprint, "VALUES", values)
+        fingerprint.clear_cache()
+        return (fingerprint.module_fingerprint("fake_cfg_stage"), fingerprint.module_digests("fake_cfg_stage"),
+                fingerprint.package_fingerprint())
+
+    before = prints(CONFIG_MODULE)
+    added = prints(CONFIG_MODULE.replace("x: int = opt(3,", "x: int = opt(5,").replace(
+        "class B:\n", "class B:\n    q: int = 1\n    r: list = opt(factory=list)\n"))
+    assert added[:2] == before[:2]
+    assert added[2] != before[2]                  # what workers compare is the raw source
+    constant = prints(CONFIG_MODULE.replace("LIMIT = 3", "LIMIT = 4"))
+    assert constant[0] != before[0] and fingerprint.changed_modules(before[1], constant[1]) == ["fakecfg.sec"]
+    assert prints(CONFIG_MODULE, values=())[0] != before[0]          # its fields are code again
+    assert prints(CONFIG_MODULE.replace("x: int = opt(3,", "x: int = opt(5,"), values=())[0] != \
+        prints(CONFIG_MODULE, values=())[0]
+
+
+def test_a_new_config_key_changes_only_the_config_hash_of_the_stages_that_declare_it(tmp_path, monkeypatch):
+    """The real stages, on a copy of ``graphmert`` whose ``extract`` section gains a key and changes a
+    default: no stage's code fingerprint changes; the config hash of ``extract`` (which declares the
+    whole section) changes with the key's value and that of ``ner`` (which declares three of its keys)
+    does not. A changed constant of the same module still changes every fingerprint."""
+    import dataclasses
+    import functools
+    import shutil
+
+    from graphmert.config import ExtractConfig
+    from graphmert.config.loading import build
+
+    real = {name: s.code_fingerprint for name, s in STAGES.items()}
+    copy = tmp_path / "graphmert"                         # the fingerprints read it, not the real one
+    shutil.copytree(ROOT / "graphmert", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    real_dir = fingerprint._package_dir
+    monkeypatch.setattr(fingerprint, "_package_dir", functools.lru_cache(maxsize=None)(
+        lambda top: copy if top == "graphmert" else real_dir(top)))
+
+    def prints() -> dict[str, str]:
+        fingerprint.clear_cache()
+        return {name: fingerprint.module_fingerprint(s.run.__module__) for name, s in STAGES.items()}
+
+    assert prints() == real
+    extract = copy / "config" / "extract.py"
+    assert fingerprint.module_closure("pipelines.stages.ner")["graphmert.config.extract"] == extract
+    text = extract.read_text()
+    assert "    top_k: int = opt(20, min=1," in text
+    text = text.replace("    top_k: int = opt(20, min=1,", '    new_key: int = opt(7, min=1, help="new")\n'
+                                                           "    top_k: int = opt(30, min=1,")
+    extract.write_text(text)
+    assert prints() == real
+    extract.write_text(text.replace('TYPER_CHOICES = ("typer", "typer_score")',
+                                    'TYPER_CHOICES = ("typer", "typer_score", "other")'))
+    changed = prints()
+    assert all(changed[name] != real[name] for name in STAGES), (changed, real)
+
+    @dataclasses.dataclass
+    class WithNewKey(ExtractConfig):
+        new_key: int = 7
+
+    cfg = build()
+    new = dataclasses.replace(cfg, extract=WithNewKey(**vars(cfg.extract)))
+    assert STAGES["extract"].config_hash(new) != STAGES["extract"].config_hash(cfg)
+    assert STAGES["ner"].config_hash(new) == STAGES["ner"].config_hash(cfg)
+
+
 def test_stage_fingerprints_cover_the_library_code_each_stage_runs():
     ingest = fingerprint.module_closure(STAGES["ingest"].run.__module__)
     extract = fingerprint.module_closure(STAGES["extract"].run.__module__)
