@@ -430,12 +430,13 @@ class EntityLinker:
 
     def _document_species(self, doc: Document, marks: list[tuple[int, str]]) -> str | None:
         counts = Counter(t for _, t in marks if t.startswith(NAMESPACES[_TAXON]))
-        case = symbol_case_species([m.text for m in doc.mentions if mention_category(m.type) == _GENE])
+        case = lambda: symbol_case_species(  # noqa: E731  (read only without cues or on a tie)
+            [m.text for m in doc.mentions if mention_category(m.type) == _GENE])
         if not counts:
-            return case
+            return case()
         top = max(counts.values())
         tied = sorted(t for t, n in counts.items() if n == top)
-        rodents = [t for t in tied if t in (MOUSE, RAT)] if len(tied) > 1 and case else []
+        rodents = [t for t in tied if t in (MOUSE, RAT)] if len(tied) > 1 and case() else []
         if rodents:
             return rodents[0]
         return self.default_species if self.default_species in tied else _dominant_species(tied)
