@@ -120,6 +120,13 @@ def test_folded_lookup_matches_greek_spelt_or_not(sources):
     ("IL6 gene", [["IL6"]]),
     ("hTERT", [["TERT"]]),
     ("IL-6", []),
+    ("CCK1 receptor", [["CCK1R"]]),
+    ("GnRH-receptors", [["GnRHR"]]),
+    ("insulin receptor", []),                   # a ligand written as a word makes no symbol
+    ("beta(1)-integrin", [["beta1-integrin"], ["beta-integrin"]]),
+    ("AMPKa", [["AMPKalpha"]]),
+    ("PPARg", [["PPARgamma"]]),
+    ("Rab3a", []),                              # a letter after a digit is the symbol's own
     ("miR-138", [["MIR138"], ["MIR138-1", "MIR138-2", "MIR138-3"]]),
     ("hsa-miR-483-3p", [["MIR483"], ["MIR483-1", "MIR483-2", "MIR483-3"]]),
     ("microRNA-21", [["MIR21"], ["MIR21-1", "MIR21-2", "MIR21-3"]]),
@@ -262,6 +269,18 @@ def test_linker_links_genes_by_species_with_variants(sources, tmp_path):
     assert [r.ids for r in back.link_mentions(mouse)] == got["m"]
     assert back.stats()["reference_genes"] == linker.stats()["reference_genes"] == 12
     assert {"NCBIGene:332", "NCBIGene:24835", "NCBIGene:9001"} <= back.known_ids()
+
+
+def test_a_receptor_a_bracketed_index_and_a_latin_greek_letter_link_as_ncbi_gene_writes_them(tmp_path):
+    rows = [gene_row(9606, 2057, "EPOR", "-", "erythropoietin receptor"),
+            gene_row(9606, 3688, "ITGB1", "CD29", "integrin subunit beta 1", "beta1-integrin"),
+            gene_row(9606, 5562, "PRKAA1", "AMPKalpha", "protein kinase AMP-activated catalytic subunit alpha 1")]
+    genes = [VocabularySource(kind="gene_info", path=write(tmp_path / "h.gene_info", "\n".join([HEADER, *rows]) + "\n"))]
+    linker = EntityLinker.build(TRAIN, None, vocabularies=genes)
+    text = "In patients, EPO receptor, beta(1)-integrin, AMPKa and insulin receptor."
+    doc = gene_doc("h", text, ["EPO receptor", "beta(1)-integrin", "AMPKa", "insulin receptor"])
+    assert [r.ids for r in linker.link_mentions(doc)] == [("NCBIGene:2057",), ("NCBIGene:3688",),
+                                                          ("NCBIGene:5562",), ()]
 
 
 def test_a_microrna_links_to_its_gene_or_its_familys_loci(tmp_path):
