@@ -13,7 +13,7 @@ from graphmert.config import ConfigError, VocabularySource, build
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, LinkerError, normalize_surface, surface_key
 from graphmert.ner.vocabularies.genes import (
-    build_gene_vocabulary, folded_key, gene_variants, read_gene_info, read_rgd_orthologs,
+    build_gene_vocabulary, folded_key, gene_variants, initials, read_gene_info, read_rgd_orthologs,
 )
 from graphmert.corpus.document import Abbreviation
 from graphmert.ner.vocabularies.surface import names_several
@@ -80,6 +80,26 @@ def test_lookup_answers_in_the_mentions_species(sources):
     # a coding gene's synonym beats a pseudogene's, whatever the numbers
     assert v.lookup("tnfa", HUMAN_TAXON) == ("NCBIGene:7124", 1)
     assert v.taxon("NCBIGene:24835") == RAT_TAXON and v.taxon("NCBIGene:404") is None
+
+
+def test_a_shared_synonym_goes_to_the_gene_whose_full_name_it_abbreviates(tmp_path):
+    rows = [gene_row(9606, 3239, "HOXD13", "SPD|SPD1", "homeobox D13"),
+            gene_row(9606, 6441, "SFTPD", "SP-D|COLEC7", "surfactant protein D"),
+            gene_row(9606, 6494, "SIPA1", "SPA1", "signal-induced proliferation-associated 1"),
+            gene_row(9606, 653509, "SFTPA1", "SP-A1", "surfactant protein A1")]
+    v = build_gene_vocabulary([VocabularySource(kind="gene_info", path=write(tmp_path / "h.gene_info",
+                                                                             "\n".join([HEADER, *rows]) + "\n"))])
+    assert v.lookup("spd", HUMAN_TAXON) == ("NCBIGene:6441", 1)           # not the smaller number
+    assert v.lookup("spa1", HUMAN_TAXON) == ("NCBIGene:653509", 1)
+    assert v.lookup("spd1", HUMAN_TAXON) == ("NCBIGene:3239", 1)          # no other candidate
+    assert v.lookup("sftpd", HUMAN_TAXON) == ("NCBIGene:6441", 0)         # a symbol still beats a synonym
+
+
+@pytest.mark.parametrize("name, key", [("surfactant protein D", "spd"), ("surfactant protein A1", "spa1"),
+                                       ("tumor necrosis factor", "tnf"), ("homeobox D13", "hd13"),
+                                       ("receptor activator of NF-kappaB ligand", "raonkl")])
+def test_initials(name, key):
+    assert initials(name) == key
 
 
 def test_a_name_known_in_another_species_takes_its_ortholog(sources):

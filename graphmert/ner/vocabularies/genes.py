@@ -8,8 +8,9 @@ Every name of a gene is indexed under its :func:`~graphmert.ner.vocabularies.sur
 under its :func:`folded_key` (Greek letter names shortened, roman numerals as digits: "TGF-beta 1",
 "TGFB1" and "Tgfb-1" agree), each with a *rank*: 0 the official symbol, 1 a synonym, 2 the full
 name or description, 3 another designation; a gene that is not protein-coding adds
-:data:`NON_CODING_PENALTY`. A key's candidates are kept best first: rank, then the smaller NCBI
-number (the longer-known gene).
+:data:`NON_CODING_PENALTY`. A key's candidates are kept best first: rank, then whether the
+gene's full name abbreviates to the key (:func:`initials`: "SP-D" is surfactant protein D's before
+homeobox D13's synonym "SPD"), then the smaller NCBI number (the longer-known gene).
 
 :meth:`GeneVocabulary.lookup` answers a key for a species: the best candidate of that species;
 else the ortholog in that species (HomoloGene groups, RGD's rat–human–mouse table, joined into one
@@ -249,12 +250,26 @@ def read_rgd_orthologs(path: str | Path) -> Iterator[list[tuple[str, str]]]:
 _PER_TAXON = 5          # candidates a key keeps per species (best first): "p", "a" name hundreds of genes
 
 
+_INITIALS_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def initials(full_name: str) -> str:
+    """The key a full name abbreviates to: each word's first letter, a word with a digit or of one
+    letter whole ("surfactant protein D" → "spd", "surfactant protein A1" → "spa1")."""
+    words = _INITIALS_WORD.findall(full_name)
+    return "".join(w.lower() if len(w) == 1 or any(c.isdigit() for c in w) else w[0].lower() for w in words)
+
+
 def _index(genes: Iterable[_Gene]) -> tuple[dict[str, str], dict[str, str]]:
-    """``keys`` and ``folded`` of a :class:`GeneVocabulary` from the genes' names."""
+    """``keys`` and ``folded`` of a :class:`GeneVocabulary` from the genes' names. Candidates of
+    one rank are ordered by whether the gene's full name abbreviates to the key ("SP-D" is SFTPD's,
+    surfactant protein D, before HOXD13's synonym "SPD"), then by the smaller NCBI number."""
     best: dict[str, dict[tuple[str, str], int]] = {}          # key → (taxon, gene) → best rank
     fold: dict[str, dict[tuple[str, str], int]] = {}
+    abbreviates: set[tuple[str, str, str]] = set()            # (key, taxon, gene): its full name's initials
     for taxon, gene, names, coding in genes:
         penalty = 0 if coding else NON_CODING_PENALTY
+        abbreviates.update((initials(t), taxon, gene) for t, r in names if r == FULL_NAME)
         for text, rank in names:
             form = normalize_surface(text)
             key = form.replace(" ", "")
@@ -270,7 +285,8 @@ def _index(genes: Iterable[_Gene]) -> tuple[dict[str, str], dict[str, str]]:
     def encode(table: dict[str, dict[tuple[str, str], int]]) -> dict[str, str]:
         out = {}
         for key, cands in table.items():
-            ordered = sorted(cands.items(), key=lambda kv: (kv[1], int(kv[0][1])))
+            ordered = sorted(cands.items(), key=lambda kv: (kv[1], (key, *kv[0]) not in abbreviates,
+                                                            int(kv[0][1])))
             kept, per = [], {}
             for (taxon, gene), rank in ordered:
                 per[taxon] = per.get(taxon, 0) + 1
