@@ -360,10 +360,6 @@ _RECEPTOR = re.compile(r"(?<=[A-Z0-9])(?:\s+|-)receptors?$")
 # a Greek letter written as its Latin one after a symbol ("AMPKa", "IKKb", "PPARg")
 _LATIN_GREEK = re.compile(r"(?<=[A-Z]{2})[abgd]$")
 _GREEK_OF = {"a": "alpha", "b": "beta", "g": "gamma", "d": "delta"}
-
-
-def _greek_of(m: re.Match) -> str:
-    return _GREEK_OF[m[0]]
 _RANGE = re.compile(r"(.*?[A-Za-z])[\s-]?(\d{1,2}|[IVX]{1,4})((?:\s*[/,-]\s*(?:\d{1,2}|[IVX]{1,4}))+)")
 _RANGE_PART = re.compile(r"\d{1,2}|[IVX]{1,4}")
 _SPECIES_PREFIX = re.compile(r"[hmr](?=[A-Z][A-Z0-9-]{1,})")
@@ -379,17 +375,17 @@ def gene_variants(text: str) -> list[list[str]]:
     """The further forms of a gene mention tried, in order, when no exact key is known, as the
     writers of abstracts vary names (GNormPlus's variants), each a list of texts (several for a
     range): with a bracketed index unbracketed ("beta(1)-integrin" → "beta1-integrin"), without
-    bracketed parts ("nuclear factor (NF)-kappaB"), without a trailing "gene",
-    "protein" or "mRNA", without a Greek letter after a number ("NRG-1 beta" → "NRG-1"), a receptor
-    written with a symbol as that symbol and "R" ("CCK1 receptor" → "CCK1R"), a Latin letter for a
-    Greek one after a symbol spelt out ("AMPKa" → "AMPKalpha"), without a species
-    prefix ("hTERT" → "TERT"), and a range as its members ("Smad2/3" → "Smad2", "Smad3"; "PAK1-3" →
-    "PAK1", "PAK2", "PAK3"). Each form is also looked up by its :func:`folded_key`."""
+    bracketed parts ("nuclear factor (NF)-kappaB"), without a trailing "gene", "protein" or "mRNA",
+    without a Greek letter after a number ("NRG-1 beta" → "NRG-1"), a symbol's receptor as the
+    symbol and "R" ("CCK1 receptor" → "CCK1R"), a Latin letter after a symbol as the Greek one
+    ("AMPKa" → "AMPKalpha"), without a species prefix ("hTERT" → "TERT"), and a range as its members
+    ("Smad2/3" → "Smad2", "Smad3"; "PAK1-3" → "PAK1", "PAK2", "PAK3"). Each form is also looked up
+    by its :func:`folded_key`."""
     out: list[list[str]] = []
     forms = [text]
     for pattern, repl in ((_BRACKETED_INDEX, r"\1"), (_PARENTHESES, ""), (_TRAILING, ""), (_NUMBER_GREEK, r"\1"),
-                          (_RECEPTOR, "R"), (_LATIN_GREEK, _greek_of)):
-        forms += [pattern.sub(repl, f).strip() for f in forms]
+                          (_RECEPTOR, "R"), (_LATIN_GREEK, lambda m: _GREEK_OF[m[0]])):
+        forms = list(dict.fromkeys([*forms, *(pattern.sub(repl, f).strip() for f in forms)]))
     forms += [_SPECIES_PREFIX.sub("", f, count=1) for f in forms if _SPECIES_PREFIX.match(f)]
     for f in dict.fromkeys(forms):
         if f and f != text:
