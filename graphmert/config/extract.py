@@ -70,7 +70,7 @@ class ExtractConfig:
     propagate_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: every "
                                    "other whole-word occurrence of a recognised mention's text in "
                                    "the same document is a mention too, with the same label (one "
-                                   "sense per document)")
+                                   "sense per document), and again after the entity rules")
     abbreviation_mentions: bool = opt(False, help="documents the ner stage's recognizer annotates: "
                                       "every occurrence of an abbreviation's short form is a mention "
                                       "with the label of the recognised mention heading its long "

@@ -60,7 +60,7 @@ from graphmert.ner.words import whole_word_occurrences
 
 __all__ = ["LABELS", "RecognizerError", "Recognizer", "RecognizerPart", "recognizer_nlp", "recognizer_groups",
            "part_extras", "tok2vec_config", "training_examples", "train_recognizer", "PartPlan", "plan_parts",
-           "train_part", "assemble_recognizer", "pipeline_from_bytes", "propagate_mentions",
+           "train_part", "assemble_recognizer", "pipeline_from_bytes", "propagate_mentions", "propagate_document",
            "whole_word_occurrences", "bracket_repair", "selection_scores", "selection_split",
            "TOKENIZER_VERSION", "SELECTION_VERSION", "selection_hash"]
 
@@ -168,6 +168,21 @@ def propagate_mentions(text: str, spans: Sequence[tuple]) -> list[tuple]:
             if all(end <= s[0] or start >= s[1] for s in out):
                 out.append((start, end, part[t], t, lab))
     return sorted(out)
+
+
+def propagate_document(doc: Document) -> Document:
+    """A copy of ``doc`` with a mention on every other whole-word occurrence of one of its mentions'
+    texts that overlaps none of them (:func:`propagate_mentions`: the text's most frequent label, no
+    ids); ``doc`` itself when there is none. One sense per document again after the entity rules
+    have added, trimmed or relabelled mentions ("oral galactose" trimmed to "galactose" is the
+    abstract's other eleven "galactose" too)."""
+    spans = [(m.start, m.end, 0, m.text, m.type) for m in doc.mentions]
+    have = {(m.start, m.end) for m in doc.mentions}
+    added = [Mention(start=a, end=b, text=t, type=lab) for a, b, _, t, lab in propagate_mentions(doc.text, spans)
+             if (a, b) not in have]
+    if not added:
+        return doc
+    return replace(doc, mentions=sorted([*doc.mentions, *added], key=lambda m: (m.start, m.end)))
 
 
 _PAIRS = {")": "(", "]": "["}

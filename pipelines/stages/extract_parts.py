@@ -33,7 +33,7 @@ from graphmert.ner.abbreviations import abbreviation_mentions, abbreviation_veto
 from graphmert.ner.gazetteer import (gene_extension, gene_name_labels, greek_suffix, name_extension, name_mentions,
                                      protein_heads, route_trim, symbol_mentions)
 from graphmert.ner.linking import EntityLinker
-from graphmert.ner.recognizer import LABELS, Recognizer
+from graphmert.ner.recognizer import LABELS, Recognizer, propagate_document
 from graphmert.ner.variants import add_variants, residue_chemicals
 from pipelines.holdout import in_slice
 from pipelines.scheduler import worker_cache
@@ -219,7 +219,8 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
     protein ("amylase": ``extract.protein_heads``), whose genes take a Greek letter that
     follows them (``extract.greek_suffix``), with the mentions its abbreviations
     (``extract.abbreviation_mentions``, labelled by their long forms) and the seed KG's gene symbols
-    (``extract.symbol_mentions``) add, in that order, less those of
+    (``extract.symbol_mentions``) add, in that order, with one sense per document again
+    (``extract.propagate_mentions``: the rules' mentions' other occurrences), less those of
     short forms it defines as something else (``extract.abbreviation_veto``; a long form the linker
     links exactly in the mention's category keeps them)."""
     if ex.name_extension:
@@ -242,6 +243,8 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
         doc = abbreviation_mentions(doc, RECOGNIZER_LABELS)
     if ex.symbol_mentions:
         doc = symbol_mentions(doc, linker, LABELS["biolink:Gene"])
+    if ex.propagate_mentions:
+        doc = propagate_document(doc)
     if ex.abbreviation_veto:
         vetoed = frozenset(LABELS[c] for c in ex.abbreviation_veto)
         doc = abbreviation_veto(doc, vetoed, lambda text, label: linker.link(text, label).score >= 1.0)

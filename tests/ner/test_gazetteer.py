@@ -276,6 +276,20 @@ def test_a_route_word_is_trimmed_from_a_recognised_chemical_unless_training_anno
     assert route_trim(plain, linker) is plain
 
 
+def test_a_trimmed_mention_is_every_occurrence_of_its_text_with_one_sense_per_document():
+    """extract.propagate_mentions runs again after the rules: the recognizer propagated "oral
+    galactose", and only route_trim makes "galactose" of it."""
+    from graphmert.config import ExtractConfig
+    from pipelines.stages.extract_parts import more_mentions
+
+    linker = EntityLinker.build([], SeedKG([], []))
+    text = "Oral galactose helps. Rats fed galactose and galactose-treated mice."
+    doc = Document(id="g", text=text, mentions=[Mention(0, 14, "Oral galactose", "Chemical")])
+    for propagate, expected in [(True, [5, 31, 45]), (False, [5])]:
+        ex = ExtractConfig(route_trim=True, propagate_mentions=propagate)
+        assert [m.start for m in more_mentions(doc, linker, ex).mentions] == expected
+
+
 def test_a_greek_letter_after_a_gene_joins_its_span():
     text = "NRG-1 beta and GR alpha2, NRG-1 betaine, Tnf beta-cells, TGF betas, IL beta X and Bcl beta."
     spans = [("NRG-1", "Gene"), ("GR", "Gene"), ("NRG-1", "Gene"), ("Tnf", "Gene"), ("TGF", "Gene"),

@@ -425,6 +425,23 @@ def test_propagation_tags_every_other_whole_word_occurrence_of_a_found_text():
     assert propagate_mentions(text, found) == found + [(18, 34, 0, "BRCA1 deficiency", "Disease")]
 
 
+def test_a_documents_mentions_propagate_with_their_majority_label_and_no_ids():
+    from graphmert.ner.recognizer import propagate_document
+
+    text = "galactose, oral galactose; galactose-fed rats and TP53 galactosemia."
+    doc = Document(id="d", text=text, mentions=[Mention(16, 25, "galactose", "Chemical", ["MESH:D005690"]),
+                                                Mention(0, 9, "galactose", "Chemical")])
+    got = propagate_document(doc)
+    # the hyphenated occurrence is a word edge; "galactosemia" is another word; the first two are kept
+    # as they were (ids too) and the added one has none
+    assert [(m.start, m.text, m.type, m.ids) for m in got.mentions] == [
+        (0, "galactose", "Chemical", []), (16, "galactose", "Chemical", ["MESH:D005690"]),
+        (27, "galactose", "Chemical", [])]
+    assert doc.mentions[0].start == 16                                  # the input is untouched
+    alone = Document(id="a", text="aspirin only", mentions=[Mention(0, 7, "aspirin", "Chemical")])
+    assert propagate_document(alone) is alone
+
+
 def test_recognize_propagates_only_when_asked():
     class FakeNLP:
         def pipe(self, texts, batch_size):
