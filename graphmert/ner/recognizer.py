@@ -174,8 +174,8 @@ def propagate_document(doc: Document) -> Document:
     """A copy of ``doc`` with a mention on every other whole-word occurrence of one of its mentions'
     texts that overlaps none of them (:func:`propagate_mentions`: the text's most frequent label, no
     ids); ``doc`` itself when there is none. One sense per document again after the entity rules
-    have added, trimmed or relabelled mentions ("oral galactose" trimmed to "galactose" is the
-    abstract's other eleven "galactose" too)."""
+    have added, trimmed or relabelled mentions ("oral galactose" trimmed to "galactose" makes the
+    abstract's other occurrences of "galactose" mentions too)."""
     spans = [(m.start, m.end, 0, m.text, m.type) for m in doc.mentions]
     have = {(m.start, m.end) for m in doc.mentions}
     added = [Mention(start=a, end=b, text=t, type=lab) for a, b, _, t, lab in propagate_mentions(doc.text, spans)
