@@ -136,7 +136,7 @@ def test_folded_lookup_matches_greek_spelt_or_not(sources):
     ("PAK1-3", [["PAK1", "PAK2", "PAK3"]]),
     ("ROCK-I/II", [["ROCK1", "ROCK2"]]),
     ("NRG-1 beta", [["NRG-1"]]),
-    ("nuclear factor (NF)-kappaB", [["nuclear factor-kappaB"]]),
+    ("nuclear factor (NF)-kappaB", [["NF-kappaB"], ["nuclear factor-kappaB"]]),
     ("IL6 gene", [["IL6"]]),
     ("hTERT", [["TERT"]]),
     ("IL-6", []),
@@ -144,6 +144,8 @@ def test_folded_lookup_matches_greek_spelt_or_not(sources):
     ("GnRH-receptors", [["GnRHR"]]),
     ("insulin receptor", []),                   # a ligand written as a word makes no symbol
     ("beta(1)-integrin", [["beta1-integrin"], ["beta-integrin"]]),
+    ("leukocyte antigen (HLA)-DRB1", [["HLA-DRB1"], ["leukocyte antigen-DRB1"]]),
+    ("tumor necrosis factor (TNF)", [["tumor necrosis factor"]]),    # nothing continues the short form
     ("AMPKa", [["AMPKalpha"]]),
     ("PPARg", [["PPARgamma"]]),
     ("Rab3a", []),                              # a letter after a digit is the symbol's own
@@ -291,16 +293,18 @@ def test_linker_links_genes_by_species_with_variants(sources, tmp_path):
     assert {"NCBIGene:332", "NCBIGene:24835", "NCBIGene:9001"} <= back.known_ids()
 
 
-def test_a_receptor_a_bracketed_index_and_a_latin_greek_letter_link_as_ncbi_gene_writes_them(tmp_path):
+def test_receptors_bracketed_indices_and_short_forms_and_latin_greek_letters_link_as_ncbi_gene_writes_them(tmp_path):
     rows = [gene_row(9606, 2057, "EPOR", "-", "erythropoietin receptor"),
             gene_row(9606, 3688, "ITGB1", "CD29", "integrin subunit beta 1", "beta1-integrin"),
-            gene_row(9606, 5562, "PRKAA1", "AMPKalpha", "protein kinase AMP-activated catalytic subunit alpha 1")]
+            gene_row(9606, 5562, "PRKAA1", "AMPKalpha", "protein kinase AMP-activated catalytic subunit alpha 1"),
+            gene_row(9606, 3123, "HLA-DRB1", "DRB1", "major histocompatibility complex, class II, DR beta 1")]
     genes = [VocabularySource(kind="gene_info", path=write(tmp_path / "h.gene_info", "\n".join([HEADER, *rows]) + "\n"))]
     linker = EntityLinker.build(TRAIN, None, vocabularies=genes)
-    text = "In patients, EPO receptor, beta(1)-integrin, AMPKa and insulin receptor."
-    doc = gene_doc("h", text, ["EPO receptor", "beta(1)-integrin", "AMPKa", "insulin receptor"])
+    text = "In patients, EPO receptor, beta(1)-integrin, AMPKa, leukocyte antigen (HLA)-DRB1 and insulin receptor."
+    doc = gene_doc("h", text, ["EPO receptor", "beta(1)-integrin", "AMPKa", "leukocyte antigen (HLA)-DRB1",
+                               "insulin receptor"])
     assert [r.ids for r in linker.link_mentions(doc)] == [("NCBIGene:2057",), ("NCBIGene:3688",),
-                                                          ("NCBIGene:5562",), ()]
+                                                          ("NCBIGene:5562",), ("NCBIGene:3123",), ()]
 
 
 def test_a_microrna_links_to_its_gene_or_its_familys_loci(tmp_path):

@@ -350,6 +350,9 @@ def build_gene_vocabulary(sources: Sequence) -> GeneVocabulary | None:
 
 
 _PARENTHESES = re.compile(r"\s*\([^()]*\)")
+# a short form in brackets that the rest of the name continues ("leukocyte antigen (HLA)-DRB1",
+# "Surfactant protein (SP)-A"): the short form and what follows it name the gene
+_BRACKETED_SHORT = re.compile(r".*?\(([A-Za-z][A-Za-z0-9]{0,7})\)(\s*-?\s*\S.*)")
 # an index in brackets ("beta(1)-integrin", "M(3)", "alpha(2B)"): NCBI Gene writes it unbracketed
 _BRACKETED_INDEX = re.compile(r"\((\d{1,2}[A-Za-z]?|[A-Z])\)")
 _TRAILING = re.compile(r"(?:\s+|-)(?:genes?|proteins?|mrnas?|transcripts?|products?|isoforms?|subunits?)$", re.I)
@@ -374,7 +377,8 @@ _MIRNA_LOCI = 3             # a family's loci tried: MIR138-1 .. MIR138-3
 def gene_variants(text: str) -> list[list[str]]:
     """The further forms of a gene mention tried, in order, when no exact key is known, as the
     writers of abstracts vary names (GNormPlus's variants), each a list of texts (several for a
-    range): with a bracketed index unbracketed ("beta(1)-integrin" → "beta1-integrin"), without
+    range): a bracketed short form with what follows it ("leukocyte antigen (HLA)-DRB1" →
+    "HLA-DRB1"), with a bracketed index unbracketed ("beta(1)-integrin" → "beta1-integrin"), without
     bracketed parts ("nuclear factor (NF)-kappaB"), without a trailing "gene", "protein" or "mRNA",
     without a Greek letter after a number ("NRG-1 beta" → "NRG-1"), a symbol's receptor as the
     symbol and "R" ("CCK1 receptor" → "CCK1R"), a Latin letter after a symbol as the Greek one
@@ -383,7 +387,7 @@ def gene_variants(text: str) -> list[list[str]]:
     by its :func:`folded_key`."""
     out: list[list[str]] = []
     forms = [text]
-    for pattern, repl in ((_BRACKETED_INDEX, r"\1"), (_PARENTHESES, ""), (_TRAILING, ""), (_NUMBER_GREEK, r"\1"),
+    for pattern, repl in ((_BRACKETED_SHORT, r"\1\2"), (_BRACKETED_INDEX, r"\1"), (_PARENTHESES, ""), (_TRAILING, ""), (_NUMBER_GREEK, r"\1"),
                           (_RECEPTOR, "R"), (_LATIN_GREEK, lambda m: _GREEK_OF[m[0]])):
         forms = list(dict.fromkeys([*forms, *(pattern.sub(repl, f).strip() for f in forms)]))
     forms += [_SPECIES_PREFIX.sub("", f, count=1) for f in forms if _SPECIES_PREFIX.match(f)]
