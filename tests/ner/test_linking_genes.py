@@ -298,7 +298,8 @@ def test_receptors_bracketed_indices_and_short_forms_and_latin_greek_letters_lin
             gene_row(9606, 3688, "ITGB1", "CD29", "integrin subunit beta 1", "beta1-integrin"),
             gene_row(9606, 5562, "PRKAA1", "AMPKalpha", "protein kinase AMP-activated catalytic subunit alpha 1"),
             gene_row(9606, 3123, "HLA-DRB1", "DRB1", "major histocompatibility complex, class II, DR beta 1")]
-    genes = [VocabularySource(kind="gene_info", path=write(tmp_path / "h.gene_info", "\n".join([HEADER, *rows]) + "\n"))]
+    path = write(tmp_path / "h.gene_info", "\n".join([HEADER, *rows]) + "\n")
+    genes = [VocabularySource(kind="gene_info", path=path)]
     linker = EntityLinker.build(TRAIN, None, vocabularies=genes)
     text = "In patients, EPO receptor, beta(1)-integrin, AMPKa, leukocyte antigen (HLA)-DRB1 and insulin receptor."
     doc = gene_doc("h", text, ["EPO receptor", "beta(1)-integrin", "AMPKa", "leukocyte antigen (HLA)-DRB1",

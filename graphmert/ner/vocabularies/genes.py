@@ -363,6 +363,9 @@ _RECEPTOR = re.compile(r"(?<=[A-Z0-9])(?:\s+|-)receptors?$")
 # a Greek letter written as its Latin one after a symbol ("AMPKa", "IKKb", "PPARg")
 _LATIN_GREEK = re.compile(r"(?<=[A-Z]{2})[abgd]$")
 _GREEK_OF = {"a": "alpha", "b": "beta", "g": "gamma", "d": "delta"}
+# gene_variants' rewriting steps, in order: each applies to every form the steps before it made
+_FORM_STEPS = ((_BRACKETED_SHORT, r"\1\2"), (_BRACKETED_INDEX, r"\1"), (_PARENTHESES, ""), (_TRAILING, ""),
+               (_NUMBER_GREEK, r"\1"), (_RECEPTOR, "R"), (_LATIN_GREEK, lambda m: _GREEK_OF[m[0]]))
 _RANGE = re.compile(r"(.*?[A-Za-z])[\s-]?(\d{1,2}|[IVX]{1,4})((?:\s*[/,-]\s*(?:\d{1,2}|[IVX]{1,4}))+)")
 _RANGE_PART = re.compile(r"\d{1,2}|[IVX]{1,4}")
 _SPECIES_PREFIX = re.compile(r"[hmr](?=[A-Z][A-Z0-9-]{1,})")
@@ -387,8 +390,7 @@ def gene_variants(text: str) -> list[list[str]]:
     by its :func:`folded_key`."""
     out: list[list[str]] = []
     forms = [text]
-    for pattern, repl in ((_BRACKETED_SHORT, r"\1\2"), (_BRACKETED_INDEX, r"\1"), (_PARENTHESES, ""), (_TRAILING, ""), (_NUMBER_GREEK, r"\1"),
-                          (_RECEPTOR, "R"), (_LATIN_GREEK, lambda m: _GREEK_OF[m[0]])):
+    for pattern, repl in _FORM_STEPS:
         forms = list(dict.fromkeys([*forms, *(pattern.sub(repl, f).strip() for f in forms)]))
     forms += [_SPECIES_PREFIX.sub("", f, count=1) for f in forms if _SPECIES_PREFIX.match(f)]
     for f in dict.fromkeys(forms):
