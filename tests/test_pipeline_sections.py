@@ -38,8 +38,9 @@ UNDECLARED = {
 }
 
 
-def _covers(sections: list[str], key: str) -> bool:
-    return any(key == s or key.startswith(s + ".") for s in sections)
+def _not_covered(reads: set[str], sections: list[str]) -> list[str]:
+    """The keys of ``reads`` that no declared section or key of ``sections`` covers."""
+    return sorted(k for k in reads if not any(k == s or k.startswith(s + ".") for s in sections))
 
 
 def _undeclared_reads() -> dict[str, list[str]]:
@@ -50,7 +51,7 @@ def _undeclared_reads() -> dict[str, list[str]]:
     for module, path in sorted(modules.items()):
         declared = [s for name, c in closures.items() if module in c for s in STAGES[name].sections]
         reads = {f"{a}.{b}" for a, b in READ.findall(fingerprint.code_of(path).decode("utf-8"))}  # no comments
-        out[module] = sorted(k for k in reads if not _covers(declared, k))
+        out[module] = _not_covered(reads, declared)
     return out
 
 
@@ -69,5 +70,4 @@ def test_the_check_sees_a_read_no_stage_declares():
     text = "def run(ctx):\n    cfg = ctx.cfg\n    return cfg.model.hidden_size, cfg.extract.top_k\n"
     reads = {f"{a}.{b}" for a, b in READ.findall(text)}
     assert reads == {"model.hidden_size", "extract.top_k"}
-    extract = list(STAGES["extract"].sections)
-    assert [k for k in sorted(reads) if not _covers(extract, k)] == ["model.hidden_size"]
+    assert _not_covered(reads, list(STAGES["extract"].sections)) == ["model.hidden_size"]
