@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _study import print_table, run_documents, system_files, write_json  # noqa: E402
 from cross_chunk import f1_with  # noqa: E402
 
-from graphmert.eval import load_gold, pair_sets  # noqa: E402
-from graphmert.eval.metrics import pair_keys, triple_documents  # noqa: E402
+from graphmert.eval.gold import load_gold  # noqa: E402
+from graphmert.eval.metrics import pair_keys, pair_sets, triple_documents  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 
 

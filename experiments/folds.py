@@ -7,7 +7,7 @@
     .venv/bin/python experiments/folds.py pool --run-dirs runs/fold2 runs/fold3 … [--resamples 1000]
 
 ``write`` keeps the documents with u(id) in [lo, hi), u the slice hash of ``extract.document_fraction``
-(:func:`graphmert.train.data.document_fraction`): ``--lo 0 --hi 0.2`` is the tuning slice of
+(:func:`graphmert.corpus.fraction.document_fraction`): ``--lo 0 --hi 0.2`` is the tuning slice of
 docs/EVALUATION.md, any range above it documents nothing was tuned on. Each kept document's block
 (title, abstract, mention and relation lines) is copied byte for byte, in the input's order, and the
 output is written atomically. ``--fresh-for-entities`` also leaves out the 82 held-out BioRED-train
@@ -44,7 +44,7 @@ from _study import held_out, print_table, run_documents, system_files, write_jso
 import numpy as np  # noqa: E402
 
 from graphmert.io import atomic_path  # noqa: E402
-from graphmert.train.data import document_fraction  # noqa: E402
+from graphmert.corpus.fraction import document_fraction  # noqa: E402
 
 
 def blocks(text: str) -> list[str]:
@@ -88,7 +88,9 @@ def run_counts(run: Path) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
     import json
 
     from graphmert.config import load_config
-    from graphmert.eval import document_counts, load_gold, pair_sets
+    from graphmert.eval.bootstrap import document_counts
+    from graphmert.eval.gold import load_gold
+    from graphmert.eval.metrics import pair_sets
     from graphmert.extract.triples import read_triples
 
     cfg = load_config(run / "config.yaml")
@@ -128,7 +130,7 @@ def run_entities(run: Path) -> tuple[list, list] | None:
     or None for a run that recognised none (gold mentions)."""
     from graphmert.config import load_config
     from graphmert.corpus.document import read_documents
-    from graphmert.eval import load_gold
+    from graphmert.eval.gold import load_gold
     from pipelines.stages import RECOGNIZED_FILE
 
     path = run / "extract" / RECOGNIZED_FILE
@@ -155,7 +157,7 @@ def pooled_entities(runs: list[tuple[list, list]]) -> list[dict]:
 
 
 def pool(a: argparse.Namespace) -> None:
-    from graphmert.eval import counts_f1, f1_difference
+    from graphmert.eval.bootstrap import counts_f1, f1_difference
 
     runs = [run_counts(r) for r in a.run_dirs]
     seen: set[str] = set()

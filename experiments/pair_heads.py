@@ -44,8 +44,8 @@ from _study import document_fold, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.windowing import chunk_documents  # noqa: E402
-from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
 from graphmert.eval.gold import GoldSet  # noqa: E402
+from graphmert.eval.metrics import evaluate_system, pair_sets  # noqa: E402
 from graphmert.extract.pair_heads import RELATED, PairHead, blend  # noqa: E402
 from pipelines.holdout import held_out_documents  # noqa: E402
 from pipelines.stages.extract import typer_documents  # noqa: E402

@@ -49,7 +49,7 @@ from _study import document_fold, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
 from graphmert.extract.lexical_document import NUMERIC, candidate_features  # noqa: E402
-from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
+from graphmert.eval.metrics import evaluate_system, pair_sets  # noqa: E402
 
 #: the document features, each a group of its own
 DOCUMENT = ["mentions", "nearest", "count", "relation", "category"]

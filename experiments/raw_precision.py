@@ -39,8 +39,9 @@ from cross_chunk import cross_validated  # noqa: E402
 from raw_pairs import run_linker  # noqa: E402
 
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
-from graphmert.eval import load_gold, pair_sets  # noqa: E402
 from graphmert.eval.calibration import pair_confidences  # noqa: E402
+from graphmert.eval.gold import load_gold  # noqa: E402
+from graphmert.eval.metrics import pair_sets  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
 from graphmert.ner.variants import VARIANT_TYPE  # noqa: E402

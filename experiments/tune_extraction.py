@@ -50,7 +50,8 @@ from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.nlp import TextAnalyzer  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer  # noqa: E402
-from graphmert.eval import evaluate_system, load_gold, pair_sets  # noqa: E402
+from graphmert.eval.gold import load_gold  # noqa: E402
+from graphmert.eval.metrics import evaluate_system, pair_sets  # noqa: E402
 from graphmert.extract.pairs import CONTROLS, MODEL_RANKERS, PROBABILITY_RANKERS, PairExtractor  # noqa: E402
 from graphmert.kg.graph import load_relation_map  # noqa: E402
 from graphmert.kg.loaders import load_kg  # noqa: E402

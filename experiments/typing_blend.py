@@ -32,7 +32,7 @@ from tune_extraction import split_overrides, study_parser, tuning_questions  # n
 from _study import print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
+from graphmert.eval.metrics import evaluate_system, pair_sets  # noqa: E402
 from graphmert.extract.pairs import PairExtractor  # noqa: E402
 
 

@@ -45,7 +45,7 @@ from typing_blend import BlendTyping  # noqa: E402
 from _study import document_fold, print_table, write_json  # noqa: E402
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.eval import evaluate_system, pair_sets  # noqa: E402
+from graphmert.eval.metrics import evaluate_system, pair_sets  # noqa: E402
 from graphmert.extract.pairs import _id  # noqa: E402
 
 FEATURE_SETS = ("typer", "typer+category", "typer+kg", "typer+model", "typer+model+category",

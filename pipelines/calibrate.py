@@ -22,8 +22,8 @@ from typing import Sequence
 from graphmert.config import Config, ConfigError, load_config
 from graphmert.config.checks import calibration_settings
 from graphmert.errors import GraphmertError
-from graphmert.eval import GoldSet, load_gold
 from graphmert.eval.calibration import pair_confidences, reliability
+from graphmert.eval.gold import GoldSet, load_gold
 from graphmert.extract.calibrate import fit_platt, platt
 from graphmert.extract.triples import read_triples
 from graphmert.io import atomic_write_json

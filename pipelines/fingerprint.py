@@ -19,6 +19,11 @@ which a stage's ``config_hash`` already covers where the stage declares their se
 config key or a changed default thus reruns only the stages that declare it; a change to the rest of
 ``graphmert/config/`` (a constant such as ``TYPER_CHOICES``, the checks, the loading) reruns every
 stage. Over-invalidation costs a rerun; the alternative (a stale output after a code change) costs trust.
+A package whose ``__init__.py`` imports its modules puts all of them into the fingerprint of whatever
+imports one, so ``graphmert/eval/__init__.py`` imports none: the ``ner`` stage, whose recognizer takes
+17 minutes to train on BioRED, reads entity scores, the document split (``graphmert.corpus.fraction``)
+and the gene index, never the model, its training, the report or the linker's gene variants
+(tests/test_pipeline_fingerprint.py pins that).
 
 The runner (``pipelines/stage.py``, ``scheduler.py``, ``store.py``, ``cli.py``) is not part of any
 fingerprint: it decides where and when stage code runs, never what it writes (outputs are

@@ -21,7 +21,7 @@ from typing import Iterable
 
 from graphmert.config import Config
 from graphmert.corpus.readers import read_corpus
-from graphmert.train.data import document_fraction
+from graphmert.corpus.fraction import document_fraction
 
 __all__ = ["held_out_documents", "in_slice", "document_ids"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from graphmert.train.data import document_fraction
+from graphmert.corpus.fraction import document_fraction
 
 Doc = tuple[str, str, str, Sequence[tuple[str, str, str]], Sequence[tuple[str, str, str]]]
 

@@ -24,7 +24,7 @@ from graphmert.kg.graph import Edge, Node, SeedKG
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.kg.scoring import SCORERS
-from graphmert.train.data import document_fraction
+from graphmert.corpus.fraction import document_fraction
 from pipelines.holdout import document_ids, held_out_documents, in_slice
 from pipelines.stages.graphs import DistantInputs, LinkInputs, distant_shard, link_shard
 from relation_corpora import pmids, write_pubtator

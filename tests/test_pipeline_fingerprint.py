@@ -345,6 +345,22 @@ def test_stage_fingerprints_cover_the_library_code_each_stage_runs():
     assert all(len(p) == 16 for p in prints.values())
 
 
+def test_the_recognizer_stage_follows_the_recognizer_not_the_model_nor_the_linker():
+    """A change to the GraphMERT model, its training, the evaluation report or the linker's gene
+    variants must not retrain the ``ner`` stage's recognizer (17 minutes on BioRED): what the
+    recognizer reads (the document split, entity scores, the gene index of its dictionary flags)
+    lives in modules that import none of them."""
+    ner = set(fingerprint.module_closure(STAGES["ner"].run.__module__))
+    link = set(fingerprint.module_closure(STAGES["link"].run.__module__))
+    assert {"graphmert.ner.recognizer", "graphmert.corpus.fraction", "graphmert.eval.entities",
+            "graphmert.ner.vocabularies.genes"} <= ner
+    assert not any(m.startswith(("graphmert.model", "graphmert.train", "graphmert.graph", "graphmert.ner.linking"))
+                   for m in ner)
+    assert not {"graphmert.eval.report", "graphmert.eval.baselines", "graphmert.eval.losses",
+                "graphmert.ner.vocabularies.gene_forms"} & ner
+    assert "graphmert.ner.vocabularies.gene_forms" in link       # the linker asks the variants
+
+
 def test_a_worker_running_other_code_is_refused(tmp_path):
     class Client:
         def __init__(self, code: str) -> None:

@@ -1068,8 +1068,8 @@ def test_calibrate_fits_the_runs_pairs_and_prints_a_map_its_config_accepts(run, 
     """`graphmert calibrate`: (a, b) fitted on graphmert's scored pairs against the run's gold, the
     record in RUN/calibrate/, and config lines that load on the run's config and are refused once a
     calibration setting changes; a run extracted with a map is refused."""
-    from graphmert.eval import load_gold
     from graphmert.eval.calibration import pair_confidences
+    from graphmert.eval.gold import load_gold
     from graphmert.extract.calibrate import fit_platt
 
     copy = tmp_path / "run"

@@ -49,6 +49,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from graphmert.config import NERConfig
 from graphmert.corpus.document import Document, Mention
+from graphmert.corpus.fraction import document_fraction
 from graphmert.corpus.nlp import blank_biomedical_nlp
 from graphmert.errors import GraphmertError, noting
 from graphmert.io import atomic_dir, check_file_sizes, file_sizes
@@ -337,9 +338,7 @@ def _check_training_docs(docs: Sequence[Document], categories: Sequence[str], wh
 def selection_hash(doc_id: str) -> float:
     """u_sel(doc_id) ∈ [0, 1): the selection slice's hash, SHA-256 of the id salted with this module's
     salt (:data:`SELECTION_VERSION`), so it is independent of the unsalted hash that slices
-    ``extract.document_fraction`` and the training split (:func:`graphmert.train.data.document_fraction`)."""
-    from graphmert.train.data import document_fraction
-
+    ``extract.document_fraction`` and the training split (:func:`graphmert.corpus.fraction.document_fraction`)."""
     return document_fraction(_SELECTION_SALT + doc_id)
 
 

@@ -24,7 +24,6 @@ Each item is (epoch, index) → (epoch, index, graph): the masking collator seed
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from dataclasses import dataclass
@@ -36,17 +35,13 @@ from torch import Tensor
 from torch.utils.data import Dataset
 
 from graphmert.config import ConfigError, TrainConfig
+from graphmert.corpus.fraction import document_fraction
 from graphmert.graph.layout import LeafyChainGraph
 
-__all__ = ["document_fraction", "split_by_document", "GraphDataset", "BatchPlan", "StepBatchSampler",
+__all__ = ["split_by_document", "GraphDataset", "BatchPlan", "StepBatchSampler",
            "eval_batches", "DistContext", "majority_leaf_token"]
 
 PERMUTATION_STREAM = 2
-
-
-def document_fraction(doc_id: str) -> float:
-    """u(doc_id) ∈ [0, 1): the first 64 bits of SHA-256(doc_id) / 2⁶⁴."""
-    return int.from_bytes(hashlib.sha256(doc_id.encode("utf-8")).digest()[:8], "big") / 2.0**64
 
 
 def split_by_document(graphs: Sequence[LeafyChainGraph], eval_fraction: float) -> tuple[list[int], list[int]]:

@@ -30,12 +30,14 @@ from typing import Iterable
 
 from graphmert.config import Config, ConfigError
 from graphmert.corpus.document import Document, read_documents
-from graphmert.eval import (BASELINES, GoldSet, document_counts, evaluate_system, f1_difference, load_gold,
-                            metrics_payload, pair_sets, seed_pairs, validity, write_report)
+from graphmert.eval.baselines import BASELINES
+from graphmert.eval.bootstrap import document_counts, f1_difference
 from graphmert.eval.calibration import pair_confidences, reliability
-from graphmert.eval.metrics import triple_documents
 from graphmert.eval.entities import normalisation_scores, recognition_scores
+from graphmert.eval.gold import GoldSet, load_gold
 from graphmert.eval.losses import pair_losses
+from graphmert.eval.metrics import evaluate_system, pair_sets, seed_pairs, triple_documents, validity
+from graphmert.eval.report import metrics_payload, write_report
 from graphmert.extract.triples import Triple, read_triples
 from graphmert.kg.graph import SeedKG
 from graphmert.kg.loaders import load_kg

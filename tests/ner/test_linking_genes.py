@@ -12,8 +12,9 @@ import pytest
 from graphmert.config import ConfigError, VocabularySource, build
 from graphmert.corpus.document import Document, Mention
 from graphmert.ner.linking import EntityLinker, LinkerError, normalize_surface, surface_key
+from graphmert.ner.vocabularies.gene_forms import gene_variants
 from graphmert.ner.vocabularies.genes import (
-    build_gene_vocabulary, folded_key, gene_variants, initials, read_gene_info, read_rgd_orthologs,
+    build_gene_vocabulary, folded_key, initials, read_gene_info, read_rgd_orthologs,
 )
 from graphmert.corpus.document import Abbreviation
 from graphmert.ner.vocabularies.surface import names_several

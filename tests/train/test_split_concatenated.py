@@ -14,7 +14,8 @@ from graphmert.corpus.document import Document
 from graphmert.corpus.tokenizer import special_ids, train_tokenizer
 from graphmert.graph.io import SCHEMA, graphs_equal, read_graphs, write_graphs
 from graphmert.graph.layout import LeafyChainGraph
-from graphmert.train.data import document_fraction, split_by_document
+from graphmert.corpus.fraction import document_fraction
+from graphmert.train.data import split_by_document
 
 SENTENCES = ["Metformin lowers hepatic glucose output in type 2 diabetes.",
              "Liraglutide activates GLP1R and reduces body weight in obesity.",

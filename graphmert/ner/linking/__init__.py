@@ -82,7 +82,7 @@ sentence, else the document's (its species mentions or words, laboratory strains
 its genes are written as rodent symbols, "Socs2"), else :attr:`EntityLinker.default_species`; the
 reference look-up of that species comes right after the training documents of the same species, and
 a name known only in another species takes its ortholog (HomoloGene, RGD). When no exact step knows
-a gene mention, its variants are tried (:func:`.genes.folded_key`, :func:`.genes.gene_variants`:
+a gene mention, its variants are tried (:func:`.genes.folded_key`, :func:`.gene_forms.gene_variants`:
 Greek letters spelt or not, bracketed parts, "gene"/"protein" suffixes, species prefixes, ranges
 such as "Smad2/3"), before the fuzzy step. These answer with ``how="reference"``.
 

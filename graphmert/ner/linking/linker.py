@@ -23,7 +23,8 @@ from graphmert.ner.abbreviations import (
 from graphmert.ner.linking.common import (
     _DISEASE, _GENE, _TAXON, NAMESPACES, SPECIES_CATEGORIES, UNLINKED, LinkerError, LinkResult, Votes,
 )
-from graphmert.ner.vocabularies.genes import GeneVocabulary, build_gene_vocabulary, folded_key, gene_variants
+from graphmert.ner.vocabularies.gene_forms import gene_variants
+from graphmert.ner.vocabularies.genes import GeneVocabulary, build_gene_vocabulary, folded_key
 from graphmert.ner.linking.fuzzy import _FUZZY_CACHE_SIZE, _FUZZY_MIN_CHARS, _FuzzyIndex
 from graphmert.ner.linking.species import (
     MOUSE, RAT, _KG_SOURCE, _dominant_species, _gene_orthologs, abbreviation_marks, mention_species,
@@ -263,7 +264,7 @@ class EntityLinker:
     def _gene_variant(self, text: str, species: str | None) -> tuple[str, ...]:
         """The genes of the first variant of a gene mention's text that a look-up knows: its
         :func:`~graphmert.ner.vocabularies.genes.folded_key` in the reference vocabulary, then each of
-        :func:`~graphmert.ner.vocabularies.genes.gene_variants` (every exact step, then the folded
+        :func:`~graphmert.ner.vocabularies.gene_forms.gene_variants` (every exact step, then the folded
         reference key; a range gives each member's gene); () when none is known."""
         folded = self._reference((folded_key(normalize_surface(text)),), species, folded=True)
         if folded is not None:
