@@ -62,8 +62,8 @@ from _study import print_table, run_documents, system_files, write_json  # noqa:
 from graphmert.config import load_config  # noqa: E402
 from graphmert.corpus.document import Document, read_documents  # noqa: E402
 from graphmert.eval.gold import GoldSet, load_gold, mention_entity_ids  # noqa: E402
-from graphmert.eval.metrics import pair_sets, triple_documents  # noqa: E402
 from graphmert.eval.losses import entity_status, pair_losses  # noqa: E402
+from graphmert.eval.metrics import pair_sets, triple_documents  # noqa: E402
 from graphmert.extract.triples import read_triples  # noqa: E402
 from graphmert.kg.schema import mention_category  # noqa: E402
 from graphmert.ner.linking import EntityLinker  # noqa: E402
