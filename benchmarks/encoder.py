@@ -38,7 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphmert.config import load_config  # noqa: E402
-from graphmert.graph import LeafyChainGraph, collate_graphs, read_graphs  # noqa: E402
+from graphmert.graph.collate import collate_graphs  # noqa: E402
+from graphmert.graph.io import read_graphs  # noqa: E402
+from graphmert.graph.layout import LeafyChainGraph  # noqa: E402
 from graphmert.io import atomic_write_json  # noqa: E402
 
 

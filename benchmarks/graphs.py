@@ -27,8 +27,9 @@ from graphmert.config import build  # noqa: E402
 from graphmert.corpus.windowing import chunk_documents  # noqa: E402
 from graphmert.corpus.readers import read_corpus  # noqa: E402
 from graphmert.corpus.tokenizer import load_tokenizer, train_tokenizer  # noqa: E402
-from graphmert.graph import build_graphs, collate_graphs  # noqa: E402
-from graphmert.kg import load_kg  # noqa: E402
+from graphmert.graph.builder import build_graphs  # noqa: E402
+from graphmert.graph.collate import collate_graphs  # noqa: E402
+from graphmert.kg.loaders import load_kg  # noqa: E402
 
 
 def main() -> None:

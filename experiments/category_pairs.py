@@ -4,7 +4,7 @@
 
 For every system of a finished ``extract`` stage (``graphmert``: the triples; any other name: its
 ``control-<name>.parquet``), the document-level pairs are scored against the gold as
-``graphmert evaluate`` scores them (:func:`graphmert.eval.pair_sets`), split by the unordered pair of
+``graphmert evaluate`` scores them (:func:`graphmert.eval.metrics.pair_sets`), split by the unordered pair of
 the two entities' Biolink categories (the gold's category of each id in its document), with the
 type accuracy of the found pairs (``type_acc``: the share of found gold pairs whose type is right,
 types mapped by the run's ``evaluate.relation_map``). The gold pairs

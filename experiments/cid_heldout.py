@@ -11,7 +11,7 @@ BioRED dev carries to documents no setting was chosen on.
 
 BC5CDR annotates one relation, CID (the chemical induces the disease), and only chemicals and
 diseases. The run's systems answer in BioRED's types, so each system is scored twice, per document
-as ``graphmert evaluate`` scores (:func:`graphmert.eval.pair_sets`):
+as ``graphmert evaluate`` scores (:func:`graphmert.eval.metrics.pair_sets`):
 
 - **chemical–disease pairs**: its pairs of one chemical and one disease (the gold's category of each
   id in its document) against the gold's (BC5CDR: the CID pairs). A right pair typed as a treatment counts too, so

@@ -20,10 +20,13 @@ config key or a changed default thus reruns only the stages that declare it; a c
 ``graphmert/config/`` (a constant such as ``TYPER_CHOICES``, the checks, the loading) reruns every
 stage. Over-invalidation costs a rerun; the alternative (a stale output after a code change) costs trust.
 A package whose ``__init__.py`` imports its modules puts all of them into the fingerprint of whatever
-imports one, so ``graphmert/eval/__init__.py`` imports none: the ``ner`` stage, whose recognizer takes
-17 minutes to train on BioRED, reads entity scores, the document split (``graphmert.corpus.fraction``)
-and the gene index, never the model, its training, the report or the linker's gene variants
-(tests/test_pipeline_fingerprint.py pins that).
+imports one, so those of ``graphmert.eval``, ``graphmert.graph`` and ``graphmert.kg`` import none.
+The two longest stages then follow what they read: ``ner`` (the recognizer, 17 minutes on BioRED)
+reads entity scores, the document split (``graphmert.corpus.fraction``) and the gene index, never the
+model, its training, the report or the linker's gene variants; ``train`` reads built graphs, the
+model and the KG's schema, never the graph builder, the seed-KG readers, lexicon, linking and
+injection or the corpus readers, whose edits rerun ``build-graphs`` and reach ``train`` only through
+graphs that changed (tests/test_pipeline_fingerprint.py pins both).
 
 The runner (``pipelines/stage.py``, ``scheduler.py``, ``store.py``, ``cli.py``) is not part of any
 fingerprint: it decides where and when stage code runs, never what it writes (outputs are

@@ -361,6 +361,21 @@ def test_the_recognizer_stage_follows_the_recognizer_not_the_model_nor_the_linke
     assert "graphmert.ner.vocabularies.gene_forms" in link       # the linker asks the variants
 
 
+def test_training_follows_the_graphs_it_reads_not_the_code_that_builds_them():
+    """The model's training (the longest stage) reads built graphs: an edit to the graph builder,
+    the seed-KG readers, lexicon, linking or injection, or the corpus readers reruns ``build-graphs``,
+    and ``train`` only when the graphs it reads change."""
+    train = set(fingerprint.module_closure(STAGES["train"].run.__module__))
+    graphs = set(fingerprint.module_closure(STAGES["graphs"].run.__module__))
+    assert {"graphmert.model.graphmert", "graphmert.train.trainer", "graphmert.graph.io",
+            "graphmert.kg.schema"} <= train
+    builder = {"graphmert.graph.builder", "graphmert.kg.loaders", "graphmert.kg.lexicon",
+               "graphmert.kg.linking", "graphmert.kg.injection", "graphmert.corpus.readers",
+               "graphmert.corpus.nlp"}
+    assert not builder & train
+    assert {"graphmert.graph.builder", "graphmert.kg.loaders", "graphmert.kg.injection"} <= graphs
+
+
 def test_a_worker_running_other_code_is_refused(tmp_path):
     class Client:
         def __init__(self, code: str) -> None:

@@ -1,18 +1,6 @@
-"""Seed knowledge graph: loading (KGX TSV, RDF, the shared Hetionet/DisGeNET/MeSH folder), relation
-vocabulary and schema, lexicon and head linking, triple scoring, and the injection algorithm."""
-
-from graphmert.kg.graph import Edge, KGError, Node, SeedKG, load_relation_map, save_relation_map
-from graphmert.kg.injection import Candidates, Selection, injection_report, select_injections
-from graphmert.kg.lexicon import Lexicon, LexiconMatch, LexiconMatcher, normalize_name
-from graphmert.kg.linking import link_heads
-from graphmert.kg.loaders import KG_READERS, load_kg, resolve_format
-from graphmert.kg.schema import RelationSchema, mention_category
-from graphmert.kg.scoring import SCORERS, triple_text
-
-__all__ = [
-    "Edge", "KGError", "Node", "SeedKG", "load_relation_map", "save_relation_map",
-    "Candidates", "Selection", "injection_report", "select_injections",
-    "Lexicon", "LexiconMatch", "LexiconMatcher", "normalize_name", "link_heads",
-    "KG_READERS", "load_kg", "resolve_format", "RelationSchema", "mention_category",
-    "SCORERS", "triple_text",
-]
+"""Seed knowledge graph: the graph and its relation vocabulary (:mod:`~graphmert.kg.graph`), loading
+(KGX TSV, RDF, the shared Hetionet/DisGeNET/MeSH folder: :mod:`~graphmert.kg.loaders`), schema and
+mention categories (:mod:`~graphmert.kg.schema`), lexicon and head linking, triple scoring, and the
+injection algorithm. Import from the submodules: this package imports none of them, so that what
+reads one (the model, the category of a mention) does not take the readers, the lexicon's language
+tools and the injection into its stage's code fingerprint (:mod:`pipelines.fingerprint`)."""

@@ -9,7 +9,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processor
 
 from graphmert.corpus.chunk import Chunk, ChunkMention
 from graphmert.graph.layout import LeafyChainGraph
-from graphmert.kg import Edge, Node, SeedKG
+from graphmert.kg.graph import Edge, Node, SeedKG
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 

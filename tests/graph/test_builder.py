@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from graphmert.config import build
-from graphmert.graph import InjectionError, build_graphs
+from graphmert.graph.builder import InjectionError, build_graphs
 from graphmert.graph.io import graphs_equal
-from graphmert.kg import Edge, KGError, Node, SeedKG
+from graphmert.kg.graph import Edge, KGError, Node, SeedKG
 
 from graph_helpers import make_chunk, make_tokenizer
 

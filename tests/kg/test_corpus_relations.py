@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from graphmert.config import build
-from graphmert.kg import KGError, load_kg
 from graphmert.kg.corpus_relations import read_relation_files
+from graphmert.kg.graph import KGError
+from graphmert.kg.loaders import load_kg
 from relation_corpora import write_pubtator
 
 MET, T2D, OB, LA = "MESH:D008687", "MESH:D003924", "MESH:D009765", "MESH:D000140"

@@ -9,9 +9,10 @@ import warnings
 import pytest
 
 from graphmert.corpus.chunk import Chunk, ChunkMention
-from graphmert.kg import Edge, KGError, Lexicon, LexiconMatcher, Node, RelationSchema, SeedKG, link_heads
-from graphmert.kg.linking import lexicon_mentions, segments
-from graphmert.kg.schema import mention_category
+from graphmert.kg.graph import Edge, KGError, Node, SeedKG
+from graphmert.kg.lexicon import Lexicon, LexiconMatcher
+from graphmert.kg.linking import lexicon_mentions, link_heads, segments
+from graphmert.kg.schema import RelationSchema, mention_category
 
 NODES = [
     Node("MESH:D003920", "Diabetes Mellitus", "biolink:Disease"),

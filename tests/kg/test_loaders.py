@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from graphmert.config import ConfigError, build
-from graphmert.kg import KGError, load_kg, load_relation_map, save_relation_map
-from graphmert.kg.loaders import resolve_format
+from graphmert.kg.graph import KGError, load_relation_map, save_relation_map
+from graphmert.kg.loaders import load_kg, resolve_format
 
 SHARED_KG = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "seed_kg_hetionet_disgenet_mesh"
 
