@@ -2,8 +2,8 @@
 :mod:`graphmert.ner.vocabularies.genes` knows it, as the writers of abstracts vary names (GNormPlus's
 variants): bracketed parts and indices, "gene"/"protein" suffixes, Greek letters after numbers or
 written as Latin ones, receptors named by their ligand's symbol, species prefixes, ranges such as
-"Smad2/3", and microRNA names (:func:`gene_variants`, read by :class:`~graphmert.ner.linking.
-EntityLinker`).
+"Smad2/3", and microRNA names (:func:`gene_variants`, read by
+:class:`~graphmert.ner.linking.EntityLinker`).
 
 Apart from the vocabularies' reading and index because only the linker asks these forms: the
 recognizer's dictionary flags read the index alone (:mod:`graphmert.ner.dictionary`), so a new
@@ -57,7 +57,7 @@ def gene_variants(text: str) -> list[list[str]]:
     symbol and "R" ("CCK1 receptor" → "CCK1R"), a Latin letter after a symbol as the Greek one
     ("AMPKa" → "AMPKalpha"), without a species prefix ("hTERT" → "TERT"), and a range as its members
     ("Smad2/3" → "Smad2", "Smad3"; "PAK1-3" → "PAK1", "PAK2", "PAK3"). Each form is also looked up
-    by its :func:`folded_key`."""
+    by its :func:`~graphmert.ner.vocabularies.genes.folded_key`."""
     out: list[list[str]] = []
     forms = [text]
     for pattern, repl in _FORM_STEPS:

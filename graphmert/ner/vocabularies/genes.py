@@ -2,7 +2,7 @@
 ``ner.vocabularies`` sources of kinds ``gene_info``, ``gene_table``, ``homologene`` and
 ``rgd_orthologs`` (:class:`~graphmert.config.ner.VocabularySource`), and the look-up of a gene
 mention in its species' names, as GNormPlus / GNorm2 do (:mod:`graphmert.ner.linking`, "Reference
-genes").
+genes"; the further forms of a mention it tries are in :mod:`graphmert.ner.vocabularies.gene_forms`).
 
 Every name of a gene is indexed under its :func:`~graphmert.ner.vocabularies.surface.surface_key` and
 under its :func:`folded_key` (Greek letter names shortened, roman numerals as digits: "TGF-beta 1",
@@ -41,7 +41,7 @@ _SHORT_GREEK = {"alpha": "a", "beta": "b", "gamma": "g", "delta": "d", "epsilon"
                 "zeta": "z", "theta": "q", "lambda": "l", "sigma": "s", "omega": "w"}
 _GREEK_END = re.compile("(" + "|".join(_SHORT_GREEK) + ")$")
 ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7", "viii": "8",
-          "ix": "9", "x": "10"}
+         "ix": "9", "x": "10"}
 _FOLD_TOKEN = re.compile(r"[^\W\d_]+|\d+|\S")
 
 
