@@ -15,6 +15,7 @@ from graphmert.config import CorpusConfig, GraphConfig, TokenizerConfig, build, 
 from graphmert.corpus.chunk import write_chunks
 from graphmert.corpus.windowing import chunk_documents
 from graphmert.corpus.document import Document, Mention
+from graphmert.corpus.fraction import document_fraction
 from graphmert.corpus.tokenizer import special_ids, train_tokenizer
 from graphmert.graph.distant import DistantSupervision
 from graphmert.graph.io import read_graphs
@@ -24,7 +25,6 @@ from graphmert.kg.graph import Edge, Node, SeedKG
 from graphmert.kg.loaders import load_kg
 from graphmert.kg.schema import RelationSchema
 from graphmert.kg.scoring import SCORERS
-from graphmert.corpus.fraction import document_fraction
 from pipelines.holdout import document_ids, held_out_documents, in_slice
 from pipelines.stages.graphs import DistantInputs, LinkInputs, distant_shard, link_shard
 from relation_corpora import pmids, write_pubtator

@@ -11,8 +11,7 @@ import torch
 
 from graphmert.config import ConfigError
 from graphmert.graph.collate import Collator, collate_graphs, uncollate
-from graphmert.graph.io import read_graphs, write_graph_shards, write_graphs
-from graphmert.graph.io import graphs_equal
+from graphmert.graph.io import graphs_equal, read_graphs, write_graph_shards, write_graphs
 from graphmert.graph.layout import Injection, LeafyChainGraph, layout_arrays
 from graphmert.graph.pyg import to_pyg
 
