@@ -68,6 +68,8 @@ RULES_OFF = (
     ("no name extension", ["extract.name_extension=false"]),
     ("no gene extension", ["extract.gene_extension=false"]),
     ("no residue chemicals", ["extract.residue_chemicals=false"]),
+    ("no sentence cut", ["extract.sentence_cut=false"]),
+    ("no slash split", ["extract.slash_split=false"]),
 )
 
 

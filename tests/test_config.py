@@ -190,7 +190,8 @@ def test_raw_text_config_changes_only_what_raw_text_needs():
     # (gold-annotated documents are not recognised, so these change nothing for biored.yaml)
     raw_only = ("propagate_mentions", "abbreviation_mentions", "symbol_mentions", "variant_mentions",
                 "strict_gene_species", "gene_name_labels", "protein_heads", "route_trim", "greek_suffix",
-                "name_extension", "gene_extension", "residue_chemicals", "known_terms_only")
+                "name_extension", "gene_extension", "residue_chemicals", "sentence_cut", "slash_split",
+                "known_terms_only")
     assert all(getattr(raw.extract, k) for k in raw_only)
     assert raw.extract.kg_gene_species == "NCBITaxon:9606"
     assert raw.extract.abbreviation_veto == ["biolink:Disease", "biolink:ChemicalEntity"]

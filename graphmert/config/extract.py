@@ -127,6 +127,13 @@ class ExtractConfig:
                                   "chemical mention that is an amino acid written as a residue of a "
                                   "protein change ('tyrosine to histidine', 'asparagine 86') is no mention "
                                   "(graphmert.ner.variants.residue_chemicals)")
+    sentence_cut: bool = opt(False, help="documents the ner stage's recognizer annotates: a recognised "
+                             "mention that runs across a sentence end ('Serpina 3g. EPO/EPOR') is cut "
+                             "there into mentions of the same label (graphmert.ner.span_cuts)")
+    slash_split: bool = opt(False, help="documents the ner stage's recognizer annotates: a gene mention "
+                            "'A/B' whose parts the linker links exactly to two genes, and whose whole "
+                            "it does not, is two gene mentions ('EPO/EPOR'; not 'ERK1/2'; "
+                            "graphmert.ner.span_cuts)")
     name_ratio: float = opt(0.5, min=0.0, max=1.0, help="name_mentions: the least share of a seed-KG "
                             "name's occurrences in the training documents that must be annotated")
     kg_gene_species: Optional[str] = opt(

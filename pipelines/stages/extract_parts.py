@@ -34,6 +34,7 @@ from graphmert.ner.gazetteer import (gene_extension, gene_name_labels, greek_suf
                                      protein_heads, route_trim, symbol_mentions)
 from graphmert.ner.linking import EntityLinker
 from graphmert.ner.recognizer import LABELS, Recognizer, propagate_document
+from graphmert.ner.span_cuts import sentence_cut, slash_split
 from graphmert.ner.variants import add_variants, residue_chemicals
 from pipelines.holdout import in_slice
 from pipelines.scheduler import worker_cache
@@ -209,8 +210,9 @@ def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) 
 
 
 def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
-    """A recognised document whose mentions take the longest known name around them
-    (``extract.name_extension``), whose chemicals inside a known gene name are that gene
+    """A recognised document whose mentions are cut at the sentence ends inside them
+    (``extract.sentence_cut``), whose genes joined by a slash are two (``extract.slash_split``), whose
+    mentions then take the longest known name around them (``extract.name_extension``), whose chemicals inside a known gene name are that gene
     (``extract.gene_extension``), less its amino acids written as residues of a protein change
     (``extract.residue_chemicals``), whose chemicals start after a route word (``extract.route_trim``),
     with the mentions the seed KG's disease, chemical and gene names add (``extract.name_mentions``),
@@ -223,6 +225,10 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
     (``extract.propagate_mentions``: the rules' mentions' other occurrences), less those of
     short forms it defines as something else (``extract.abbreviation_veto``; a long form the linker
     links exactly in the mention's category keeps them)."""
+    if ex.sentence_cut:
+        doc = sentence_cut(doc)
+    if ex.slash_split:
+        doc = slash_split(doc, lambda text: _exact_ids(linker, text, "Gene"), LABELS["biolink:Gene"])
     if ex.name_extension:
         doc = name_extension(doc, linker, RECOGNIZER_LABELS)
     if ex.gene_extension:
@@ -249,6 +255,12 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
         vetoed = frozenset(LABELS[c] for c in ex.abbreviation_veto)
         doc = abbreviation_veto(doc, vetoed, lambda text, label: linker.link(text, label).score >= 1.0)
     return doc
+
+
+def _exact_ids(linker: EntityLinker, text: str, label: str) -> tuple[str, ...]:
+    """The ids ``linker`` gives ``text`` as a ``label`` mention when it links it exactly, else ()."""
+    found = linker.link(text, label)
+    return found.ids if found.score >= 1.0 else ()
 
 
 def recognition_counts(recognized: list[Document]) -> dict:
