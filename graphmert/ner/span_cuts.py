@@ -9,13 +9,15 @@ spans sometimes run across them:
   write an abbreviation or a number there ("St. Anthony's fire", "c. 1093-1G>T", "EC 1. 1. 1. 49").
   :func:`sentence_cut` cuts a mention after a word of at least three characters, or of letters and
   digits ("3g"), that a full stop, spaces and a capital letter or a digit follow, and keeps the parts.
-  The text is read, not scispaCy's sentences: the recognizer's documents carry none
-  (``experiments/raw_entities.py`` recognises documents as the extract stage does).
+  It reads the mention's own text, not the document's sentences, so it cuts alike whether a
+  document was split into sentences or not (``experiments/raw_entities.py`` recognises documents
+  without them).
 * **Two genes joined by a slash.** BioRED train annotates "EPO/EPOR", "CDC42/Rac1" and "APP/PS1" as
   two genes each (95 such pairs) and writes a slash inside one gene mention mostly for a numbered
   family ("ERK1/2", "Smad1/5/8", "F4/80": 57 mentions). :func:`slash_split` splits a gene mention
-  ``A/B`` (no space, both parts at least two characters, ``B`` starting with a letter) where the
-  linker links each part exactly as a gene, to different genes, and not the whole.
+  ``A/B`` (no space, both parts at least two characters, ``B`` starting with a letter: 89 slashes of
+  that shape lie between two gene mentions there, 8 inside one) where the linker links each part
+  exactly as a gene, to different genes, and not the whole ("p85/PI3K", a form annotated whole).
 
 Each piece is a mention of the original's label without ids; the linker links it as it links the
 recognised ones, and one sense per document (``extract.propagate_mentions``) then finds its other

@@ -211,10 +211,11 @@ def recognized_entities(doc: Document, linker: EntityLinker, ex: ExtractConfig) 
 
 def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Document:
     """A recognised document whose mentions are cut at the sentence ends inside them
-    (``extract.sentence_cut``), whose genes joined by a slash are two (``extract.slash_split``), whose
-    mentions then take the longest known name around them (``extract.name_extension``), whose chemicals inside a known gene name are that gene
-    (``extract.gene_extension``), less its amino acids written as residues of a protein change
-    (``extract.residue_chemicals``), whose chemicals start after a route word (``extract.route_trim``),
+    (``extract.sentence_cut``), whose genes joined by a slash are two (``extract.slash_split``),
+    whose mentions then take the longest known name around them (``extract.name_extension``), whose
+    chemicals inside a known gene name are that gene (``extract.gene_extension``), less its amino
+    acids written as residues of a protein change (``extract.residue_chemicals``), whose chemicals
+    start after a route word (``extract.route_trim``),
     with the mentions the seed KG's disease, chemical and gene names add (``extract.name_mentions``),
     whose chemicals that name genes are then genes (``extract.gene_name_labels``: the KG's chemical
     names include MeSH's protein descriptors, "calnexin"), as are its chemicals named as a kind of
@@ -228,7 +229,8 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
     if ex.sentence_cut:
         doc = sentence_cut(doc)
     if ex.slash_split:
-        doc = slash_split(doc, lambda text: _exact_ids(linker, text, "Gene"), LABELS["biolink:Gene"])
+        gene = LABELS["biolink:Gene"]
+        doc = slash_split(doc, lambda text: _exact_ids(linker, text, gene), gene)
     if ex.name_extension:
         doc = name_extension(doc, linker, RECOGNIZER_LABELS)
     if ex.gene_extension:
