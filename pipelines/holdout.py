@@ -23,7 +23,7 @@ from graphmert.config import Config
 from graphmert.corpus.readers import read_corpus
 from graphmert.corpus.fraction import document_fraction
 
-__all__ = ["held_out_documents", "in_slice", "document_ids"]
+__all__ = ["held_out_documents", "in_slice", "document_ids", "relation_document_ids"]
 
 
 def in_slice(doc_id: str, fraction: float) -> bool:
@@ -56,3 +56,11 @@ def held_out_documents(cfg: Config, corpus_ids: Iterable[str] = ()) -> frozenset
     gold = {d for d in document_ids(cfg.evaluate.gold, cfg.evaluate.format, skip)
             if in_slice(d, cfg.extract.document_fraction)}
     return frozenset(extract | gold)
+
+
+def relation_document_ids(cfg: Config) -> frozenset[str]:
+    """Ids of the documents of ``kg.relation_files``, each file read on its own as
+    :func:`graphmert.kg.corpus_relations.read_relation_files` reads them (BioRED and BC5CDR share
+    abstracts): the documents whose relations a hold-out can take out of the seed KG."""
+    return frozenset().union(*(document_ids([p], cfg.kg.relation_files_format, cfg.kg.skip_bad_records)
+                               for p in cfg.kg.relation_files))

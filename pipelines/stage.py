@@ -387,6 +387,10 @@ class Stage:
     #: its outputs embed the run's name (``run_id``): the manifest records it, and a run directory
     #: copied or renamed since makes the stage stale (:func:`_stale`)
     names_run: bool = False
+    #: what the stage reads of keys it does not declare in :attr:`sections`, computed from the config
+    #: and the files it names, hashed with them: the ner and link stages depend on which of their
+    #: training documents ``extract.paths`` and ``evaluate.gold`` hold out, not on those keys
+    derived: Callable[[Config], Any] | None = None
 
     def __post_init__(self) -> None:
         entry = CATALOG.get(self.name)      # the one copy of the help text, read by the CLI too
@@ -422,7 +426,8 @@ class Stage:
         return section_hash(*self._settings(cfg), self.code_fingerprint)
 
     def _settings(self, cfg: Config) -> list[Any]:
-        return [_config_part(cfg, s) for s in self.sections]
+        parts = [_config_part(cfg, s) for s in self.sections]
+        return [*parts, {"derived": self.derived(cfg)}] if self.derived is not None else parts
 
 
 def manifest_path(run_dir: Path, stage: str) -> Path:

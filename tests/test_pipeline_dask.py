@@ -365,7 +365,7 @@ def test_graphs_stage_equals_build_graphs(tmp_path, monkeypatch):
     saved = json.loads((run_dir / "graphs" / "injection_report.json").read_text())
     # the stage adds the hold-out counts (pipelines/holdout.py): with extract.paths empty the run's
     # own 24 documents are the extraction documents; their relations never become seed triples
-    assert saved.pop("held_out_documents") == 24 and saved.pop("corpus_documents_held_out") == 24
+    assert m["held_out_documents"] == 24 and saved.pop("corpus_documents_held_out") == 24
     assert saved == json.loads(json.dumps(report, default=str))
     assert len(digests) == 6 and sum(d.candidates for d in digests) == report["injection"]["candidates"]
     assert sum(len(d) for d in digests) < report["injection"]["candidates"]
@@ -400,7 +400,7 @@ def test_local_cluster_same_bytes_and_noop_rerun(tmp_path, reference):
 
 def test_setting_change_reruns_only_downstream(tmp_path):
     """The whole pipeline (tiny model, gold configured): an unchanged rerun does no stage work; an
-    extract threshold reruns extract, export and evaluate only."""
+    extract threshold reruns extract, export and evaluate only; other abstracts train nothing."""
     gold = tmp_path / "gold.PubTator"
     gold.write_text("901|t|Metformin in type 2 diabetes\n"
                     "901|a|Metformin lowers glucose in patients with type 2 diabetes and obesity.\n"
@@ -433,6 +433,19 @@ def test_setting_change_reruns_only_downstream(tmp_path):
     assert status == {**{s: "skipped" for s in stages[:5]}, "extract": "ran", "export": "ran",
                       "report": "ran", "evaluate": "ran"}
     assert manifest(run_dir, "extract")["triples"] == 0
+
+    # other abstracts to extract from, none of them in the corpus: the graphs stage holds out other
+    # documents, writes the same bytes, and the model is not trained again
+    other = tmp_path / "other.PubTator"
+    other.write_text(gold.read_text().replace("901", "902"))
+    graphs = manifest(run_dir, "graphs")["output_hash"]
+    r = invoke(*args[:-3], f"evaluate.gold=[{other}]", f"extract.paths=[{other}]", "extract.beta=0.0",
+               "extract.min_confidence=0.0")
+    assert r.exit_code == 0, r.output
+    status = {s: manifest(run_dir, s)["status"] for s in stages}
+    assert status == {**{s: "skipped" for s in stages[:3]}, "graphs": "ran", "train": "skipped",
+                      **{s: "ran" for s in stages[5:]}}
+    assert manifest(run_dir, "graphs")["output_hash"] == graphs
 
 
 # --------------------------------------------------------------------------------------------------

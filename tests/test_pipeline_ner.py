@@ -332,7 +332,8 @@ def test_the_ner_and_link_stages_split_the_ner_keys_and_the_code():
     from graphmert.config import NERConfig
     from pipelines import fingerprint
     from pipelines.stages import STAGES
-    from pipelines.stages.ner_documents import DOCUMENT_KEYS, LINKER_KEYS, RECOGNIZER_KEYS, SEED_KG_KEYS
+    from pipelines.stages.ner_documents import (DOCUMENT_KEYS, LINKER_KEYS, RECOGNIZER_KEYS, SEED_KG_KEYS,
+                                                held_link_documents, held_ner_documents)
 
     ner, link = STAGES["ner"], STAGES["link"]
     every = {f"ner.{f.name}" for f in fields(NERConfig)}
@@ -341,6 +342,9 @@ def test_the_ner_and_link_stages_split_the_ner_keys_and_the_code():
     assert not set(LINKER_KEYS) & set(RECOGNIZER_KEYS)
     assert set(ner.sections) == set(RECOGNIZER_KEYS) | set(DOCUMENT_KEYS)
     assert set(link.sections) == set(LINKER_KEYS) | set(DOCUMENT_KEYS) | set(SEED_KG_KEYS)
+    # of extract.paths and evaluate.gold, both read only which of their documents are held out
+    assert not {k for k in (*ner.sections, *link.sections) if k.startswith(("extract.", "evaluate."))}
+    assert (ner.derived, link.derived) == (held_ner_documents, held_link_documents)
     assert list(STAGES)[:2] == ["ner", "link"] and {"ner", "link"} <= set(STAGES["extract"].upstream)
     ner_code = fingerprint.module_closure(ner.run.__module__)
     link_code = fingerprint.module_closure(link.run.__module__)
@@ -393,6 +397,11 @@ def test_linker_options_rerun_the_link_stage_and_never_the_recognizer(files, tmp
     assert stale("ner.width=48") == stale("ner.max_minutes=5") == {"ner": "its config changed", "link": None}
     assert stale("ner.sources=[x]") == {"ner": "its config changed", "link": "its config changed"}
     assert stale("kg.alpha=0.2") == {"ner": None, "link": None}        # the KG's scoring, not its contents
+    # other documents to extract from or score on retrain nothing; a slice of the training file does
+    others = [f"extract.paths=[{files / 'raw.PubTator'}]", f"evaluate.gold=[{files / 'gold.PubTator'}]"]
+    assert stale(*others) == {"ner": None, "link": None}
+    assert stale(f"extract.paths=[{files / 'train.PubTator'}]", "extract.document_fraction=0.5") == {
+        "ner": "its config changed", "link": "its config changed"}
 
     r = invoke(*args, *base, vocabulary)
     assert r.exit_code == 0, r.output

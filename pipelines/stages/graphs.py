@@ -265,16 +265,18 @@ def _graphs(ctx: StageContext) -> dict:
 
 def _finish(ctx: StageContext, kg: SeedKG, report: dict, shards: list, held_out: frozenset,
             doc_ids: set[str]) -> dict:
-    """Relation map, report file and manifest counts, the same for both injections."""
+    """Relation map, report file and manifest counts, the same for both injections. How many
+    documents are held out in all is the manifest's alone (``held_out_documents``): the output files
+    count only those the corpus holds, so new abstracts to extract from, which change no graph, leave
+    the output as it was and retrain nothing (docs/PIPELINE.md, "When a stage runs")."""
     save_relation_map(kg, ctx.out / "relation_map.json")
-    report["held_out_documents"] = len(held_out)
     report["corpus_documents_held_out"] = len(held_out & doc_ids)
     atomic_write_json(ctx.out / "injection_report.json", report)
     keys = ("graphs", "chunks_with_leaves", "injections", "injections_per_relation",
-            "tokens_dense", "tokens_packed", "held_out_documents", "corpus_documents_held_out")
+            "tokens_dense", "tokens_packed", "corpus_documents_held_out")
     distant = ("queries_without_tail", "candidates_out_of_scope", "queries_tails_out_of_scope")
     return {**{k: report[k] for k in keys}, **{k: report[k] for k in distant if k in report},
-            "kg": kg.stats(), "shards": [ctx.publish(s) for s in shards]}
+            "held_out_documents": len(held_out), "kg": kg.stats(), "shards": [ctx.publish(s) for s in shards]}
 
 
 def _kg_files(cfg: Config) -> list[Path]:

@@ -27,8 +27,8 @@ from graphmert.corpus.document import Document
 from graphmert.kg.loaders import load_kg
 from graphmert.ner.linking import EntityLinker
 from pipelines.stage import Stage, StageContext
-from pipelines.stages.ner_documents import (HOLDOUT_KEYS, OFF, RECOGNIZER_KEYS, SEED_KG_KEYS, ner_inputs, ner_keys,
-                                            seed_kg_files)
+from pipelines.stages.ner_documents import (OFF, RECOGNIZER_KEYS, SEED_KG_KEYS, held_link_documents, ner_inputs,
+                                            ner_keys, seed_kg_files)
 
 log = logging.getLogger("graphmert.pipeline")
 
@@ -75,7 +75,9 @@ def _sources(cfg: Config) -> list[Path]:
                               *(v.path for v in cfg.ner.vocabularies))] + seed_kg_files(cfg)
 
 
-#: every ``ner`` key but the recognizer's, what decides the held-out documents, and the seed KG's
-SECTIONS = (*ner_keys(exclude=RECOGNIZER_KEYS), *HOLDOUT_KEYS, *SEED_KG_KEYS)
+#: every ``ner`` key but the recognizer's, the corpus readers' key and the seed KG's; of the held-out
+#: documents, those of ner.paths and kg.relation_files (held_link_documents)
+SECTIONS = (*ner_keys(exclude=RECOGNIZER_KEYS), "corpus.skip_bad_records", *SEED_KG_KEYS)
 
-LINK = Stage("link", sections=SECTIONS, upstream=(), run=_link, source_files=_sources)
+LINK = Stage("link", sections=SECTIONS, upstream=(), run=_link, source_files=_sources,
+             derived=held_link_documents)

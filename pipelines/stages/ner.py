@@ -54,7 +54,7 @@ from graphmert.ner.recognizer import (LABELS, PartPlan, Recognizer, assemble_rec
                                       plan_parts, train_part)
 from graphmert.ner.vectors import WordVectors
 from pipelines.stage import Stage, StageContext, StageError
-from pipelines.stages.ner_documents import (HOLDOUT_KEYS, LINKER_KEYS, OFF, ner_inputs, ner_keys,  # noqa: F401
+from pipelines.stages.ner_documents import (LINKER_KEYS, OFF, held_ner_documents, ner_inputs, ner_keys,  # noqa: F401
                                             read_ner_documents, training_documents, vector_texts)
 
 log = logging.getLogger("graphmert.pipeline")
@@ -247,7 +247,8 @@ def _sources(cfg: Config) -> list[Path]:
     return [Path(p) for p in [*cfg.ner.paths, *flags]]
 
 
-#: every ``ner`` key but the linker's, and what decides the held-out documents
-SECTIONS = (*ner_keys(exclude=LINKER_KEYS), *HOLDOUT_KEYS)
+#: every ``ner`` key but the linker's, and the one key of the corpus readers; of the held-out documents,
+#: those of ner.paths (held_ner_documents)
+SECTIONS = (*ner_keys(exclude=LINKER_KEYS), "corpus.skip_bad_records")
 
-NER = Stage("ner", sections=SECTIONS, upstream=(), run=_ner, source_files=_sources)
+NER = Stage("ner", sections=SECTIONS, upstream=(), run=_ner, source_files=_sources, derived=held_ner_documents)

@@ -1,6 +1,11 @@
 """What the ner and link stages share: the annotated documents of ``ner.paths`` both learn from, less
 every document the run extracts from or is scored on, and the config keys and files that choose them.
 
+Both stages depend on which of those documents are held out (:func:`held_ner_documents`,
+:attr:`pipelines.stage.Stage.derived`), not on ``extract.paths`` and ``evaluate.gold`` themselves:
+a run copied to extract from a user's own abstracts, which no training file holds, keeps its
+recognizer and linker, and a file that shares documents with ``ner.paths`` retrains them.
+
 The ner stage (:mod:`pipelines.stages.ner`) trains the recognizer on them, the link stage
 (:mod:`pipelines.stages.link`) builds the linker from their gold ids. Neither stage imports the other,
 so a change to the linker's code or options (:data:`LINKER_KEYS`) rebuilds the linker alone, and a
@@ -18,20 +23,18 @@ from graphmert.config import Config, NERConfig
 from graphmert.corpus.document import Document
 from graphmert.corpus.readers import read_corpus
 from graphmert.ner.corpus import annotated_documents, part_documents
-from pipelines.holdout import held_out_documents
+from pipelines.holdout import document_ids, held_out_documents, relation_document_ids
 
-__all__ = ["DOCUMENT_KEYS", "HOLDOUT_KEYS", "LINKER_KEYS", "RECOGNIZER_KEYS", "SEED_KG_KEYS", "NERInputs",
+__all__ = ["DOCUMENT_KEYS", "LINKER_KEYS", "RECOGNIZER_KEYS", "SEED_KG_KEYS", "NERInputs",
            "ner_inputs", "ner_keys", "read_ner_documents", "training_documents", "vector_texts",
-           "seed_kg_files", "OFF"]
+           "seed_kg_files", "held_ner_documents", "held_link_documents", "OFF"]
 
 #: what the ner and link stages write, and the console shows, when ``ner.paths`` is empty
 OFF = {"enabled": False, "off": "ner.paths is empty (documents keep their own mentions)"}
 
-#: the config keys :func:`pipelines.holdout.held_out_documents` reads (which documents are held out)
-HOLDOUT_KEYS = ("corpus.skip_bad_records", "extract.paths", "extract.format", "extract.document_fraction",
-                "evaluate.gold", "evaluate.format")
-#: the config keys that decide :func:`ner_inputs`: the documents read, those kept, those held out
-DOCUMENT_KEYS = ("ner.paths", "ner.format", "ner.sources", *HOLDOUT_KEYS)
+#: the config keys that decide :func:`ner_inputs`: the documents read and those kept (those held out:
+#: :func:`held_ner_documents`)
+DOCUMENT_KEYS = ("ner.paths", "ner.format", "ner.sources", "corpus.skip_bad_records")
 #: the ``ner`` keys only the linker reads: the link stage depends on them, the ner stage does not.
 #: A ``ner`` key in neither tuple counts for both stages (:func:`ner_keys`): a new option of
 #: :class:`graphmert.config.NERConfig` reruns both until it is placed here or below. With
@@ -109,6 +112,25 @@ def ner_inputs(cfg: Config) -> NERInputs:
 def seed_kg_files(cfg: Config) -> list[Path]:
     """The files :func:`graphmert.kg.loaders.load_kg` reads (``kg.nodes``, ``kg.edges``,
     ``kg.relation_files``, the folder ``kg.path``: :func:`graphmert.io.input_hashes` hashes each of
-    its files) and those that decide the held-out documents (``extract.paths``, ``evaluate.gold``)."""
+    its files); which relations it holds out is :func:`held_link_documents`."""
     return [Path(p) for p in (*([cfg.kg.path] if cfg.kg.path else []), *cfg.kg.nodes, *cfg.kg.edges,
-                              *cfg.kg.relation_files, *cfg.extract.paths, *cfg.evaluate.gold)]
+                              *cfg.kg.relation_files)]
+
+
+def held_ner_documents(cfg: Config) -> list[str]:
+    """The documents of ``ner.paths`` that :func:`pipelines.holdout.held_out_documents` holds out,
+    sorted: all the ner stage depends on of ``extract.paths``, ``evaluate.gold`` and their slice
+    (:attr:`pipelines.stage.Stage.derived`). Reads the files' document ids (cached per process)."""
+    if not cfg.ner.paths:
+        return []
+    ids = document_ids(cfg.ner.paths, cfg.ner.format, cfg.corpus.skip_bad_records)
+    return sorted(held_out_documents(cfg) & ids)
+
+
+def held_link_documents(cfg: Config) -> list[str]:
+    """:func:`held_ner_documents` and the held-out documents of ``kg.relation_files``
+    (:func:`pipelines.holdout.relation_document_ids`), whose relations the seed KG the linker
+    indexes leaves out, sorted."""
+    if not cfg.ner.paths:
+        return []
+    return sorted(set(held_ner_documents(cfg)) | (held_out_documents(cfg) & relation_document_ids(cfg)))
