@@ -388,8 +388,9 @@ class Stage:
     #: copied or renamed since makes the stage stale (:func:`_stale`)
     names_run: bool = False
     #: what the stage reads of keys it does not declare in :attr:`sections`, computed from the config
-    #: and the files it names, hashed with them: the ner and link stages depend on which of their
-    #: training documents ``extract.paths`` and ``evaluate.gold`` hold out, not on those keys
+    #: and the files it names and hashed as one of its inputs ("its inputs changed"): the ner and link
+    #: stages depend on which of their training documents ``extract.paths`` and ``evaluate.gold`` hold
+    #: out, not on those keys
     derived: Callable[[Config], Any] | None = None
 
     def __post_init__(self) -> None:
@@ -426,8 +427,7 @@ class Stage:
         return section_hash(*self._settings(cfg), self.code_fingerprint)
 
     def _settings(self, cfg: Config) -> list[Any]:
-        parts = [_config_part(cfg, s) for s in self.sections]
-        return [*parts, {"derived": self.derived(cfg)}] if self.derived is not None else parts
+        return [_config_part(cfg, s) for s in self.sections]
 
 
 def manifest_path(run_dir: Path, stage: str) -> Path:
@@ -497,6 +497,8 @@ def _input_hash(stage: Stage, cfg: Config, upstream: dict[str, dict]) -> str:
             raise StageError(f"input not found: {missing} (a path the config gives this stage; "
                              f"a relative path is read from {Path.cwd()})")
         parts["files"] = input_hashes(files)
+    if stage.derived is not None:
+        parts["derived"] = stage.derived(cfg)
     return _hash_json(parts)
 
 

@@ -401,7 +401,7 @@ def test_linker_options_rerun_the_link_stage_and_never_the_recognizer(files, tmp
     others = [f"extract.paths=[{files / 'raw.PubTator'}]", f"evaluate.gold=[{files / 'gold.PubTator'}]"]
     assert stale(*others) == {"ner": None, "link": None}
     assert stale(f"extract.paths=[{files / 'train.PubTator'}]", "extract.document_fraction=0.5") == {
-        "ner": "its config changed", "link": "its config changed"}
+        "ner": "its inputs changed", "link": "its inputs changed"}
 
     r = invoke(*args, *base, vocabulary)
     assert r.exit_code == 0, r.output
