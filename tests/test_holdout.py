@@ -101,6 +101,29 @@ def test_document_ids_reread_a_changed_file(tmp_path):
     assert document_ids([]) == frozenset()
 
 
+def test_the_ner_and_link_stages_read_only_the_held_out_documents_of_their_own_files(tmp_path):
+    """held_ner_documents: the held-out documents of ner.paths; held_link_documents: those and the
+    held-out documents of kg.relation_files, each file read on its own (two share a document). An
+    extraction file of other documents holds out none of theirs."""
+    from pipelines.holdout import relation_document_ids
+    from pipelines.stages.ner_documents import held_link_documents, held_ner_documents
+
+    ner = write(tmp_path, "ner.PubTator", ["1", "2", "3"])
+    rel_a, rel_b = write(tmp_path, "a.PubTator", ["3", "4"]), write(tmp_path, "b.PubTator", ["4", "5"])
+    extract = write(tmp_path, "extract.PubTator", ["2", "4", "9"])
+    other = write(tmp_path, "other.PubTator", ["7", "8"])
+
+    def cfg(*paths: str):
+        return build({"ner": {"paths": [ner]}, "kg": {"relation_files": [rel_a, rel_b]},
+                      "extract": {"paths": list(paths)}})
+
+    assert relation_document_ids(cfg()) == {"3", "4", "5"}
+    assert held_ner_documents(cfg(extract)) == ["2"] and held_link_documents(cfg(extract)) == ["2", "4"]
+    assert held_ner_documents(cfg(other)) == held_link_documents(cfg(other)) == []
+    no_ner = build({"kg": {"relation_files": [rel_a]}, "extract": {"paths": [extract]}})
+    assert held_ner_documents(no_ner) == held_link_documents(no_ner) == []       # the stages do nothing
+
+
 # ------------------------------------------------------------------ configs/biored.yaml on the shared data
 @pytest.mark.shared
 @pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared datasets not found at {SHARED}")
