@@ -37,7 +37,7 @@ from graphmert.corpus.document import Document, Mention
 __all__ = ["sentence_cut", "slash_split", "sentence_ends"]
 
 # a word, a full stop, spaces and a capital or a digit: where a sentence may end inside a span
-_STOP = re.compile(r"(\w+)\.( +)(?=[A-Z0-9])")
+_STOP = re.compile(r"(\w+)\. +(?=[A-Z0-9])")
 # two parts joined by one slash, without spaces; the second starts with a letter ("ERK1/2" keeps)
 _SLASHED = re.compile(r"([^\s/]{2,})/([A-Za-z][^\s/]+)")
 

@@ -255,7 +255,7 @@ def more_mentions(doc: Document, linker: EntityLinker, ex: ExtractConfig) -> Doc
         doc = propagate_document(doc)
     if ex.abbreviation_veto:
         vetoed = frozenset(LABELS[c] for c in ex.abbreviation_veto)
-        doc = abbreviation_veto(doc, vetoed, lambda text, label: linker.link(text, label).score >= 1.0)
+        doc = abbreviation_veto(doc, vetoed, lambda text, label: bool(_exact_ids(linker, text, label)))
     return doc
 
 

@@ -133,4 +133,5 @@ def held_link_documents(cfg: Config) -> list[str]:
     indexes leaves out, sorted."""
     if not cfg.ner.paths:
         return []
-    return sorted(set(held_ner_documents(cfg)) | (held_out_documents(cfg) & relation_document_ids(cfg)))
+    ids = document_ids(cfg.ner.paths, cfg.ner.format, cfg.corpus.skip_bad_records) | relation_document_ids(cfg)
+    return sorted(held_out_documents(cfg) & ids)
