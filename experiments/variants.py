@@ -17,7 +17,10 @@ A second table, over train only, asks whether some keys could be trusted
 mention and whose key is made from the text (no rs id), how many have a dbSNP id as gold, the key
 itself, or another key; over all documents and over those with a cue of :data:`CUES`; and how many
 of the dbSNP ones another train document maps the same key to (a key → rs table learnt from the
-other documents, each left out in turn).
+other documents, each left out in turn). A third table splits them by the key's kind,
+its level and type ("p|SUB", "c|DEL", "p|FS", ...): could the kinds whose key is mostly the gold id
+keep it while ``extract.variant_keys`` is off? (Measured on the raw slice, 2026-12-07: no;
+docs/experiments/entity-rules.md.)
 """
 
 from __future__ import annotations
@@ -88,27 +91,46 @@ def _keyed_hits(path: Path) -> list[tuple[str, str, str, list[str]]]:
     return hits
 
 
-def key_cues(path: Path) -> list[dict]:
-    """The second table (module docstring): one row per cue of :data:`CUES`."""
-    hits = _keyed_hits(path)
-    taught: dict[tuple[str, str], set[str]] = {}           # (key, dbSNP id) → documents giving it
+def _taught(hits: list) -> dict[tuple[str, str], set[str]]:
+    """(key, dbSNP id) → the documents whose gold gives a variant with that key that dbSNP id."""
+    taught: dict[tuple[str, str], set[str]] = {}
     for d, _, key, ids in hits:
         for i in ids:
             if i.startswith("dbSNP:"):
                 taught.setdefault((key, i), set()).add(d)
-    rows = []
-    for cue, test in CUES.items():
-        sel = [h for h in hits if test(h[1])]
-        rs = [h for h in sel if h[3][0].startswith("dbSNP:")]
-        keyed = [key in ids for _, _, key, ids in sel if not ids[0].startswith("dbSNP:")]
-        right = sum(keyed)
-        learnt = sum(any(taught.get((key, i), set()) - {d} for i in ids) for d, _, key, ids in rs)
-        rows.append({"cue": cue, "documents": len({h[0] for h in sel}), "variants": len(sel),
-                     "gold dbSNP id": len(rs), "gold = its key": right,
-                     "gold another key": len(keyed) - right,
-                     "key right": round(right / max(1, len(sel)), 3),
-                     "dbSNP id another document teaches": learnt})
-    return rows
+    return taught
+
+
+def _key_row(sel: list, taught: dict) -> dict:
+    """The second and third tables' columns over the keyed hits ``sel``."""
+    rs = [h for h in sel if h[3][0].startswith("dbSNP:")]
+    keyed = [key in ids for _, _, key, ids in sel if not ids[0].startswith("dbSNP:")]
+    right = sum(keyed)
+    learnt = sum(any(taught.get((key, i), set()) - {d} for i in ids) for d, _, key, ids in rs)
+    return {"documents": len({h[0] for h in sel}), "variants": len(sel),
+            "gold dbSNP id": len(rs), "gold = its key": right, "gold another key": len(keyed) - right,
+            "key right": round(right / max(1, len(sel)), 3), "dbSNP id another document teaches": learnt}
+
+
+def key_cues(path: Path) -> list[dict]:
+    """The second table (module docstring): one row per cue of :data:`CUES`."""
+    hits = _keyed_hits(path)
+    taught = _taught(hits)
+    return [{"cue": cue, **_key_row([h for h in hits if test(h[1])], taught)} for cue, test in CUES.items()]
+
+
+def _kind(key: str) -> str:
+    """A tmVar key's level and type: "tmVar:p|SUB|R|215|W" → "p|SUB"."""
+    return "|".join(key.removeprefix("tmVar:").split("|")[:2])
+
+
+def key_kinds(path: Path) -> list[dict]:
+    """The third table (module docstring): one row per key kind, most variants first."""
+    hits = _keyed_hits(path)
+    taught = _taught(hits)
+    kinds = Counter(_kind(h[2]) for h in hits)
+    return [{"kind": kind, **_key_row([h for h in hits if _kind(h[2]) == kind], taught)}
+            for kind, _ in kinds.most_common()]
 
 
 def main() -> None:
@@ -120,7 +142,9 @@ def main() -> None:
     print_table(rows, "Rule-based variant finder against BioRED's SequenceVariant mentions")
     cues = key_cues(require_shared("biored", "Train.PubTator"))
     print_table(cues, "train: found variants with a key made from the text, by their gold id")
-    write_json("variants", rows + cues, a.out)
+    kinds = key_kinds(require_shared("biored", "Train.PubTator"))
+    print_table(kinds, "train: the same variants by their key's kind")
+    write_json("variants", rows + cues + kinds, a.out)
 
 
 if __name__ == "__main__":
