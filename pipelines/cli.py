@@ -39,7 +39,7 @@ from graphmert.config import ConfigError, describe, load_config, to_dict
 from graphmert.errors import GraphmertError, described
 from pipelines.fingerprint import clear_cache, package_fingerprint
 from pipelines.scheduler import Session
-from pipelines.stage import StageError, UpstreamMissing, log_file, run_stage, setup_logging
+from pipelines.stage import StageError, UpstreamMissing, check_inputs, log_file, run_stage, setup_logging
 from pipelines.store import RunDirBusy, RunStore, is_url
 from pipelines.stages import CATALOG
 
@@ -149,6 +149,7 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
     if skip_bad:
         overrides += ["corpus.skip_bad_records=true", "kg.skip_bad_records=true"]
     cfg = _load(config, overrides)
+    _check_inputs(names, cfg)
     with _errors():
         session = Session(cfg.pipeline, run_dir, scheduler, quiet)
     store = session.store
@@ -169,6 +170,15 @@ def _run_stages(names: list[str], config: Optional[Path], run_dir: str, override
     if quiet and folder_last and names:
         typer.echo(store.display(names[-1]))
     return session
+
+
+def _check_inputs(names: list[str], cfg) -> None:
+    """Before any stage runs: every input file the config gives the stages ``names`` exists. A
+    mistyped corpus path would otherwise stop ``graphmert run`` at ingest, after the recognizer's
+    training (:func:`pipelines.stage.check_inputs`, which each stage repeats when it hashes them)."""
+    for name in names:
+        with _errors(name):
+            check_inputs(_stage(name), cfg)
 
 
 def _same_code(started: str) -> None:
@@ -293,7 +303,8 @@ def run(overrides: Optional[list[str]] = OVERRIDES, config: Optional[Path] = CON
     """Run the pipeline stages in order; stages that are up to date are skipped.
 
     A changed setting reruns the stages that depend on it and everything downstream; an interrupted
-    run resumes with the shards it finished. --dry-run says which stages a run would redo, and why,
+    run resumes with the shards it finished. An input file the config names that does not exist
+    stops the run before its first stage. --dry-run says which stages a run would redo, and why,
     before anything long starts (the recognizer's training, the model's).
     """
     names = list(CATALOG)
@@ -330,7 +341,8 @@ def _print_plan(names: list[str], config: Optional[Path], run_dir: str, override
                 skip_bad: bool) -> None:
     """``run --dry-run``: per stage, whether the run would skip it, run it (and why: the reasons of
     :func:`pipelines.stage.stale_reason`, against the outputs there now), or run it only if an
-    upstream stage that reruns changes its output. Reads manifests and hashes inputs; writes nothing."""
+    upstream stage that reruns changes its output. Reads manifests, checks and hashes inputs (a missing
+    one fails the plan, naming its stage and path, as it would fail the run); writes nothing."""
     from pipelines.stage import manifest_path, stale_reason
 
     if is_url(run_dir):
@@ -342,6 +354,7 @@ def _print_plan(names: list[str], config: Optional[Path], run_dir: str, override
         stage = _stage(name)
         behind = [u for u in stage.upstream if u in again]
         with _errors(name):
+            check_inputs(stage, cfg)
             if not manifest_path(local, name).is_file():
                 what = "would run: no earlier output"
             elif name in forced:

@@ -59,7 +59,7 @@ from pipelines.store import RunStore, ShardStore
 
 __all__ = ["Stage", "StageContext", "StageError", "UpstreamMissing", "ShardTaskError", "Shard",
            "run_stage", "output_hash", "setup_logging", "log_file", "manifest_path", "stale_reason",
-           "WORK_ROOT"]
+           "check_inputs", "WORK_ROOT"]
 
 WORK_ROOT = "work"          # RUN/work/<stage>/: shards of a stage that has not finished yet
 log = logging.getLogger("graphmert.pipeline")
@@ -488,15 +488,22 @@ def _hash_json(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def check_inputs(stage: Stage, cfg: Config) -> list[Path]:
+    """The raw input files ``cfg`` gives ``stage`` (its ``source_files``), after checking that each
+    exists: a mistyped path stops the stage, or a whole run before its first stage, with the path
+    named and nothing written."""
+    files = stage.source_files(cfg) if stage.source_files is not None else []
+    missing = next((p for p in files if not Path(p).exists()), None)
+    if missing is not None:
+        raise StageError(f"input not found: {missing} (a path the config gives this stage; "
+                         f"a relative path is read from {Path.cwd()})")
+    return files
+
+
 def _input_hash(stage: Stage, cfg: Config, upstream: dict[str, dict]) -> str:
     parts: dict[str, Any] = {name: m.get("output_hash") for name, m in upstream.items()}
     if stage.source_files is not None:
-        files = stage.source_files(cfg)
-        missing = next((p for p in files if not Path(p).exists()), None)
-        if missing is not None:          # a mistyped path in the config, before anything is written
-            raise StageError(f"input not found: {missing} (a path the config gives this stage; "
-                             f"a relative path is read from {Path.cwd()})")
-        parts["files"] = input_hashes(files)
+        parts["files"] = input_hashes(check_inputs(stage, cfg))
     if stage.derived is not None:
         parts["derived"] = stage.derived(cfg)
     return _hash_json(parts)

@@ -391,6 +391,20 @@ def test_a_missing_input_file_is_one_line_naming_it_and_writes_no_stage_output(t
     assert not (tmp_path / "run" / "ingest").exists()
 
 
+def test_a_missing_input_stops_a_run_and_its_dry_run_before_the_first_stage(tmp_path, monkeypatch):
+    """``graphmert run`` checks every stage's input files first: a mistyped corpus path used to stop
+    the run at ingest, after the recognizer had trained on ``ner.paths``. A dry run of a fresh run
+    directory fails the same way (it used to say every stage would run)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "annotated.txt").write_text("1|t|BRCA1 in breast cancer\n\n")
+    args = ("--run-dir", tmp_path / "run", "ner.paths=[annotated.txt]", "corpus.paths=[nope.jsonl]", "--quiet")
+    for extra in ((), ("--dry-run",)):
+        r = _invoke("run", *args, *extra)
+        assert r.exit_code == 1, r.output
+        assert "ingest: input not found: nope.jsonl (a path the config gives this stage" in r.output
+        assert not (tmp_path / "run").exists()                        # the ner stage never started
+
+
 def test_the_raw_text_stages_say_they_are_off_without_ner_paths(tmp_path, corpus):
     """Without ``ner.paths`` the ner and link stages do nothing; the console says so rather than a
     bare "[ran]" (a newcomer's demo showed both as run in 0.0 s)."""
