@@ -119,13 +119,14 @@ def test_ner_stage_refuses_unannotated_training_files(tmp_path, monkeypatch, fil
 
 
 def test_a_missing_extraction_file_is_named_before_the_recognizer_trains(tmp_path, monkeypatch, files):
-    """The ner stage's inputs include which of its documents extract.paths holds out, so a mistyped
-    extraction file stops the run before the recognizer trains, naming the file."""
+    """A mistyped extraction file stops the run before the recognizer trains, naming the file: the run
+    checks every stage's input files first, and the ner stage's inputs include which of its
+    documents extract.paths holds out."""
     monkeypatch.chdir(ROOT)
     run_dir, missing = tmp_path / "run", tmp_path / "nope.PubTator"
     r = invoke("run", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet",
                f"ner.paths=[{files / 'train.PubTator'}]", f"extract.paths=[{missing}]")
-    assert r.exit_code != 0 and f"{missing}: no such file or directory" in r.output, r.output
+    assert r.exit_code != 0 and f"input not found: {missing}" in r.output, r.output
     assert not (run_dir / "ner").exists() and not (run_dir / "link").exists()
 
 
