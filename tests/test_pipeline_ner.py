@@ -128,6 +128,10 @@ def test_a_missing_extraction_file_is_named_before_the_recognizer_trains(tmp_pat
                f"ner.paths=[{files / 'train.PubTator'}]", f"extract.paths=[{missing}]")
     assert r.exit_code != 0 and f"input not found: {missing}" in r.output, r.output
     assert not (run_dir / "ner").exists() and not (run_dir / "link").exists()
+    r = invoke("ner", "--config", ROOT / "configs/demo.yaml", "--run-dir", run_dir, "--quiet",
+               f"ner.paths=[{files / 'train.PubTator'}]", f"extract.paths=[{missing}]")
+    assert r.exit_code != 0 and f"{missing}: no such file or directory" in r.output, r.output   # the stage alone
+    assert not (run_dir / "ner").exists()
 
 
 SHARED = ROOT.parent / "shared" / "datasets"
